@@ -1,0 +1,3 @@
+from sdd_git.cli.main import main
+
+main()

@@ -1,0 +1,1 @@
+"""The thin command line: parse, call one core function, render."""

@@ -1,0 +1,199 @@
+"""The person's decisions: accept, correct, qa record, decision, release, next, complete."""
+
+from __future__ import annotations
+
+import click
+
+from sdd_git.cli.output import current_root, emit_json, json_option, say, table
+
+WORDS_OPTION = click.option("--words", help="The decision's words (default: the change's own words).")
+
+
+def _report(acceptance: object, subject: str) -> None:
+    from sdd_git.records.acceptance import Acceptance
+
+    assert isinstance(acceptance, Acceptance)
+    decision = acceptance.decision
+    if acceptance.already:
+        say(f"{subject} was already accepted by {decision.id}; nothing was added")
+    else:
+        say(f'accepted {subject}: decision {decision.id}, in your words: "{decision.words}"')
+    click.echo(decision.id)
+
+
+@click.group()
+def accept() -> None:
+    """Accept a reading, a section, a scenario, a plan or a failure. Prints the decision id."""
+
+
+@accept.command("reading")
+@click.argument("change_id", metavar="CH")
+@WORDS_OPTION
+def accept_reading(change_id: str, words: str | None) -> None:
+    """Accept the drafted reading (section S1) of CH; her words become the decision."""
+    from sdd_git.records.acceptance import accept_reading as run
+
+    _report(run(current_root(), change_id, words), f"the reading of {change_id}")
+
+
+@accept.command("section")
+@click.argument("ref", metavar="SPEC#Sn")
+@WORDS_OPTION
+def accept_section(ref: str, words: str | None) -> None:
+    """Accept a hand-written section, e.g. SPEC-0001#S2."""
+    from sdd_git.records.acceptance import accept_section as run
+
+    _report(run(current_root(), ref, words), ref)
+
+
+@accept.command("scenario")
+@click.argument("ref", metavar="CH/SC-n")
+@click.option("--optional", is_flag=True, help="Accept it as optional: it never blocks a release.")
+@click.option("--words", help="The decision's words (default: the scenario's title and expectation).")
+def accept_scenario(ref: str, optional: bool, words: str | None) -> None:
+    """Accept a scenario; it is required unless --optional."""
+    from sdd_git.records.acceptance import accept_scenario as run
+
+    _report(run(current_root(), ref, optional, words), ref)
+
+
+@accept.command("plan")
+@click.argument("change_id", metavar="CH")
+@WORDS_OPTION
+def accept_plan(change_id: str, words: str | None) -> None:
+    """Accept the drafted plan of CH (changes/CH/plan.yaml); it becomes binding."""
+    from sdd_git.records.acceptance import accept_plan as run
+
+    _report(run(current_root(), change_id, words), f"the plan of {change_id}")
+
+
+@accept.command("failure")
+@click.argument("ref", metavar="CH/SC-n")
+@click.argument("words")
+def accept_failure(ref: str, words: str) -> None:
+    """Accept a required scenario's failure in your WORDS; the reading stays as it is."""
+    from sdd_git.records.acceptance import accept_failure as run
+
+    decision = run(current_root(), ref, words)
+    say(f"accepted the failure of {ref}: decision {decision.id}")
+    click.echo(decision.id)
+
+
+@click.group()
+def correct() -> None:
+    """Correct a drafted reading."""
+
+
+@correct.command("reading")
+@click.argument("change_id", metavar="CH")
+@click.argument("words")
+def correct_reading(change_id: str, words: str) -> None:
+    """Replace the reading of CH with your WORDS. It stays unaccepted until you accept it."""
+    from sdd_git.records.acceptance import correct_reading as run
+
+    spec = run(current_root(), change_id, words)
+    say(f"the reading of {change_id} ({spec.id}#S1) now holds your words; it is not accepted yet")
+    click.echo(f"{spec.id}#S1")
+
+
+@click.group()
+def qa() -> None:
+    """QA results, written by the person only."""
+
+
+@qa.command("record")
+@click.argument("ref", metavar="CH/SC-n")
+@click.argument("result", type=click.Choice(["pass", "fail"]))
+@click.argument("words")
+def qa_record(ref: str, result: str, words: str) -> None:
+    """Record a pass or fail for a scenario, in your WORDS."""
+    from sdd_git.records.acceptance import record_qa
+
+    entry = record_qa(current_root(), ref, result, words)
+    say(f'recorded {ref}: {entry.result}, "{entry.words}"')
+
+
+@click.group()
+def decision() -> None:
+    """The decision record (memory/decisions.yaml)."""
+
+
+@decision.command("list")
+@json_option
+def decision_list(as_json: bool) -> None:
+    """List every decision, with the ones replaced."""
+    from sdd_git.records import decisions
+
+    log = decisions.load(current_root())
+    rows = [{**e.as_dict(), "replaced_by": log.replaced_by(e.id)} for e in log.entries]
+    if as_json:
+        emit_json(rows)
+        return
+    table(
+        [
+            (
+                r["id"],
+                r["kind"],
+                str(r.get("section") or r.get("scenario") or r.get("replaces") or r.get("release") or ""),
+                f"replaced by {r['replaced_by']}" if r["replaced_by"] else "",
+                " ".join(str(r["words"]).split())[:60],
+            )
+            for r in rows
+        ],
+        ("ID", "KIND", "SUBJECT", "STATE", "WORDS"),
+    )
+
+
+@decision.command("replace")
+@click.argument("decision_id", metavar="D-n")
+@click.argument("words")
+def decision_replace(decision_id: str, words: str) -> None:
+    """Replace decision D-n with new WORDS; the old one stays, marked replaced."""
+    from sdd_git.records.acceptance import replace_decision
+
+    entry = replace_decision(current_root(), decision_id, words)
+    say(f"{decision_id} is replaced by {entry.id}; the old entry stays in the record")
+    click.echo(entry.id)
+
+
+@click.group()
+def release() -> None:
+    """Release records (memory/releases/)."""
+
+
+@release.command("generate")
+@click.argument("change_ids", nargs=-1, required=True, metavar="CH...")
+@click.option("--tag", metavar="NAME", help="Also try to write this git tag at HEAD.")
+@click.option("--words", help="The release decision's words (default: the changes' words).")
+def release_generate(change_ids: tuple[str, ...], tag: str | None, words: str | None) -> None:
+    """Write a release record whose notes quote each change's words. Never pushes or deploys."""
+    from sdd_git.records.releases import generate
+
+    made = generate(current_root(), list(change_ids), tag, words)
+    say(f"wrote {made.path.name} for {', '.join(made.changes)} (decision {made.decision})")
+    if made.tag.name and made.tag.written:
+        say(f"wrote git tag {made.tag.name}")
+    elif made.tag.name:
+        say(f"the git tag {made.tag.name} was not written: {made.tag.reason}")
+    say("nothing was pushed or deployed")
+    click.echo(made.id)
+
+
+@click.command("next")
+@click.argument("change_id", metavar="[CH]", required=False)
+def next_stage(change_id: str | None) -> None:
+    """Move a change (default: the only open one) one stage on, when its gate holds."""
+    from sdd_git.records.stages import advance
+
+    move = advance(current_root(), change_id)
+    click.echo(f"{move.change.id}: {move.before} -> {move.after}")
+
+
+@click.command("complete")
+@click.argument("change_id", metavar="[CH]", required=False)
+def complete(change_id: str | None) -> None:
+    """Move a change to done when every gate up to it holds."""
+    from sdd_git.records.stages import complete as run
+
+    move = run(current_root(), change_id)
+    click.echo(f"{move.change.id}: {move.before} -> {move.after}")

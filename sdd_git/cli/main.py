@@ -1,0 +1,104 @@
+"""`sdd`: the entry point. Subcommands are imported only when run, so `sdd --help` stays fast."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Any
+
+import click
+
+from sdd_git import __version__
+
+# name -> (module:attribute, one-line help). The help is here so listing commands imports nothing.
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "init": ("sdd_git.cli.root_cmds:init", "Make a folder an sdd root (runs git init if needed)."),
+    "demo": ("sdd_git.cli.root_cmds:demo", "Walk the whole journey offline in a temporary folder."),
+    "change": ("sdd_git.cli.change_cmds:change", "Start, list and show change packs."),
+    "scenario": ("sdd_git.cli.change_cmds:scenario", "Add a scenario to a change by hand."),
+    "accept": ("sdd_git.cli.decide_cmds:accept", "Accept a reading, section, scenario, plan or failure."),
+    "correct": ("sdd_git.cli.decide_cmds:correct", "Correct a drafted reading in your own words."),
+    "qa": ("sdd_git.cli.decide_cmds:qa", "Record a QA result for a scenario."),
+    "decision": ("sdd_git.cli.decide_cmds:decision", "List or replace decisions."),
+    "release": ("sdd_git.cli.decide_cmds:release", "Generate a release record from changes."),
+    "next": ("sdd_git.cli.decide_cmds:next_stage", "Move a change one stage on when its gate holds."),
+    "complete": ("sdd_git.cli.decide_cmds:complete", "Move a change to done when every gate holds."),
+    "agents": ("sdd_git.cli.agents_cmds:agents", "Install host-agent stubs (creates no role)."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = _COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, _, attribute = target[0].partition(":")
+        command = getattr(importlib.import_module(module_name), attribute)
+        assert isinstance(command, click.Command)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, help_text) for name, (_, help_text) in _COMMANDS.items()])
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="sdd")
+@click.option(
+    "-C",
+    "directory",
+    type=click.Path(file_okay=False),
+    help="Run as if sdd was started in DIR.",
+)
+@click.option("--no-agent", is_flag=True, help="Never call a model (person commands never do).")
+@click.pass_context
+def cli(ctx: click.Context, directory: str | None, no_agent: bool) -> None:
+    """sdd: AI roles in your git repository, behind a record only you write.
+
+    Person commands (accept, correct, qa, decision, release, next, complete, change new) are
+    yours alone: a role can never run them.
+    """
+    if directory is not None:
+        try:
+            os.chdir(directory)
+        except OSError as exc:
+            raise click.UsageError(f"cannot change to {directory}: {exc.strerror}") from None
+    ctx.obj = {"no_agent": no_agent}
+
+
+def main(argv: list[str] | None = None) -> None:
+    from sdd_git.errors import SddError
+
+    try:
+        result = cli.main(args=argv, prog_name="sdd", standalone_mode=False)
+    except SddError as exc:
+        _fail(exc.message, exc.hint, exc.exit_code)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        click.echo(exc.ctx.get_help() if exc.ctx else "", err=True)
+        sys.exit(2)
+    except click.UsageError as exc:
+        command = exc.ctx.command_path if exc.ctx else "sdd"
+        _fail(exc.format_message(), f"see '{command} --help'", 2)
+    except click.ClickException as exc:
+        _fail(exc.format_message(), None, exc.exit_code)
+    except (click.Abort, KeyboardInterrupt):
+        click.echo("interrupted; completed actions stay", err=True)
+        sys.exit(130)
+    except OSError as exc:
+        if os.environ.get("SDD_DEBUG"):
+            raise
+        where = f" ({exc.filename})" if exc.filename else ""
+        _fail(f"{exc.strerror or exc}{where}", "nothing was half written; fix the cause and retry", 1)
+    else:
+        sys.exit(result if isinstance(result, int) else 0)
+
+
+def _fail(message: str, hint: str | None, code: int) -> Any:
+    click.echo(f"error: {message}", err=True)
+    if hint:
+        click.echo(f"hint: {hint}", err=True)
+    sys.exit(code)

@@ -1,0 +1,34 @@
+"""Rendering helpers shared by the commands: JSON documents, plain lines, the root in use."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from sdd_git.root import Root, find_root
+
+
+def current_root() -> Root:
+    return find_root(Path.cwd())
+
+
+def emit_json(document: Any) -> None:
+    click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+
+
+def say(text: str) -> None:
+    """A human sentence about what happened; stdout stays for the result itself."""
+    click.echo(text, err=True)
+
+
+def table(rows: list[tuple[str, ...]], headers: tuple[str, ...]) -> None:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    for row in (headers, *rows):
+        click.echo("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
+
+
+def json_option(func: Any) -> Any:
+    return click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")(func)

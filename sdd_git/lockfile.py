@@ -1,0 +1,94 @@
+"""A lock file that names its holder, so a blocked writer can say who holds it."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from sdd_git.errors import LockError
+
+DEFAULT_WAIT_SECONDS = 3.0
+_POLL_SECONDS = 0.05
+
+
+def _holder_text() -> str:
+    return json.dumps(
+        {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "command": " ".join(["sdd", *sys.argv[1:]])[:200],
+            "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+    )
+
+
+def _read_holder(path: Path) -> dict[str, object]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def describe_holder(path: Path) -> tuple[str, bool]:
+    """A sentence naming the lock's holder, and whether that holder is known to be gone."""
+    holder = _read_holder(path)
+    pid = holder.get("pid")
+    host = holder.get("host")
+    command = holder.get("command", "an unknown command")
+    since = holder.get("since", "an unknown time")
+    text = f"pid {pid} on {host} ({command}) since {since}"
+    stale = isinstance(pid, int) and host == socket.gethostname() and not _pid_alive(pid)
+    return text, stale
+
+
+@contextlib.contextmanager
+def hold(path: Path, wait_seconds: float = DEFAULT_WAIT_SECONDS) -> Iterator[None]:
+    """Hold the lock at `path`; wait up to `wait_seconds` for another holder, then fail."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            break
+        except FileExistsError:
+            if time.monotonic() >= deadline:
+                _raise_locked(path)
+            time.sleep(_POLL_SECONDS)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(_holder_text())
+            handle.flush()
+            os.fsync(handle.fileno())
+        yield
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def _raise_locked(path: Path) -> None:
+    text, stale = describe_holder(path)
+    if stale:
+        raise LockError(
+            f"the record is locked by {text}, and that process is no longer running",
+            hint=f"nothing was changed; if no sdd command is running, remove the stale lock: rm {path}",
+        )
+    raise LockError(
+        f"the record is locked by {text}",
+        hint="nothing was changed; wait for that command to finish and try again",
+    )

@@ -1,0 +1,1 @@
+"""The person's record: specs, decisions, change packs, scenarios, QA results and releases."""

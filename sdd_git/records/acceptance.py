@@ -1,0 +1,225 @@
+"""The person's acts on the record: accept, correct, record a result, replace a decision."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from sdd_git.atomicfile import write_text_atomic
+from sdd_git.errors import RecordError, UsageError
+from sdd_git.records import changes, decisions
+from sdd_git.records.decisions import Decision
+from sdd_git.records.person import person_write
+from sdd_git.records.scenarios import (
+    QaResult,
+    Scenario,
+    find_scenario,
+    latest_result,
+    load_results,
+    load_scenarios,
+    next_scenario_id,
+    parse_scenario_ref,
+    qa_path,
+    scenarios_path,
+)
+from sdd_git.records.spec import Spec, read_spec, with_section_body
+from sdd_git.root import Root
+from sdd_git.yamlio import display, dump_yaml
+
+_SECTION_REF = re.compile(r"^(SPEC-\d{4,})#(S\d+)$")
+READING_SECTION = "S1"
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    decision: Decision
+    already: bool  # the same thing was already accepted by this decision; nothing was appended
+
+
+def _words(words: str | None, default: str) -> str:
+    if words is not None and not words.strip():
+        raise UsageError("the decision's words are empty", hint="say it in your own words, or leave --words out")
+    return words if words is not None else default
+
+
+def spec_of(root: Root, pack: changes.ChangePack) -> Spec:
+    return read_spec(root.spec_file(pack.spec))
+
+
+def _accept_section(root: Root, spec: Spec, section_id: str, words: str) -> Acceptance:
+    section = spec.section(section_id)
+    if not section.body:
+        raise RecordError(
+            f"{display(spec.path)}:{section.line}: section {section.full_id} is empty; "
+            "there is nothing to accept",
+            hint="write or draft the section's text first",
+        )
+    log = decisions.load(root)
+    existing = log.section_acceptance(section.full_id, section.hash)
+    if existing is not None:
+        return Acceptance(existing, already=True)
+    decision = decisions.append(
+        root,
+        "accept-section",
+        words,
+        section=section.full_id,
+        hash=section.hash,
+        change=spec.meta.get("change") if isinstance(spec.meta.get("change"), str) else None,
+    )
+    return Acceptance(decision, already=False)
+
+
+def accept_reading(root: Root, change_id: str, words: str | None = None) -> Acceptance:
+    """Accepting the reading is the decision; it keeps her own sentence verbatim."""
+    with person_write(root):
+        pack = changes.load(root, change_id)
+        return _accept_section(root, spec_of(root, pack), READING_SECTION, _words(words, pack.words))
+
+
+def correct_reading(root: Root, change_id: str, words: str) -> Spec:
+    """Replace the reading's draft with the person's correction; it stays unaccepted."""
+    if not words.strip():
+        raise UsageError("the correction is empty", hint='sdd correct reading CH-0001 "what you mean"')
+    with person_write(root):
+        pack = changes.load(root, change_id)
+        spec = spec_of(root, pack)
+        write_text_atomic(spec.path, with_section_body(spec, READING_SECTION, words))
+        return read_spec(spec.path)
+
+
+def parse_section_ref(text: str) -> tuple[str, str]:
+    match = _SECTION_REF.match(text)
+    if not match:
+        raise UsageError(f"{text!r} is not a section reference", hint="name a section as SPEC-0001#S2")
+    return match.group(1), match.group(2)
+
+
+def accept_section(root: Root, ref: str, words: str | None = None) -> Acceptance:
+    spec_id, section_id = parse_section_ref(ref)
+    with person_write(root):
+        path = root.spec_file(spec_id)
+        if not path.exists():
+            raise RecordError(f"no spec {spec_id} (no {display(path)})")
+        spec = read_spec(path)
+        default = spec.meta.get("words")
+        if words is None and not (isinstance(default, str) and default.strip()):
+            raise UsageError(
+                f"{spec_id} has no 'words' of the person to keep with the decision",
+                hint='give them: --words "..."',
+            )
+        return _accept_section(root, spec, section_id, _words(words, str(default)))
+
+
+def add_scenario(
+    root: Root, change_id: str, title: str, steps: str, expected: str, optional: bool = False
+) -> Scenario:
+    for name, value in (("title", title), ("steps", steps), ("expected", expected)):
+        if not value.strip():
+            raise UsageError(f"the scenario's {name} is empty", hint=f"give --{name} some text")
+    with person_write(root):
+        pack = changes.load(root, change_id)
+        existing = load_scenarios(pack.folder)
+        scenario = Scenario(next_scenario_id(existing), title, steps, expected, not optional)
+        path = scenarios_path(pack.folder)
+        write_text_atomic(path, dump_yaml([s.as_dict() for s in [*existing, scenario]]))
+        return scenario
+
+
+def accept_scenario(root: Root, ref: str, optional: bool = False, words: str | None = None) -> Acceptance:
+    change_id, scenario_id = parse_scenario_ref(ref)
+    with person_write(root):
+        pack = changes.load(root, change_id)
+        scenario = find_scenario(pack.folder, scenario_id)
+        required = not optional
+        log = decisions.load(root)
+        for entry in reversed(log.active("accept-scenario")):
+            if (
+                entry.get("change") == change_id
+                and entry.get("scenario") == scenario_id
+                and entry.get("hash") == scenario.hash
+                and bool(entry.get("required")) == required
+            ):
+                return Acceptance(entry, already=True)
+        decision = decisions.append(
+            root,
+            "accept-scenario",
+            _words(words, f"{scenario.title}: {scenario.expected}"),
+            change=change_id,
+            scenario=scenario_id,
+            hash=scenario.hash,
+            required=required,
+        )
+        return Acceptance(decision, already=False)
+
+
+def accept_plan(root: Root, change_id: str, words: str | None = None) -> Acceptance:
+    with person_write(root):
+        pack = changes.load(root, change_id)
+        path = pack.folder / "plan.yaml"
+        if not path.exists():
+            raise RecordError(
+                f"{change_id} has no plan to accept (no {display(path)})",
+                hint="a lead role drafts the plan; there is nothing to accept yet",
+            )
+        from sdd_git.yamlio import read_yaml
+
+        read_yaml(path)  # a broken plan is reported, never accepted
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        log = decisions.load(root)
+        for entry in reversed(log.active("accept-plan")):
+            if entry.get("change") == change_id and entry.get("hash") == digest:
+                return Acceptance(entry, already=True)
+        decision = decisions.append(
+            root, "accept-plan", _words(words, pack.words), change=change_id, hash=digest
+        )
+        return Acceptance(decision, already=False)
+
+
+def accept_failure(root: Root, ref: str, words: str) -> Decision:
+    """Accept a required scenario's failure; the reading and every other decision stay as they are."""
+    change_id, scenario_id = parse_scenario_ref(ref)
+    if not words.strip():
+        raise UsageError("say in your words why the failure is acceptable")
+    with person_write(root):
+        pack = changes.load(root, change_id)
+        find_scenario(pack.folder, scenario_id)
+        latest = latest_result(load_results(pack.folder), scenario_id)
+        if latest is None or latest.result != "fail":
+            state = "has no result" if latest is None else "last passed"
+            raise RecordError(
+                f"{change_id}/{scenario_id} {state}; there is no failure to accept",
+                hint=f'record it first: sdd qa record {change_id}/{scenario_id} fail "what happened"',
+            )
+        return decisions.append(root, "accept-failure", words, change=change_id, scenario=scenario_id)
+
+
+def record_qa(root: Root, ref: str, result: str, words: str) -> QaResult:
+    change_id, scenario_id = parse_scenario_ref(ref)
+    if result not in ("pass", "fail"):
+        raise UsageError(f"a result is pass or fail, not {result!r}")
+    if not words.strip():
+        raise UsageError("say what you saw, in your words", hint=f'sdd qa record {ref} {result} "..."')
+    with person_write(root):
+        pack = changes.load(root, change_id)
+        find_scenario(pack.folder, scenario_id)
+        results = load_results(pack.folder)
+        entry = QaResult(scenario_id, result, words, decisions.now_iso())
+        write_text_atomic(qa_path(pack.folder), dump_yaml([r.as_dict() for r in [*results, entry]]))
+        return entry
+
+
+def replace_decision(root: Root, decision_id: str, words: str) -> Decision:
+    if not words.strip():
+        raise UsageError("the new decision's words are empty")
+    with person_write(root):
+        log = decisions.load(root)
+        old = log.by_id(decision_id)
+        newer = log.replaced_by(decision_id)
+        if newer is not None:
+            raise RecordError(
+                f"{decision_id} was already replaced by {newer}",
+                hint=f"replace the current one instead: sdd decision replace {newer} \"...\"",
+            )
+        subject = {k: old.get(k) for k in decisions.SUBJECT_KEYS}
+        return decisions.append(root, "replace", words, replaces=decision_id, **subject)

@@ -1,0 +1,200 @@
+"""Change packs: `changes/CH-n/change.yaml`, with the spec each one owns."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sdd_git.atomicfile import write_text_atomic
+from sdd_git.errors import RecordError, UsageError
+from sdd_git.records.person import person_write
+from sdd_git.records.spec import new_spec_text
+from sdd_git.root import Root
+from sdd_git.yamlio import display, dump_yaml, edit_mapping, read_mapping
+
+STAGES = ("reading", "build", "verify", "release", "done")
+KINDS = ("feature", "connection", "bug")
+CHANGE_ID = re.compile(r"^CH-(\d{4,})$")
+_SPEC_FILE = re.compile(r"^SPEC-(\d{4,})\.md$")
+
+
+@dataclass(frozen=True)
+class ChangePack:
+    id: str
+    title: str
+    words: str
+    kind: str
+    stage: str
+    spec: str
+    path: Path  # the change.yaml file
+    happened: str | None = None
+    expected: str | None = None
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "id": self.id,
+            "title": self.title,
+            "words": self.words,
+            "kind": self.kind,
+            "stage": self.stage,
+            "spec": self.spec,
+        }
+        if self.kind == "bug":
+            data["happened"] = self.happened
+            data["expected"] = self.expected
+        return data
+
+
+def parse_change_id(text: str) -> str:
+    if not CHANGE_ID.match(text):
+        raise UsageError(
+            f"{text!r} is not a change id", hint="a change id looks like CH-0001 (`sdd change list`)"
+        )
+    return text
+
+
+def load(root: Root, change_id: str) -> ChangePack:
+    path = root.change_dir(parse_change_id(change_id)) / "change.yaml"
+    if not path.exists():
+        raise RecordError(
+            f"no change {change_id} (no {display(path)})",
+            hint="`sdd change list` shows the change packs of this product",
+        )
+    return _from_file(path)
+
+
+def _from_file(path: Path) -> ChangePack:
+    data = read_mapping(path)
+    folder_id = path.parent.name
+    fields: dict[str, str] = {}
+    for key in ("id", "words", "kind", "stage", "spec"):
+        value = data.get(key)
+        if not isinstance(value, str) or not value:
+            raise RecordError(
+                f"{display(path)}: key '{key}' is missing or not text",
+                hint=f"add '{key}: ...' to the change pack (it is written by `sdd change new`)",
+            )
+        fields[key] = value
+    if fields["id"] != folder_id:
+        raise RecordError(
+            f"{display(path)}: key 'id' is {fields['id']} but the folder is {folder_id}",
+            hint=f"set 'id: {folder_id}'",
+        )
+    if fields["stage"] not in STAGES:
+        raise RecordError(
+            f"{display(path)}: key 'stage' is {fields['stage']!r}; "
+            f"it must be one of {', '.join(STAGES)}"
+        )
+    if fields["kind"] not in KINDS:
+        raise RecordError(
+            f"{display(path)}: key 'kind' is {fields['kind']!r}; it must be one of {', '.join(KINDS)}"
+        )
+    title = data.get("title")
+    happened, expected = data.get("happened"), data.get("expected")
+    return ChangePack(
+        id=fields["id"],
+        title=title if isinstance(title, str) and title else _title_from(fields["words"]),
+        words=fields["words"],
+        kind=fields["kind"],
+        stage=fields["stage"],
+        spec=fields["spec"],
+        path=path,
+        happened=happened if isinstance(happened, str) else None,
+        expected=expected if isinstance(expected, str) else None,
+    )
+
+
+def list_all(root: Root) -> list[ChangePack]:
+    if not root.changes.is_dir():
+        return []
+    packs = []
+    for entry in sorted(root.changes.iterdir()):
+        if CHANGE_ID.match(entry.name) and (entry / "change.yaml").is_file():
+            packs.append(_from_file(entry / "change.yaml"))
+    return packs
+
+
+def _title_from(words: str) -> str:
+    line = " ".join(words.split())
+    return line if len(line) <= 60 else line[:57].rstrip() + "..."
+
+
+def _next_number(folder: Path, pattern: re.Pattern[str]) -> int:
+    if not folder.is_dir():
+        return 1
+    numbers = [int(m.group(1)) for entry in folder.iterdir() if (m := pattern.match(entry.name))]
+    return max(numbers, default=0) + 1
+
+
+def create(
+    root: Root,
+    words: str,
+    *,
+    title: str | None = None,
+    bug: bool = False,
+    happened: str | None = None,
+    expected: str | None = None,
+) -> ChangePack:
+    """A new change pack and its spec with an empty `S1 Reading`, from the person's words."""
+    if not words.strip():
+        raise UsageError(
+            "the change needs the person's words", hint='sdd change new "what you need, in your words"'
+        )
+    if bug and not (happened and happened.strip() and expected and expected.strip()):
+        raise UsageError(
+            "a bug keeps what happened and what was expected",
+            hint='sdd change new "WORDS" --bug --happened "what happened" --expected "what you expected"',
+        )
+    if not bug and (happened or expected):
+        raise UsageError("--happened and --expected belong to a bug", hint="add --bug")
+    with person_write(root):
+        change_id = f"CH-{_next_number(root.changes, CHANGE_ID):04d}"
+        spec_id = f"SPEC-{_next_number(root.specs, _SPEC_FILE):04d}"
+        pack = ChangePack(
+            id=change_id,
+            title=title.strip() if title and title.strip() else _title_from(words),
+            words=words,
+            kind="bug" if bug else "feature",
+            stage="reading",
+            spec=spec_id,
+            path=root.change_dir(change_id) / "change.yaml",
+            happened=happened if bug else None,
+            expected=expected if bug else None,
+        )
+        meta: dict[str, Any] = {
+            "id": spec_id,
+            "title": pack.title,
+            "kind": pack.kind,
+            "change": change_id,
+            "words": words,
+            "scope": "product",
+        }
+        if bug:
+            meta["happened"] = happened
+            meta["expected"] = expected
+        # The spec first: a change pack never points at a spec that is not there.
+        write_text_atomic(root.spec_file(spec_id), new_spec_text(meta))
+        write_text_atomic(pack.path, dump_yaml(pack.as_dict()))
+    return pack
+
+
+def set_stage(pack: ChangePack, stage: str) -> ChangePack:
+    """Write a new stage into change.yaml (caller holds the lock), keeping the person's comments."""
+    write_text_atomic(pack.path, edit_mapping(pack.path, {"stage": stage}))
+    return _from_file(pack.path)
+
+
+def only_open(root: Root) -> ChangePack:
+    open_packs = [p for p in list_all(root) if p.stage != "done"]
+    if len(open_packs) == 1:
+        return open_packs[0]
+    if not open_packs:
+        raise RecordError("there is no open change", hint='start one with sdd change new "WORDS"')
+    names = ", ".join(p.id for p in open_packs)
+    raise UsageError(f"more than one change is open ({names})", hint="name the change: sdd next CH-0001")

@@ -1,0 +1,131 @@
+"""Release records: `memory/releases/R-n.md`, whose notes quote each change's words verbatim.
+
+Generating a release never pushes or deploys. The git tag is tried; when it cannot be written,
+the release still exists and says so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from sdd_git.atomicfile import write_text_atomic
+from sdd_git.errors import GateError, UsageError
+from sdd_git.records import changes, decisions
+from sdd_git.records.person import person_write
+from sdd_git.records.scenarios import statuses
+from sdd_git.root import Root
+from sdd_git.yamlio import dump_yaml
+
+_RELEASE_FILE = re.compile(r"^R-(\d{4,})\.md$")
+
+
+@dataclass(frozen=True)
+class TagOutcome:
+    name: str | None
+    written: bool
+    reason: str | None  # why it was not written
+
+
+@dataclass(frozen=True)
+class Release:
+    id: str
+    path: Path
+    changes: tuple[str, ...]
+    tag: TagOutcome
+    decision: str
+
+
+def _next_release_id(root: Root) -> str:
+    numbers = []
+    if root.releases.is_dir():
+        numbers = [int(m.group(1)) for p in root.releases.iterdir() if (m := _RELEASE_FILE.match(p.name))]
+    return f"R-{max(numbers, default=0) + 1:04d}"
+
+
+def _quote(words: str) -> str:
+    return "\n".join(f"> {line}" if line else ">" for line in words.splitlines() or [""])
+
+
+def generate(root: Root, change_ids: list[str], tag: str | None, words: str | None = None) -> Release:
+    if not change_ids:
+        raise UsageError("name the changes to release", hint="sdd release generate CH-0001 [CH-0002 ...]")
+    if len(set(change_ids)) != len(change_ids):
+        raise UsageError("a change is named twice")
+    with person_write(root):
+        packs = [changes.load(root, change_id) for change_id in change_ids]
+        log = decisions.load(root)
+        all_statuses = {pack.id: statuses(pack.id, pack.folder, log) for pack in packs}
+        for pack in packs:
+            for status in all_statuses[pack.id]:
+                reason = status.blocks_release
+                if reason is not None:
+                    raise GateError(
+                        f"cannot release {pack.id}: {reason}; nothing was written",
+                        hint=(
+                            f"record a pass (sdd qa record {pack.id}/{status.scenario.id} pass "
+                            f'"...") or accept the failure (sdd accept failure '
+                            f'{pack.id}/{status.scenario.id} "WORDS")'
+                        ),
+                    )
+        release_id = _next_release_id(root)
+        outcome = _write_tag(root, tag, release_id) if tag else TagOutcome(None, False, None)
+        decision_words = words if words and words.strip() else "\n".join(p.words for p in packs)
+        decision = decisions.append(
+            root, "release", decision_words, release=release_id, changes=[p.id for p in packs]
+        )
+        meta = {
+            "id": release_id,
+            "changes": [p.id for p in packs],
+            "decision": decision.id,
+            "at": decision.at,
+            "tag": outcome.name,
+            "tag_written": outcome.written,
+        }
+        if outcome.reason:
+            meta["tag_note"] = f"the tag was not written: {outcome.reason}"
+        body = [f"# Release {release_id}", ""]
+        if outcome.reason:
+            body += [f"The git tag {outcome.name} was not written: {outcome.reason}.", ""]
+        for pack in packs:
+            body += [f"## {pack.id}: {pack.title}", "", _quote(pack.words), ""]
+            for status in all_statuses[pack.id]:
+                if status.failure_accepted_by and status.result and status.result.result == "fail":
+                    accepted = log.by_id(status.failure_accepted_by)
+                    body += [
+                        f"Known failure accepted ({status.scenario.id}, {status.scenario.title}):",
+                        "",
+                        _quote(accepted.words),
+                        "",
+                    ]
+        path = root.releases / f"{release_id}.md"
+        write_text_atomic(path, "---\n" + dump_yaml(meta) + "---\n" + "\n".join(body))
+        return Release(release_id, path, tuple(p.id for p in packs), outcome, decision.id)
+
+
+def _write_tag(root: Root, name: str, release_id: str) -> TagOutcome:
+    import pygit2
+
+    try:
+        repo = pygit2.Repository(str(root.path))
+    except pygit2.GitError as exc:
+        return TagOutcome(name, False, f"no git repository here ({exc})")
+    if not pygit2.reference_is_valid_name(f"refs/tags/{name}"):
+        return TagOutcome(name, False, f"'{name}' is not a valid tag name")
+    if f"refs/tags/{name}" in repo.references:
+        return TagOutcome(name, False, f"a tag named '{name}' already exists")
+    if repo.head_is_unborn:
+        return TagOutcome(name, False, "the repository has no commit yet to tag")
+    try:
+        signature = repo.default_signature
+        repo.create_tag(
+            name,
+            repo.head.target,
+            pygit2.enums.ObjectType.COMMIT,
+            signature,
+            f"sdd release {release_id}\n",
+        )
+    except (pygit2.GitError, KeyError, ValueError) as exc:
+        return TagOutcome(name, False, str(exc))
+    return TagOutcome(name, True, None)

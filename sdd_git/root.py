@@ -1,0 +1,185 @@
+"""The sdd root: finding it, its layout, and `sdd init`."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from sdd_git.atomicfile import write_text_atomic
+from sdd_git.errors import SddError
+
+CONFIG_RELATIVE = Path(".sdd") / "config.yaml"
+GITIGNORE_ENTRIES = (".sdd/role-runs/", ".sdd/local/")
+
+DEFAULT_CONFIG = """\
+# sdd settings. Environment overrides: SDD_PROVIDER, SDD_MODEL, SDD_BASE_URL, SDD_API_KEY.
+provider: {kind: openai, model: gpt-4.1-mini, base_url: null, api_key_env: OPENAI_API_KEY}
+approvals: {timeout: 10m}
+messaging: on            # roles may message each other (handoff); off stops every handoff
+roles: {default_depth_cutoff: 1, max_grantable_delegation: null}
+"""
+
+DECISIONS_HEADER = """\
+# Decisions: the person's record. Appended by person commands only (sdd accept, sdd decision
+# replace, sdd release generate); an entry is never edited or removed.
+"""
+
+
+@dataclass(frozen=True)
+class Root:
+    """An sdd root and the places of its record."""
+
+    path: Path
+
+    @property
+    def memory(self) -> Path:
+        return self.path / "memory"
+
+    @property
+    def specs(self) -> Path:
+        return self.memory / "specs"
+
+    @property
+    def releases(self) -> Path:
+        return self.memory / "releases"
+
+    @property
+    def decisions(self) -> Path:
+        return self.memory / "decisions.yaml"
+
+    @property
+    def product(self) -> Path:
+        return self.memory / "product.yaml"
+
+    @property
+    def changes(self) -> Path:
+        return self.path / "changes"
+
+    @property
+    def sdd(self) -> Path:
+        return self.path / ".sdd"
+
+    @property
+    def config(self) -> Path:
+        return self.path / CONFIG_RELATIVE
+
+    @property
+    def local(self) -> Path:
+        return self.sdd / "local"
+
+    @property
+    def record_lock(self) -> Path:
+        return self.local / "record.lock"
+
+    def spec_file(self, spec_id: str) -> Path:
+        return self.specs / f"{spec_id}.md"
+
+    def change_dir(self, change_id: str) -> Path:
+        return self.changes / change_id
+
+
+def find_root(start: Path) -> Root:
+    """The first folder at or above `start` that holds `.sdd/config.yaml`."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / CONFIG_RELATIVE).is_file():
+            return Root(folder)
+    raise SddError(
+        f"not inside an sdd root (no .sdd/config.yaml above {start})",
+        hint="run `sdd init` here to make this folder an sdd root, or use -C DIR to point at one",
+    )
+
+
+@dataclass(frozen=True)
+class InitReport:
+    root: Root
+    git_initialized: bool
+    created: tuple[str, ...]
+
+
+def init_root(folder: Path, product: str | None) -> InitReport:
+    """Create whatever is missing of the sdd layout in `folder`. Idempotent; commits nothing."""
+    from sdd_git.records.person import refuse_inside_run
+
+    refuse_inside_run()
+    folder.mkdir(parents=True, exist_ok=True)
+    folder = folder.resolve()
+    root = Root(folder)
+    created: list[str] = []
+    git_initialized = False
+    if not _inside_git_work_tree(folder):
+        _git_init(folder)
+        git_initialized = True
+    for sub in (root.specs, root.releases, root.changes, root.sdd / "roles", root.sdd / "skills"):
+        if not sub.is_dir():
+            sub.mkdir(parents=True, exist_ok=True)
+            created.append(str(sub.relative_to(folder)) + "/")
+    if not root.config.exists():
+        write_text_atomic(root.config, DEFAULT_CONFIG)
+        created.append(str(CONFIG_RELATIVE))
+    if not root.decisions.exists():
+        write_text_atomic(root.decisions, DECISIONS_HEADER)
+        created.append("memory/decisions.yaml")
+    if not root.product.exists():
+        from sdd_git.yamlio import dump_yaml
+
+        name = product or folder.name
+        write_text_atomic(root.product, dump_yaml({"name": name, "modules": []}))
+        created.append("memory/product.yaml")
+    elif product is not None:
+        _set_product_name(root, product)
+    if _ensure_gitignore(folder):
+        created.append(".gitignore entries")
+    for keep in (root.specs, root.releases, root.changes):
+        marker = keep / ".gitkeep"
+        if not any(keep.iterdir()):
+            marker.touch()
+    return InitReport(root=root, git_initialized=git_initialized, created=tuple(created))
+
+
+def _set_product_name(root: Root, product: str) -> None:
+    from sdd_git.yamlio import edit_mapping, read_mapping
+
+    if read_mapping(root.product).get("name") != product:
+        write_text_atomic(root.product, edit_mapping(root.product, {"name": product}))
+
+
+def _inside_git_work_tree(folder: Path) -> bool:
+    result = subprocess.run(
+        ["git", "rev-parse", "--is-inside-work-tree"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return result.returncode == 0 and result.stdout.strip() == "true"
+
+
+def _git_init(folder: Path) -> None:
+    try:
+        result = subprocess.run(
+            ["git", "init", "--quiet"], cwd=folder, capture_output=True, text=True, check=False
+        )
+    except FileNotFoundError:
+        raise SddError(
+            "git is not installed or not on PATH", hint="install git, then run `sdd init` again"
+        ) from None
+    if result.returncode != 0:
+        raise SddError(f"git init failed in {folder}: {result.stderr.strip()}")
+
+
+def _ensure_gitignore(folder: Path) -> bool:
+    path = folder / ".gitignore"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    present = {line.strip() for line in text.splitlines()}
+    missing = [entry for entry in GITIGNORE_ENTRIES if entry not in present]
+    if not missing:
+        return False
+    if text and not text.endswith("\n"):
+        text += "\n"
+    text += "# sdd: run logs and local state are never committed\n" + "".join(
+        f"{entry}\n" for entry in missing
+    )
+    write_text_atomic(path, text)
+    return True

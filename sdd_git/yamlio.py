@@ -1,0 +1,123 @@
+"""YAML in and out of the record.
+
+Reads use PyYAML's C-backed safe loader (listing 1,000 change packs is a hot path); writes use
+ruamel.yaml, imported only when something is written, so a person's comments and key order
+survive a round trip.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from sdd_git.errors import RecordError
+
+try:
+    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
+except AttributeError:  # pragma: no cover - PyYAML built without libyaml
+    _Loader = yaml.SafeLoader
+
+
+def display(path: Path) -> str:
+    """A path as the person would type it: relative to the working folder when that is shorter."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def parse_yaml(text: str, source: Path, line_offset: int = 0) -> Any:
+    """Parse YAML text; a syntax error names the file and the line (1-based)."""
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a safe loader
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = (mark.line + 1 + line_offset) if mark is not None else 1 + line_offset
+        problem = exc.problem or exc.context or "malformed YAML"
+        raise RecordError(
+            f"{display(source)}:{line}: {problem}",
+            hint="fix the YAML at that line (indentation, a missing ':' or an unclosed quote)",
+        ) from None
+    except yaml.YAMLError as exc:
+        raise RecordError(f"{display(source)}: malformed YAML: {exc}") from None
+
+
+def read_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RecordError(f"{display(path)}: file not found") from None
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"{display(path)}: not UTF-8 text ({exc.reason})") from None
+    return parse_yaml(text, path)
+
+
+def read_mapping(path: Path) -> dict[str, Any]:
+    data = read_yaml(path)
+    if not isinstance(data, dict):
+        raise RecordError(
+            f"{display(path)}:1: expected a mapping of keys to values, found {type(data).__name__}",
+            hint="the file must hold `key: value` lines at the top level",
+        )
+    return data
+
+
+def read_list(path: Path) -> list[Any]:
+    """A top-level YAML list; a missing or empty file is an empty list."""
+    if not path.exists():
+        return []
+    data = read_yaml(path)
+    if data is None:
+        return []
+    if not isinstance(data, list):
+        raise RecordError(
+            f"{display(path)}:1: expected a list of entries ('- ...'), found {type(data).__name__}",
+            hint="each entry starts with '- ' at the left margin",
+        )
+    return data
+
+
+def dump_yaml(data: Any) -> str:
+    """Render new data as block YAML that the reader loads back to the same values.
+
+    PyYAML writes it: ruamel.yaml speaks YAML 1.2, where `yes` is text, while the C loader speaks
+    1.1, where it is true; writing with the reader's own dialect keeps every word verbatim.
+    """
+    return yaml.safe_dump(data, default_flow_style=False, sort_keys=False, allow_unicode=True, width=4096)
+
+
+def edit_mapping(path: Path, updates: dict[str, Any]) -> str:
+    """The text of the YAML mapping at `path` with `updates` applied, comments and order kept."""
+    from ruamel.yaml import YAML
+
+    original = path.read_text(encoding="utf-8")
+    expected = read_mapping(path)
+    expected.update(updates)
+    editor = YAML(typ="rt")
+    editor.width = 4096
+    editor.preserve_quotes = True
+    document = editor.load(original)
+    for key, value in updates.items():
+        document[key] = value
+    buffer = io.StringIO()
+    editor.dump(document, buffer)
+    text = buffer.getvalue()
+    if parse_yaml(text, path) != expected:
+        raise RecordError(
+            f"{display(path)}: could not edit this file without changing other values",
+            hint="edit the file by hand, then run the command again",
+        )
+    return text
+
+
+def require_str(data: dict[str, Any], key: str, source: Path) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise RecordError(
+            f"{display(source)}: key '{key}' is missing or not text",
+            hint=f"add a line '{key}: ...' with a non-empty value",
+        )
+    return value
