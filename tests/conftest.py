@@ -1,0 +1,100 @@
+"""Shared fixtures: every test gets its own HOME, a fixed git identity and no SDD_* settings."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sdd_git.cli.main import main
+from sdd_git.root import Root, init_root
+
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "Test Person",
+    "GIT_AUTHOR_EMAIL": "person@example.invalid",
+    "GIT_COMMITTER_NAME": "Test Person",
+    "GIT_COMMITTER_EMAIL": "person@example.invalid",
+}
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path_factory.mktemp("home")
+    (home / ".gitconfig").write_text(
+        "[user]\n\tname = Test Person\n\temail = person@example.invalid\n"
+        "[init]\n\tdefaultBranch = main\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    for key in list(os.environ):
+        if key.startswith("SDD_"):
+            monkeypatch.delenv(key)
+    for key, value in IDENTITY.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("NO_COLOR", "1")
+    return home
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Root:
+    return init_root(tmp_path / "product", product="Expenses")
+
+
+@dataclass(frozen=True)
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+
+SddRunner = Callable[..., Result]
+
+
+@pytest.fixture
+def sdd(root: Root, monkeypatch: pytest.MonkeyPatch) -> SddRunner:
+    """Run `sdd ARGS...` in-process, in the root (or `cwd=`), through the real entry point."""
+
+    def run(*args: str, cwd: Path | None = None, input: str | None = None) -> Result:
+        monkeypatch.chdir(cwd or root.path)
+        runner = CliRunner()
+        with runner.isolation(input=input) as (out, err, _):
+            try:
+                main(list(args))
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+        return Result(code, out.getvalue().decode(), err.getvalue().decode())
+
+    return run
+
+
+def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`python -m sdd_git ARGS...` as a real child process."""
+    return subprocess.run(
+        [sys.executable, "-m", "sdd_git", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        check=False,
+        timeout=60,
+    )
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, check=True
+    ).stdout
+
+
+def commit_all(cwd: Path, message: str = "work") -> None:
+    git(cwd, "add", "-A")
+    git(cwd, "commit", "-q", "-m", message)
