@@ -19,7 +19,9 @@ READING = """Search expenses by month and merchant, from the expense list.
 def run_demo(folder: Path, narrate: Callable[[str], None]) -> None:
     report = init_root(folder, product="Expenses")
     root = report.root
-    narrate(f"1. A new product in {root.path} (git init, memory/, changes/, .sdd/; nothing committed).")
+    narrate(
+        f"1. A new product in {root.path} (git init, memory/, changes/, .sdd/; nothing committed)."
+    )
 
     pack = changes.create(root, WORDS)
     narrate(f'2. Maya says: "{WORDS}"  ->  change {pack.id}, spec {pack.spec}, stage {pack.stage}.')
@@ -47,9 +49,13 @@ def run_demo(folder: Path, narrate: Callable[[str], None]) -> None:
     )
     scenario_ref = f"{pack.id}/{scenario.id}"
     decision = acceptance.accept_scenario(root, scenario_ref).decision
-    narrate(f"6. A scenario {scenario_ref} is written and she accepts it as required ({decision.id}).")
+    narrate(
+        f"6. A scenario {scenario_ref} is written and she accepts it as required ({decision.id})."
+    )
 
-    result = acceptance.record_qa(root, scenario_ref, "pass", "The March hotel charge showed up first.")
+    result = acceptance.record_qa(
+        root, scenario_ref, "pass", "The March hotel charge showed up first."
+    )
     narrate(f'7. She tries it and records: {result.result}, "{result.words}"')
 
     for _ in range(2):

@@ -86,7 +86,7 @@ def _raise_locked(path: Path) -> None:
     if stale:
         raise LockError(
             f"the record is locked by {text}, and that process is no longer running",
-            hint=f"nothing was changed; if no sdd command is running, remove the stale lock: rm {path}",
+            hint=f"nothing was changed; if no sdd command is running, clear it: rm {path}",
         )
     raise LockError(
         f"the record is locked by {text}",

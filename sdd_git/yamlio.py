@@ -32,7 +32,7 @@ def display(path: Path) -> str:
 def parse_yaml(text: str, source: Path, line_offset: int = 0) -> Any:
     """Parse YAML text; a syntax error names the file and the line (1-based)."""
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a safe loader
+        return yaml.load(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = (mark.line + 1 + line_offset) if mark is not None else 1 + line_offset
@@ -86,7 +86,9 @@ def dump_yaml(data: Any) -> str:
     PyYAML writes it: ruamel.yaml speaks YAML 1.2, where `yes` is text, while the C loader speaks
     1.1, where it is true; writing with the reader's own dialect keeps every word verbatim.
     """
-    return yaml.safe_dump(data, default_flow_style=False, sort_keys=False, allow_unicode=True, width=4096)
+    return yaml.safe_dump(
+        data, default_flow_style=False, sort_keys=False, allow_unicode=True, width=4096
+    )
 
 
 def edit_mapping(path: Path, updates: dict[str, Any]) -> str:

@@ -24,7 +24,9 @@ IDENTITY = {
 
 
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
     home = tmp_path_factory.mktemp("home")
     (home / ".gitconfig").write_text(
         "[user]\n\tname = Test Person\n\temail = person@example.invalid\n"
@@ -45,7 +47,7 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
 
 @pytest.fixture
 def root(tmp_path: Path) -> Root:
-    return init_root(tmp_path / "product", product="Expenses")
+    return init_root(tmp_path / "product", product="Expenses").root
 
 
 @dataclass(frozen=True)
@@ -76,7 +78,9 @@ def sdd(root: Root, monkeypatch: pytest.MonkeyPatch) -> SddRunner:
     return run
 
 
-def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """`python -m sdd_git ARGS...` as a real child process."""
     return subprocess.run(
         [sys.executable, "-m", "sdd_git", *args],

@@ -204,4 +204,3 @@ def test_grok_file_holds_the_four_stubs() -> None:
     (only,) = stub_files("grok")
     for name in STUB_NAMES:
         assert f"\n## {name}\n" in only.content
-

@@ -35,7 +35,8 @@ def test_a_waiting_writer_gets_the_lock_once_it_is_released(tmp_path: Path) -> N
             sys.executable,
             "-c",
             "import sys,time; from pathlib import Path; from sdd_git import lockfile\n"
-            "with lockfile.hold(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(0.5)",
+            "with lockfile.hold(Path(sys.argv[1])):\n"
+            "    print('held', flush=True); time.sleep(0.5)",
             str(lock),
         ],
         stdout=subprocess.PIPE,
@@ -48,9 +49,16 @@ def test_a_waiting_writer_gets_the_lock_once_it_is_released(tmp_path: Path) -> N
 
 
 def test_a_stale_lock_is_reported_with_the_command_to_clear_it_never_taken(tmp_path: Path) -> None:
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
     lock = tmp_path / "record.lock"
-    holder = {"pid": int(dead.stdout), "host": socket.gethostname(), "command": "sdd next", "since": "x"}
+    holder = {
+        "pid": int(dead.stdout),
+        "host": socket.gethostname(),
+        "command": "sdd next",
+        "since": "x",
+    }
     lock.write_text(json.dumps(holder))
     with pytest.raises(LockError) as caught, lockfile.hold(lock, wait_seconds=0.1):
         pass

@@ -65,7 +65,9 @@ def test_root_is_found_by_walking_up(tmp_path: Path) -> None:
 def test_outside_a_root_every_command_but_init_and_demo_fails(tmp_path: Path) -> None:
     result = run_cli("change", "list", cwd=tmp_path)
     assert result.returncode == 1
-    assert result.stderr.startswith(f"error: not inside an sdd root (no .sdd/config.yaml above {tmp_path}")
+    assert result.stderr.startswith(
+        f"error: not inside an sdd root (no .sdd/config.yaml above {tmp_path}"
+    )
     assert "hint:" in result.stderr
     assert "Traceback" not in result.stderr
 

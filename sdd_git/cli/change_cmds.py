@@ -17,7 +17,9 @@ def change() -> None:
 @change.command("new")
 @click.argument("words")
 @click.option("--title", help="A short title (default: the start of WORDS).")
-@click.option("--bug", is_flag=True, help="This is a bug: keep what happened and what was expected.")
+@click.option(
+    "--bug", is_flag=True, help="This is a bug: keep what happened and what was expected."
+)
 @click.option("--happened", metavar="TEXT", help="What happened (with --bug).")
 @click.option("--expected", metavar="TEXT", help="What you expected (with --bug).")
 def change_new(
@@ -29,7 +31,9 @@ def change_new(
     pack = changes.create(
         current_root(), words, title=title, bug=bug, happened=happened, expected=expected
     )
-    say(f"{pack.id} started with spec {pack.spec} (memory/specs/{pack.spec}.md); stage {pack.stage}")
+    say(
+        f"{pack.id} started with spec {pack.spec} (memory/specs/{pack.spec}.md); stage {pack.stage}"
+    )
     click.echo(pack.id)
 
 
@@ -116,5 +120,8 @@ def scenario_add(change_id: str, title: str, steps: str, expected: str, optional
     from sdd_git.records.acceptance import add_scenario
 
     added = add_scenario(current_root(), change_id, title, steps, expected, optional)
-    say(f"added draft scenario {added.id}; accept it with sdd accept scenario {change_id}/{added.id}")
+    say(
+        f"added draft scenario {added.id}; accept it with "
+        f"sdd accept scenario {change_id}/{added.id}"
+    )
     click.echo(f"{change_id}/{added.id}")

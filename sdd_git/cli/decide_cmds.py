@@ -6,7 +6,9 @@ import click
 
 from sdd_git.cli.output import current_root, emit_json, json_option, say, table
 
-WORDS_OPTION = click.option("--words", help="The decision's words (default: the change's own words).")
+WORDS_OPTION = click.option(
+    "--words", help="The decision's words (default: the change's own words)."
+)
 
 
 def _report(acceptance: object, subject: str) -> None:
@@ -49,7 +51,9 @@ def accept_section(ref: str, words: str | None) -> None:
 @accept.command("scenario")
 @click.argument("ref", metavar="CH/SC-n")
 @click.option("--optional", is_flag=True, help="Accept it as optional: it never blocks a release.")
-@click.option("--words", help="The decision's words (default: the scenario's title and expectation).")
+@click.option(
+    "--words", help="The decision's words (default: the scenario's title and expectation)."
+)
 def accept_scenario(ref: str, optional: bool, words: str | None) -> None:
     """Accept a scenario; it is required unless --optional."""
     from sdd_git.records.acceptance import accept_scenario as run
@@ -134,7 +138,13 @@ def decision_list(as_json: bool) -> None:
             (
                 r["id"],
                 r["kind"],
-                str(r.get("section") or r.get("scenario") or r.get("replaces") or r.get("release") or ""),
+                str(
+                    r.get("section")
+                    or r.get("scenario")
+                    or r.get("replaces")
+                    or r.get("release")
+                    or ""
+                ),
                 f"replaced by {r['replaced_by']}" if r["replaced_by"] else "",
                 " ".join(str(r["words"]).split())[:60],
             )

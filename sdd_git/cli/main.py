@@ -17,13 +17,22 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("sdd_git.cli.root_cmds:demo", "Walk the whole journey offline in a temporary folder."),
     "change": ("sdd_git.cli.change_cmds:change", "Start, list and show change packs."),
     "scenario": ("sdd_git.cli.change_cmds:scenario", "Add a scenario to a change by hand."),
-    "accept": ("sdd_git.cli.decide_cmds:accept", "Accept a reading, section, scenario, plan or failure."),
+    "accept": (
+        "sdd_git.cli.decide_cmds:accept",
+        "Accept a reading, section, scenario, plan or failure.",
+    ),
     "correct": ("sdd_git.cli.decide_cmds:correct", "Correct a drafted reading in your own words."),
     "qa": ("sdd_git.cli.decide_cmds:qa", "Record a QA result for a scenario."),
     "decision": ("sdd_git.cli.decide_cmds:decision", "List or replace decisions."),
     "release": ("sdd_git.cli.decide_cmds:release", "Generate a release record from changes."),
-    "next": ("sdd_git.cli.decide_cmds:next_stage", "Move a change one stage on when its gate holds."),
-    "complete": ("sdd_git.cli.decide_cmds:complete", "Move a change to done when every gate holds."),
+    "next": (
+        "sdd_git.cli.decide_cmds:next_stage",
+        "Move a change one stage on when its gate holds.",
+    ),
+    "complete": (
+        "sdd_git.cli.decide_cmds:complete",
+        "Move a change to done when every gate holds.",
+    ),
     "agents": ("sdd_git.cli.agents_cmds:agents", "Install host-agent stubs (creates no role)."),
 }
 
@@ -92,7 +101,9 @@ def main(argv: list[str] | None = None) -> None:
         if os.environ.get("SDD_DEBUG"):
             raise
         where = f" ({exc.filename})" if exc.filename else ""
-        _fail(f"{exc.strerror or exc}{where}", "nothing was half written; fix the cause and retry", 1)
+        _fail(
+            f"{exc.strerror or exc}{where}", "nothing was half written; fix the cause and retry", 1
+        )
     else:
         sys.exit(result if isinstance(result, int) else 0)
 

@@ -25,7 +25,9 @@ def say(text: str) -> None:
 
 
 def table(rows: list[tuple[str, ...]], headers: tuple[str, ...]) -> None:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
+    ]
     for row in (headers, *rows):
         click.echo("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
 

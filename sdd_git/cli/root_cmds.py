@@ -28,7 +28,10 @@ def init(product: str | None) -> None:
 
 @click.command()
 @click.option(
-    "--dir", "folder", type=click.Path(file_okay=False), help="Use this (new) folder instead of a temp one."
+    "--dir",
+    "folder",
+    type=click.Path(file_okay=False),
+    help="Use this (new) folder instead of a temp one.",
 )
 def demo(folder: str | None) -> None:
     """Walk the person's whole journey with no model, in a fresh folder, step by step."""

@@ -39,7 +39,9 @@ class Acceptance:
 
 def _words(words: str | None, default: str) -> str:
     if words is not None and not words.strip():
-        raise UsageError("the decision's words are empty", hint="say it in your own words, or leave --words out")
+        raise UsageError(
+            "the decision's words are empty", hint="say it in your own words, or leave --words out"
+        )
     return words if words is not None else default
 
 
@@ -74,13 +76,17 @@ def accept_reading(root: Root, change_id: str, words: str | None = None) -> Acce
     """Accepting the reading is the decision; it keeps her own sentence verbatim."""
     with person_write(root):
         pack = changes.load(root, change_id)
-        return _accept_section(root, spec_of(root, pack), READING_SECTION, _words(words, pack.words))
+        return _accept_section(
+            root, spec_of(root, pack), READING_SECTION, _words(words, pack.words)
+        )
 
 
 def correct_reading(root: Root, change_id: str, words: str) -> Spec:
     """Replace the reading's draft with the person's correction; it stays unaccepted."""
     if not words.strip():
-        raise UsageError("the correction is empty", hint='sdd correct reading CH-0001 "what you mean"')
+        raise UsageError(
+            "the correction is empty", hint='sdd correct reading CH-0001 "what you mean"'
+        )
     with person_write(root):
         pack = changes.load(root, change_id)
         spec = spec_of(root, pack)
@@ -91,7 +97,9 @@ def correct_reading(root: Root, change_id: str, words: str) -> Spec:
 def parse_section_ref(text: str) -> tuple[str, str]:
     match = _SECTION_REF.match(text)
     if not match:
-        raise UsageError(f"{text!r} is not a section reference", hint="name a section as SPEC-0001#S2")
+        raise UsageError(
+            f"{text!r} is not a section reference", hint="name a section as SPEC-0001#S2"
+        )
     return match.group(1), match.group(2)
 
 
@@ -126,7 +134,9 @@ def add_scenario(
         return scenario
 
 
-def accept_scenario(root: Root, ref: str, optional: bool = False, words: str | None = None) -> Acceptance:
+def accept_scenario(
+    root: Root, ref: str, optional: bool = False, words: str | None = None
+) -> Acceptance:
     change_id, scenario_id = parse_scenario_ref(ref)
     with person_write(root):
         pack = changes.load(root, change_id)
@@ -177,7 +187,7 @@ def accept_plan(root: Root, change_id: str, words: str | None = None) -> Accepta
 
 
 def accept_failure(root: Root, ref: str, words: str) -> Decision:
-    """Accept a required scenario's failure; the reading and every other decision stay as they are."""
+    """Accept a required scenario's failure; the reading and other decisions stay as they are."""
     change_id, scenario_id = parse_scenario_ref(ref)
     if not words.strip():
         raise UsageError("say in your words why the failure is acceptable")
@@ -189,9 +199,11 @@ def accept_failure(root: Root, ref: str, words: str) -> Decision:
             state = "has no result" if latest is None else "last passed"
             raise RecordError(
                 f"{change_id}/{scenario_id} {state}; there is no failure to accept",
-                hint=f'record it first: sdd qa record {change_id}/{scenario_id} fail "what happened"',
+                hint=f'record it first: sdd qa record {change_id}/{scenario_id} fail "WORDS"',
             )
-        return decisions.append(root, "accept-failure", words, change=change_id, scenario=scenario_id)
+        return decisions.append(
+            root, "accept-failure", words, change=change_id, scenario=scenario_id
+        )
 
 
 def record_qa(root: Root, ref: str, result: str, words: str) -> QaResult:
@@ -199,7 +211,9 @@ def record_qa(root: Root, ref: str, result: str, words: str) -> QaResult:
     if result not in ("pass", "fail"):
         raise UsageError(f"a result is pass or fail, not {result!r}")
     if not words.strip():
-        raise UsageError("say what you saw, in your words", hint=f'sdd qa record {ref} {result} "..."')
+        raise UsageError(
+            "say what you saw, in your words", hint=f'sdd qa record {ref} {result} "..."'
+        )
     with person_write(root):
         pack = changes.load(root, change_id)
         find_scenario(pack.folder, scenario_id)
@@ -219,7 +233,7 @@ def replace_decision(root: Root, decision_id: str, words: str) -> Decision:
         if newer is not None:
             raise RecordError(
                 f"{decision_id} was already replaced by {newer}",
-                hint=f"replace the current one instead: sdd decision replace {newer} \"...\"",
+                hint=f'replace the current one instead: sdd decision replace {newer} "..."',
             )
         subject = {k: old.get(k) for k in decisions.SUBJECT_KEYS}
         return decisions.append(root, "replace", words, replaces=decision_id, **subject)

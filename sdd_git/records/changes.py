@@ -54,7 +54,8 @@ class ChangePack:
 def parse_change_id(text: str) -> str:
     if not CHANGE_ID.match(text):
         raise UsageError(
-            f"{text!r} is not a change id", hint="a change id looks like CH-0001 (`sdd change list`)"
+            f"{text!r} is not a change id",
+            hint="a change id looks like CH-0001 (`sdd change list`)",
         )
     return text
 
@@ -93,7 +94,8 @@ def _from_file(path: Path) -> ChangePack:
         )
     if fields["kind"] not in KINDS:
         raise RecordError(
-            f"{display(path)}: key 'kind' is {fields['kind']!r}; it must be one of {', '.join(KINDS)}"
+            f"{display(path)}: key 'kind' is {fields['kind']!r}; "
+            f"it must be one of {', '.join(KINDS)}"
         )
     title = data.get("title")
     happened, expected = data.get("happened"), data.get("expected")
@@ -144,12 +146,13 @@ def create(
     """A new change pack and its spec with an empty `S1 Reading`, from the person's words."""
     if not words.strip():
         raise UsageError(
-            "the change needs the person's words", hint='sdd change new "what you need, in your words"'
+            "the change needs the person's words",
+            hint='sdd change new "what you need, in your words"',
         )
     if bug and not (happened and happened.strip() and expected and expected.strip()):
         raise UsageError(
             "a bug keeps what happened and what was expected",
-            hint='sdd change new "WORDS" --bug --happened "what happened" --expected "what you expected"',
+            hint='add both: --happened "WHAT HAPPENED" --expected "WHAT YOU EXPECTED"',
         )
     if not bug and (happened or expected):
         raise UsageError("--happened and --expected belong to a bug", hint="add --bug")
@@ -197,4 +200,6 @@ def only_open(root: Root) -> ChangePack:
     if not open_packs:
         raise RecordError("there is no open change", hint='start one with sdd change new "WORDS"')
     names = ", ".join(p.id for p in open_packs)
-    raise UsageError(f"more than one change is open ({names})", hint="name the change: sdd next CH-0001")
+    raise UsageError(
+        f"more than one change is open ({names})", hint="name the change: sdd next CH-0001"
+    )

@@ -85,9 +85,7 @@ class DecisionLog:
     def active(self, kind: str) -> list[Decision]:
         """Decisions of `kind` (directly or by replacement) that no later decision replaced."""
         replaced = {e.get("replaces") for e in self.entries if e.kind == "replace"}
-        return [
-            e for e in self.entries if e.id not in replaced and self.effective_kind(e) == kind
-        ]
+        return [e for e in self.entries if e.id not in replaced and self.effective_kind(e) == kind]
 
     def section_acceptance(self, full_section_id: str, current_hash: str) -> Decision | None:
         for entry in reversed(self.active("accept-section")):
@@ -171,8 +169,11 @@ def append(root: Root, kind: str, words: str, **fields: Any) -> Decision:
     new_text = old_text + dump_yaml([decision.as_dict()])
     # Appending keeps every byte the person already has; if the file's shape does not allow a
     # plain append (a flow list, say), the whole list is written again instead.
-    if parse_yaml(new_text, path) != expected:
+    try:
+        appended_cleanly = parse_yaml(new_text, path) == expected
+    except RecordError:
+        appended_cleanly = False
+    if not appended_cleanly:
         new_text = DECISIONS_HEADER + dump_yaml(expected)
     write_text_atomic(path, new_text)
     return decision
-

@@ -1,4 +1,4 @@
-"""The door every write of the person's record goes through: not inside a role run, under the lock."""
+"""The one door to writing the person's record: never inside a role run, always under the lock."""
 
 from __future__ import annotations
 

@@ -40,7 +40,9 @@ class Release:
 def _next_release_id(root: Root) -> str:
     numbers = []
     if root.releases.is_dir():
-        numbers = [int(m.group(1)) for p in root.releases.iterdir() if (m := _RELEASE_FILE.match(p.name))]
+        numbers = [
+            int(m.group(1)) for p in root.releases.iterdir() if (m := _RELEASE_FILE.match(p.name))
+        ]
     return f"R-{max(numbers, default=0) + 1:04d}"
 
 
@@ -48,9 +50,13 @@ def _quote(words: str) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in words.splitlines() or [""])
 
 
-def generate(root: Root, change_ids: list[str], tag: str | None, words: str | None = None) -> Release:
+def generate(
+    root: Root, change_ids: list[str], tag: str | None, words: str | None = None
+) -> Release:
     if not change_ids:
-        raise UsageError("name the changes to release", hint="sdd release generate CH-0001 [CH-0002 ...]")
+        raise UsageError(
+            "name the changes to release", hint="sdd release generate CH-0001 [CH-0002 ...]"
+        )
     if len(set(change_ids)) != len(change_ids):
         raise UsageError("a change is named twice")
     with person_write(root):

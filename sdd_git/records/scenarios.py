@@ -52,7 +52,12 @@ class QaResult:
     at: str
 
     def as_dict(self) -> dict[str, Any]:
-        return {"scenario": self.scenario, "result": self.result, "words": self.words, "at": self.at}
+        return {
+            "scenario": self.scenario,
+            "result": self.result,
+            "words": self.words,
+            "at": self.at,
+        }
 
 
 def scenarios_path(change_folder: Path) -> Path:
@@ -164,14 +169,17 @@ def statuses(change_id: str, change_folder: Path, log: DecisionLog) -> list[Scen
     failures = [d for d in log.active("accept-failure") if d.get("change") == change_id]
     out = []
     for scenario in load_scenarios(change_folder):
-        accepted = next((d for d in reversed(acceptances) if d.get("scenario") == scenario.id), None)
+        accepted = next(
+            (d for d in reversed(acceptances) if d.get("scenario") == scenario.id), None
+        )
         failure = next((d for d in reversed(failures) if d.get("scenario") == scenario.id), None)
         out.append(
             ScenarioStatus(
                 scenario=scenario,
                 accepted_by=accepted.id if accepted else None,
                 required=bool(accepted.get("required")) if accepted else False,
-                changed_since_accepted=bool(accepted) and accepted.get("hash") != scenario.hash,
+                changed_since_accepted=accepted is not None
+                and accepted.get("hash") != scenario.hash,
                 result=latest_result(results, scenario.id),
                 failure_accepted_by=failure.id if failure else None,
             )

@@ -93,7 +93,9 @@ def parse_spec(path: Path, text: str) -> Spec:
             hint="set 'id: SPEC-0001' (the file's own name) in the front matter",
         )
     body_start = min(closing + 5, len(text))
-    return Spec(path=path, text=text, meta=meta, sections=_sections(path, spec_id, text, body_start))
+    return Spec(
+        path=path, text=text, meta=meta, sections=_sections(path, spec_id, text, body_start)
+    )
 
 
 def _sections(path: Path, spec_id: str, text: str, body_start: int) -> tuple[Section, ...]:
@@ -123,7 +125,9 @@ def _sections(path: Path, spec_id: str, text: str, body_start: int) -> tuple[Sec
                 line=line,
                 start=match.start(),
                 end=end,
-                checks=tuple(Check(m.group(1), m.group(2).strip()) for m in _CHECK_LINE.finditer(body)),
+                checks=tuple(
+                    Check(m.group(1), m.group(2).strip()) for m in _CHECK_LINE.finditer(body)
+                ),
             )
         )
     return tuple(sections)

@@ -20,14 +20,20 @@ def describe_change(root: Root, change_id: str) -> dict[str, Any]:
         stale = None
         if accepted is None:
             stale = next(
-                (d.id for d in reversed(log.active("accept-section")) if d.get("section") == section.full_id),
+                (
+                    d.id
+                    for d in reversed(log.active("accept-section"))
+                    if d.get("section") == section.full_id
+                ),
                 None,
             )
         sections.append(
             {
                 "id": section.full_id,
                 "title": section.title,
-                "state": "accepted" if accepted else ("changed since accepted" if stale else "draft"),
+                "state": "accepted"
+                if accepted
+                else ("changed since accepted" if stale else "draft"),
                 "accepted_by": accepted.id if accepted else None,
                 "checks": [{"id": c.id, "text": c.text} for c in section.checks],
                 "text": section.body,
