@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from tests.conftest import run_cli
+
+
+def test_demo_walks_the_whole_record_journey_offline(tmp_path: Path) -> None:
+    folder = tmp_path / "demo"
+    result = run_cli("demo", "--dir", str(folder), cwd=tmp_path, env={"SDD_PROVIDER": ""})
+    assert result.returncode == 0, result.stderr
+    assert f"sdd demo in {folder}" in result.stdout
+    assert "The reading she accepted is unchanged: yes." in result.stdout
+    change = yaml.safe_load((folder / "changes/CH-0001/change.yaml").read_text())
+    assert change["stage"] == "done"
+    kinds = [d["kind"] for d in yaml.safe_load((folder / "memory/decisions.yaml").read_text())]
+    assert kinds == ["accept-section", "accept-scenario", "release"]
+    notes = (folder / "memory/releases/R-0001.md").read_text()
+    assert "> I can never find last month's hotel charge." in notes
+
+
+def test_demo_refuses_a_folder_that_is_not_empty(tmp_path: Path) -> None:
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "file").write_text("x")
+    result = run_cli("demo", "--dir", str(tmp_path / "busy"), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "is not empty" in result.stderr
