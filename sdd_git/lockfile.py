@@ -59,10 +59,10 @@ def describe_holder(path: Path) -> tuple[str, bool]:
 
 
 @contextlib.contextmanager
-def hold(path: Path, wait_seconds: float = DEFAULT_WAIT_SECONDS) -> Iterator[None]:
+def hold(path: Path, wait_seconds: float | None = None) -> Iterator[None]:
     """Hold the lock at `path`; wait up to `wait_seconds` for another holder, then fail."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    deadline = time.monotonic() + wait_seconds
+    deadline = time.monotonic() + (DEFAULT_WAIT_SECONDS if wait_seconds is None else wait_seconds)
     while True:
         try:
             fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)

@@ -182,8 +182,13 @@ def create(
             meta["happened"] = happened
             meta["expected"] = expected
         # The spec first: a change pack never points at a spec that is not there.
-        write_text_atomic(root.spec_file(spec_id), new_spec_text(meta))
-        write_text_atomic(pack.path, dump_yaml(pack.as_dict()))
+        spec_path = root.spec_file(spec_id)
+        write_text_atomic(spec_path, new_spec_text(meta))
+        try:
+            write_text_atomic(pack.path, dump_yaml(pack.as_dict()))
+        except BaseException:
+            spec_path.unlink(missing_ok=True)
+            raise
     return pack
 
 

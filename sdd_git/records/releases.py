@@ -9,12 +9,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import GateError, UsageError
 from sdd_git.records import changes, decisions
 from sdd_git.records.person import person_write
-from sdd_git.records.scenarios import statuses
+from sdd_git.records.scenarios import ScenarioStatus, statuses
 from sdd_git.root import Root
 from sdd_git.yamlio import dump_yaml
 
@@ -76,38 +77,69 @@ def generate(
                         ),
                     )
         release_id = _next_release_id(root)
+        decision_id = decisions.next_id(log.entries)
         outcome = _write_tag(root, tag, release_id) if tag else TagOutcome(None, False, None)
-        decision_words = words if words and words.strip() else "\n".join(p.words for p in packs)
-        decision = decisions.append(
-            root, "release", decision_words, release=release_id, changes=[p.id for p in packs]
-        )
-        meta = {
+        at = decisions.now_iso()
+        meta: dict[str, Any] = {
             "id": release_id,
             "changes": [p.id for p in packs],
-            "decision": decision.id,
-            "at": decision.at,
+            "decision": decision_id,
+            "at": at,
             "tag": outcome.name,
             "tag_written": outcome.written,
         }
         if outcome.reason:
             meta["tag_note"] = f"the tag was not written: {outcome.reason}"
-        body = [f"# Release {release_id}", ""]
-        if outcome.reason:
-            body += [f"The git tag {outcome.name} was not written: {outcome.reason}.", ""]
-        for pack in packs:
-            body += [f"## {pack.id}: {pack.title}", "", _quote(pack.words), ""]
-            for status in all_statuses[pack.id]:
-                if status.failure_accepted_by and status.result and status.result.result == "fail":
-                    accepted = log.by_id(status.failure_accepted_by)
-                    body += [
-                        f"Known failure accepted ({status.scenario.id}, {status.scenario.title}):",
-                        "",
-                        _quote(accepted.words),
-                        "",
-                    ]
         path = root.releases / f"{release_id}.md"
-        write_text_atomic(path, "---\n" + dump_yaml(meta) + "---\n" + "\n".join(body))
+        decision_words = words if words and words.strip() else "\n".join(p.words for p in packs)
+        # The release file first, then its decision: if either fails, neither (nor the tag) stays.
+        try:
+            write_text_atomic(
+                path,
+                "---\n"
+                + dump_yaml(meta)
+                + "---\n"
+                + _notes(meta, packs, all_statuses, log, outcome),
+            )
+            decision = decisions.append(
+                root, "release", decision_words, release=release_id, changes=[p.id for p in packs]
+            )
+        except BaseException:
+            path.unlink(missing_ok=True)
+            if outcome.written and outcome.name:
+                _delete_tag(root, outcome.name)
+            raise
         return Release(release_id, path, tuple(p.id for p in packs), outcome, decision.id)
+
+
+def _notes(
+    meta: dict[str, Any],
+    packs: list[changes.ChangePack],
+    all_statuses: dict[str, list[ScenarioStatus]],
+    log: decisions.DecisionLog,
+    outcome: TagOutcome,
+) -> str:
+    body = [f"# Release {meta['id']}", ""]
+    if outcome.reason:
+        body += [f"The git tag {outcome.name} was not written: {outcome.reason}.", ""]
+    for pack in packs:
+        body += [f"## {pack.id}: {pack.title}", "", _quote(pack.words), ""]
+        for status in all_statuses[pack.id]:
+            if status.failure_accepted_by and status.result and status.result.result == "fail":
+                accepted = log.by_id(status.failure_accepted_by)
+                body += [
+                    f"Known failure accepted ({status.scenario.id}, {status.scenario.title}):",
+                    "",
+                    _quote(accepted.words),
+                    "",
+                ]
+    return "\n".join(body)
+
+
+def _delete_tag(root: Root, name: str) -> None:
+    import pygit2
+
+    pygit2.Repository(str(root.path)).references.delete(f"refs/tags/{name}")
 
 
 def _write_tag(root: Root, name: str, release_id: str) -> TagOutcome:

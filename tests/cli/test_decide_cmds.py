@@ -434,3 +434,40 @@ def test_accept_plan_needs_a_plan_and_records_its_hash(sdd: SddRunner, root: Roo
     (root.path / "changes/CH-0001/plan.yaml").write_text("nodes: [oops\n")
     broken = sdd("accept", "plan", "CH-0001")
     assert broken.code == 1 and "changes/CH-0001/plan.yaml:" in broken.stderr
+
+
+# --- nothing half written ---------------------------------------------------------------------
+
+
+def test_a_release_whose_decision_cannot_be_written_leaves_no_file_and_no_tag(
+    sdd: SddRunner, root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    through_build(sdd)
+    commit_all(root.path)
+
+    def full_disk(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("sdd_git.records.decisions.append", full_disk)
+    result = sdd("release", "generate", "CH-0001", "--tag", "v2")
+    assert result.code == 1
+    assert "error: No space left on device" in result.stderr
+    assert not list(root.releases.glob("R-*.md"))
+    assert git(root.path, "tag", "--list") == ""
+
+
+def test_a_second_writer_fails_naming_the_holder_and_changes_nothing(
+    sdd: SddRunner, root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with_reading(sdd)
+    monkeypatch.setattr("sdd_git.lockfile.DEFAULT_WAIT_SECONDS", 0.2)
+    root.record_lock.write_text(
+        '{"pid": 1, "host": "elsewhere", "command": "sdd accept reading CH-0001", "since": "now"}'
+    )
+    result = sdd("accept", "reading", "CH-0001")
+    assert result.code == 1
+    assert "error: the record is locked by pid 1 on elsewhere (sdd accept reading CH-0001)" in (
+        result.stderr
+    )
+    assert "nothing was changed" in result.stderr
+    assert decisions(root) == []
