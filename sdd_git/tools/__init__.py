@@ -1,0 +1,1 @@
+"""The model-facing tools, each declaring its class (read, draft, loop, consequential)."""

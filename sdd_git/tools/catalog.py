@@ -1,0 +1,45 @@
+"""Every model-facing tool by name, with its class. The runner's only list of what exists.
+
+A boundary rule may name only a tool in this table; a tool call naming anything else is rejected.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+ToolClass = Literal["read", "draft", "loop", "consequential"]
+
+TOOL_CLASSES: dict[str, ToolClass] = {
+    # Read: run without a stop.
+    "read_file": "read",
+    "list_files": "read",
+    "search_files": "read",
+    "git_status": "read",
+    "git_log": "read",
+    "git_diff": "read",
+    "read_record": "read",
+    # Draft: write drafts only, never a decision.
+    "draft_reading": "draft",
+    "draft_scenarios": "draft",
+    "propose_qa_result": "draft",
+    "remember": "draft",
+    # The accuracy loop.
+    "submit_draft": "loop",
+    "report_gaps": "loop",
+    "submit_revision": "loop",
+    # Consequential: stop unless the person allowed exactly this call.
+    "write_file": "consequential",
+    "delete_file": "consequential",
+    "run_command": "consequential",
+    "git_commit": "consequential",
+    "git_push": "consequential",
+    "git_tag": "consequential",
+    "open_pull_request": "consequential",
+    "merge_pull_request": "consequential",
+    "deploy": "consequential",
+    "handoff": "consequential",
+}
+
+
+def tool_class(name: str) -> ToolClass | None:
+    return TOOL_CLASSES.get(name)
