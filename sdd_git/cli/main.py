@@ -33,6 +33,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "sdd_git.cli.decide_cmds:complete",
         "Move a change to done when every gate holds.",
     ),
+    "role": ("sdd_git.cli.role_cmds:role", "Create, edit, list, show and share roles."),
     "agents": ("sdd_git.cli.agents_cmds:agents", "Install host-agent stubs (creates no role)."),
 }
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ def say(text: str) -> None:
     click.echo(text, err=True)
 
 
-def table(rows: list[tuple[str, ...]], headers: tuple[str, ...]) -> None:
+def table(rows: Sequence[tuple[str, ...]], headers: tuple[str, ...]) -> None:
     widths = [
         max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
     ]

@@ -1,0 +1,41 @@
+"""`.sdd/config.yaml`: the settings the code reads, validated with file and key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sdd_git.errors import RecordError
+from sdd_git.root import Root
+from sdd_git.yamlio import display, read_mapping
+
+
+@dataclass(frozen=True)
+class RolesConfig:
+    default_depth_cutoff: int = 1
+    max_grantable_delegation: float | None = None
+
+
+def roles_config(root: Root | None) -> RolesConfig:
+    if root is None or not root.config.is_file():
+        return RolesConfig()
+    data = read_mapping(root.config)
+    section = data.get("roles") or {}
+    where = display(root.config)
+    if not isinstance(section, dict):
+        raise RecordError(
+            f"{where}: key 'roles' must be a mapping", hint="roles: {default_depth_cutoff: 1}"
+        )
+    cutoff = section.get("default_depth_cutoff", 1)
+    if isinstance(cutoff, bool) or not isinstance(cutoff, int) or cutoff < 0:
+        raise RecordError(
+            f"{where}: key 'roles.default_depth_cutoff' must be a whole number >= 0, "
+            f"not {cutoff!r}",
+            hint="write roles: {default_depth_cutoff: 1}",
+        )
+    cap = section.get("max_grantable_delegation")
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int | float)):
+        raise RecordError(
+            f"{where}: key 'roles.max_grantable_delegation' must be a number or null, not {cap!r}",
+            hint="write roles: {max_grantable_delegation: 50} (or null for no cap)",
+        )
+    return RolesConfig(cutoff, None if cap is None else float(cap))

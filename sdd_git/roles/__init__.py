@@ -1,0 +1,1 @@
+"""Roles as files: profiles, validation, the registry, the lattice, templates and sharing."""

@@ -1,0 +1,337 @@
+"""The person's operations on role files: create, edit, pin, hide, duplicate, delete, share, add.
+
+Every one of them is a person command: a role run can never change a role (its own boundary
+included), so they all go through the same door as the record.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sdd_git.atomicfile import write_text_atomic
+from sdd_git.errors import RecordError, UsageError
+from sdd_git.records.person import person_write
+from sdd_git.roles.profile import NAME_PATTERN, RoleProfile
+from sdd_git.roles.registry import BUILTIN_NAMES, find_role, repo_role_path
+from sdd_git.roles.roleedit import edit_role_text
+from sdd_git.roles.rolefile import Problem, RoleFileError, parse_role, read_role, render_role
+from sdd_git.roles.templates import find_template
+from sdd_git.root import Root
+from sdd_git.yamlio import display
+
+_SECRET_KEY = re.compile(r"(key|token|secret|password|credential)", re.IGNORECASE)
+
+
+def role_folder(root: Root, name: str) -> Path:
+    return root.sdd / "roles" / name
+
+
+def local_folder(root: Root, name: str) -> Path:
+    """Conversation, memory and attachments of a role: gitignored, never copied or shared."""
+    return root.local / "roles" / name
+
+
+def pending_edit(root: Root, name: str) -> Path:
+    return root.local / "role-edits" / name / "ROLE.md"
+
+
+def _check_name(name: str) -> None:
+    if not NAME_PATTERN.match(name):
+        raise UsageError(
+            f"'{name}' is not a role name",
+            hint="use lowercase letters, digits and '-', 1 to 40 characters (e.g. builder)",
+        )
+    if name in BUILTIN_NAMES:
+        raise UsageError(
+            f"'{name}' is a built-in role and cannot be replaced", hint="pick another name"
+        )
+
+
+def _require_repo_role(root: Root, name: str) -> Path:
+    path = repo_role_path(root, name)
+    if path.is_file():
+        return path
+    if name in BUILTIN_NAMES:
+        raise UsageError(f"'{name}' is a built-in role; it cannot be changed")
+    raise RecordError(
+        f"no role '{name}' in this repo (no {display(path)})",
+        hint=f"`sdd role list --all` shows the roles; from a template: sdd role add {name}",
+    )
+
+
+def _label_for(name: str) -> str:
+    return name.replace("-", " ").capitalize()
+
+
+def create(
+    root: Root,
+    name: str,
+    job: str,
+    *,
+    label: str | None = None,
+    description: str | None = None,
+    template: str | None = None,
+    level: float | None = None,
+    delegation: str | None = None,
+    produces: str | None = None,
+) -> Path:
+    if not job.strip():
+        raise UsageError(
+            "the job is empty: a role has one job, and nothing was written",
+            hint='sdd role create NAME --job "Implement accepted spec sections for ..."',
+        )
+    _check_name(name)
+    with person_write(root):
+        if role_folder(root, name).exists():
+            raise RecordError(
+                f"a role named '{name}' already exists ({display(role_folder(root, name))})",
+                hint=f"edit it (sdd role edit {name}) or choose another name",
+            )
+        updates: dict[str, Any] = {"role": name, "job": job.strip()}
+        for key, value in (
+            ("label", label),
+            ("level", level),
+            ("toolPolicy.delegation", delegation),
+            ("produces", produces),
+        ):
+            if value is not None:
+                updates[key] = int(value) if key == "level" and float(value).is_integer() else value
+        if template is not None:
+            source = find_template(root, template)
+            updates.setdefault("label", _label_for(name))
+            return _install(root, source, name, updates, description)
+        profile = RoleProfile(
+            name=name,
+            label=label or _label_for(name),
+            job=job.strip(),
+            level=level if level is not None else 0,
+            delegation=delegation or "deny",
+            produces=produces or "other",
+            description=description or "",
+        )
+        text = render_role(profile)
+        parse_role(text, repo_role_path(root, name), folder_name=name)
+        write_text_atomic(repo_role_path(root, name), text)
+        return repo_role_path(root, name)
+
+
+def _install(
+    root: Root, source: Path, name: str, updates: dict[str, Any], description: str | None
+) -> Path:
+    """Copy a template folder in as the role `name`; its skills join `.sdd/skills/`."""
+    target = role_folder(root, name)
+    text = edit_role_text(
+        (source / "ROLE.md").read_text(encoding="utf-8"), target / "ROLE.md", updates, description
+    )
+    parse_role(text, target / "ROLE.md", folder_name=name)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=target.parent))
+    try:
+        if (source / "routines").is_dir():
+            shutil.copytree(source / "routines", staging / "routines")
+        write_text_atomic(staging / "ROLE.md", text)
+        staging.rename(target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    skills = source / "skills"
+    if skills.is_dir():
+        for skill in sorted(p for p in skills.iterdir() if p.is_dir()):
+            destination = root.sdd / "skills" / skill.name
+            if not destination.exists():
+                shutil.copytree(skill, destination)
+    return target / "ROLE.md"
+
+
+def edit(root: Root, name: str, updates: dict[str, Any], description: str | None = None) -> Path:
+    with person_write(root):
+        path = _require_repo_role(root, name)
+        if "role" in updates and updates["role"] != name:
+            raise UsageError("a role is renamed by duplicating it, not by editing its name")
+        if "job" in updates and not str(updates["job"]).strip():
+            raise UsageError("the job is empty: a role has one job; nothing was changed")
+        text = path.read_text(encoding="utf-8")
+        new_text = edit_role_text(text, path, updates, description)
+        if new_text != text:
+            write_text_atomic(path, new_text)
+        return path
+
+
+def set_flag(root: Root, name: str, key: str, value: bool) -> Path:
+    return edit(root, name, {key: value})
+
+
+def begin_editor_edit(root: Root, name: str) -> tuple[Path, bool]:
+    """The working copy the editor opens, and whether it resumes an earlier invalid save."""
+    with person_write(root):
+        path = _require_repo_role(root, name)
+        working = pending_edit(root, name)
+        if working.is_file():
+            return working, True
+        write_text_atomic(working, path.read_text(encoding="utf-8"))
+        return working, False
+
+
+def finish_editor_edit(root: Root, name: str) -> bool:
+    """Check the saved working copy; install it if valid. True when the role file changed."""
+    working = pending_edit(root, name)
+    with person_write(root):
+        path = _require_repo_role(root, name)
+        text = working.read_text(encoding="utf-8")
+        try:
+            parse_role(text, path, folder_name=name)
+        except RoleFileError as exc:
+            problems = [
+                Problem(display(working), p.line, p.key, p.message, p.hint) for p in exc.problems
+            ]
+            error = RoleFileError(problems)
+            error.hint = (
+                f"{problems[0].hint}. Your text is kept in {display(working)}; "
+                f"run `sdd role edit {name}` again to continue from it"
+            ).lstrip(". ")
+            raise error from None
+        changed = text != path.read_text(encoding="utf-8")
+        if changed:
+            write_text_atomic(path, text)
+        working.unlink()
+        return changed
+
+
+def _unique_name(root: Root, base: str, suffix: str) -> str:
+    for number in range(1, 1000):
+        candidate = f"{base}{suffix}" if number == 1 else f"{base}{suffix}-{number}"
+        if suffix == "" and number > 1:
+            candidate = f"{base}-{number}"
+        if len(candidate) > 40:
+            raise UsageError(f"no free name for a copy of '{base}' within 40 characters")
+        if candidate not in BUILTIN_NAMES and not role_folder(root, candidate).exists():
+            return candidate
+    raise UsageError(f"no free name for '{base}'")
+
+
+def duplicate(root: Root, name: str) -> str:
+    """`NAME-copy`: profile, settings, skills, routines and boundary; never the conversation."""
+    with person_write(root):
+        profile, _ = find_role(root, name)
+        if profile.path is None:
+            raise UsageError(f"'{name}' is {profile.source} and has no file to copy")
+        new_name = _unique_name(root, name, "-copy")
+        _install(
+            root,
+            profile.path.parent,
+            new_name,
+            {"role": new_name, "label": f"{profile.label} copy"},
+            None,
+        )
+        return new_name
+
+
+@dataclass(frozen=True)
+class Deleted:
+    profile: Path
+    local: Path | None
+
+
+def delete(root: Root, name: str) -> Deleted:
+    """Remove the profile with its routines, and the role's conversation and memory."""
+    with person_write(root):
+        _require_repo_role(root, name)
+        folder = role_folder(root, name)
+        local = local_folder(root, name)
+        shutil.rmtree(folder)
+        had_local = local.exists()
+        if had_local:
+            shutil.rmtree(local)
+        return Deleted(folder, local if had_local else None)
+
+
+def share(root: Root, name: str, force: bool = False) -> Path:
+    """Write templates/NAME/: job, description, skills, routines, boundary; no secrets."""
+    with person_write(root):
+        path = _require_repo_role(root, name)
+        target = root.path / "templates" / name
+        if target.exists() and not force:
+            raise RecordError(
+                f"{display(target)} exists already",
+                hint=f"pass --force to replace it with the current {name}",
+            )
+        profile = read_role(path, folder_name=name).profile
+        updates: dict[str, Any] = {"pinned": False, "hidden": False}
+        if profile.model:
+            updates["model"] = {k: v for k, v in profile.model.items() if not _is_secret(k)}
+        text = edit_role_text(path.read_text(encoding="utf-8"), path, updates)
+        staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=root.path))
+        try:
+            write_text_atomic(staging / "ROLE.md", text)
+            if (path.parent / "routines").is_dir():
+                shutil.copytree(path.parent / "routines", staging / "routines")
+            for skill in profile.skills:
+                source = root.sdd / "skills" / skill
+                if source.is_dir():
+                    shutil.copytree(source, staging / "skills" / skill)
+            if target.exists():
+                shutil.rmtree(target)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            staging.rename(target)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return target
+
+
+def _is_secret(key: str) -> bool:
+    return bool(_SECRET_KEY.search(key)) and key != "api_key_env"
+
+
+def add(root: Root, source: str, name: str | None = None) -> str:
+    """A template becomes a new role; the name is made unique, so adding twice makes two roles."""
+    with person_write(root):
+        folder = find_template(root, source)
+        template_name = read_role(folder / "ROLE.md", source="template").profile.name
+        base = name or template_name
+        _check_name(base)
+        new_name = _unique_name(root, base, "")
+        _install(root, folder, new_name, {"role": new_name}, None)
+        return new_name
+
+
+@dataclass(frozen=True)
+class Checked:
+    path: Path
+    problems: tuple[Problem, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not any(p.severity == "error" for p in self.problems)
+
+
+def validate(root: Root | None, target: Path | None) -> list[Checked]:
+    if target is None:
+        if root is None:
+            raise UsageError("name a role file or folder to check")
+        paths = sorted((root.sdd / "roles").glob("*/ROLE.md"))
+        paths += sorted((root.path / "templates").glob("*/ROLE.md"))
+    elif target.is_file():
+        paths = [target]
+    elif (target / "ROLE.md").is_file():
+        paths = [target / "ROLE.md"]
+    elif target.is_dir():
+        paths = sorted(target.rglob("ROLE.md"))
+    else:
+        raise RecordError(f"{target}: no such file or folder")
+    results = []
+    for path in paths:
+        folder_name = (
+            path.parent.name if path.parent.parent.name in ("roles", "templates") else None
+        )
+        try:
+            parsed = read_role(path, folder_name=folder_name)
+            results.append(Checked(path, parsed.warnings))
+        except RoleFileError as exc:
+            results.append(Checked(path, exc.problems))
+    return results

@@ -1,0 +1,88 @@
+"""A role's profile: what a ROLE.md says, normalized, plus where it came from."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+NAME_PATTERN = re.compile(r"^[a-z0-9-]{1,40}$")
+PRODUCES = ("reading", "scenario", "code", "release-notes", "plan", "review", "other")
+DELEGATION = ("allow", "deny")
+SOURCES = ("builtin", "repo", "user", "package", "template")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A boundary rule: a tool, and the exact inputs it matches (None: every call of the tool)."""
+
+    tool: str
+    inputs: dict[str, Any] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return (
+            {"tool": self.tool}
+            if self.inputs is None
+            else {"tool": self.tool, "inputs": self.inputs}
+        )
+
+
+@dataclass(frozen=True)
+class Boundary:
+    always_allow: tuple[Rule, ...] = ()
+    ask_first: tuple[Rule, ...] = ()
+
+    def as_dict(self) -> dict[str, list[dict[str, Any]]]:
+        return {
+            "always_allow": [r.as_dict() for r in self.always_allow],
+            "ask_first": [r.as_dict() for r in self.ask_first],
+        }
+
+
+@dataclass(frozen=True)
+class RoleProfile:
+    name: str
+    label: str
+    job: str
+    level: float
+    delegation: str
+    description: str
+    source: str = "repo"
+    path: Path | None = None
+    spawnable_roles: tuple[str, ...] | None = None
+    produces: str = "other"
+    scope: str | None = None
+    skills: tuple[str, ...] = ()
+    model: dict[str, Any] | None = None
+    pinned: bool = False
+    hidden: bool = False
+    boundary: Boundary = field(default_factory=Boundary)
+    deferred_tools: bool | None = None
+
+    @property
+    def level_text(self) -> str:
+        return str(int(self.level)) if float(self.level).is_integer() else str(self.level)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "label": self.label,
+            "job": self.job,
+            "level": int(self.level) if float(self.level).is_integer() else self.level,
+            "delegation": self.delegation,
+            "spawnable_roles": list(self.spawnable_roles)
+            if self.spawnable_roles is not None
+            else None,
+            "produces": self.produces,
+            "scope": self.scope,
+            "skills": list(self.skills),
+            "model": self.model,
+            "pinned": self.pinned,
+            "hidden": self.hidden,
+            "boundary": self.boundary.as_dict(),
+            "deferred_tools": self.deferred_tools,
+            "source": self.source,
+            "path": str(self.path) if self.path else None,
+            "description": self.description,
+        }

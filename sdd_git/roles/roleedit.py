@@ -1,0 +1,86 @@
+"""Changing a ROLE.md in place: a ruamel.yaml round trip of the front matter only.
+
+The person's comments, key order, quoting and indentation survive, and the body is kept byte for
+byte unless the change is to the description itself.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+from sdd_git.roles.rolefile import parse_role, split_front_matter
+from sdd_git.yamlio import display
+
+DELEGATION_KEY = "toolPolicy.delegation"
+
+
+def edit_role_text(
+    text: str,
+    path: Path,
+    updates: dict[str, Any] | None = None,
+    description: str | None = None,
+) -> str:
+    """The ROLE.md text with `updates` set in its front matter and, if given, a new description."""
+    split = split_front_matter(text, display(path))
+    front = split.front
+    if updates:
+        editor = _editor_for(front)
+        document = editor.load(front) or {}
+        for key, value in updates.items():
+            if key == DELEGATION_KEY and DELEGATION_KEY not in document:
+                policy = document.get("toolPolicy")
+                if isinstance(policy, dict):
+                    policy["delegation"] = value
+                    continue
+            document[key] = value
+        front = _dump(editor, document)
+    head = text[: text.index("\n") + 1]  # the opening '---' line as written
+    closing = "---\n"
+    if description is None:
+        body = split.body
+    else:
+        body = description.strip() + "\n" if description.strip() else ""
+    new_text = head + front + ("" if front.endswith("\n") else "\n") + closing + body
+    parse_role(new_text, path)  # never write a file that would not load
+    return new_text
+
+
+def _editor_for(front: str) -> Any:
+    """A round-trip YAML whose layout reproduces `front` unchanged, so untouched lines stay."""
+    from ruamel.yaml import YAML
+
+    best: tuple[int, Any] | None = None
+    original = front.splitlines()
+    for mapping in (2, 4):
+        for offset in (0, 2, 4):
+            editor = YAML(typ="rt")
+            editor.width = 4096
+            editor.preserve_quotes = True
+            editor.indent(mapping=mapping, sequence=offset + 2, offset=offset)
+            editor.representer.add_representer(type(None), _represent_null)
+            rendered = _dump(editor, editor.load(front)).splitlines()
+            same = sum(1 for a, b in zip(rendered, original, strict=False) if a == b)
+            if rendered == original:
+                return editor
+            if best is None or same > best[0]:
+                best = (same, editor)
+    assert best is not None
+    return best[1]
+
+
+def _represent_null(representer: Any, _data: None) -> Any:
+    return representer.represent_scalar("tag:yaml.org,2002:null", "null")
+
+
+def _dump(editor: Any, document: Any) -> str:
+    buffer = io.StringIO()
+    editor.dump(document, buffer)
+    return buffer.getvalue()
+
+
+def edit_role_file(
+    path: Path, updates: dict[str, Any] | None = None, description: str | None = None
+) -> str:
+    return edit_role_text(path.read_text(encoding="utf-8"), path, updates, description)

@@ -1,0 +1,520 @@
+"""ROLE.md: read it fast, validate it with file, line and key, and write it back canonically.
+
+Three shapes load: sdd's own (YAML front matter + the description as body); a pack of the other
+daemon (flat `key: value`, dotted keys, comma lists, no `job`: the job is the body's first
+sentence); an agent file of another host (Claude Code, Copilot: `name` and `description`).
+The two foreign shapes load unchanged, each with one warning; sdd itself writes canonical keys.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from sdd_git.errors import RecordError
+from sdd_git.roles.profile import (
+    DELEGATION,
+    NAME_PATTERN,
+    PRODUCES,
+    Boundary,
+    RoleProfile,
+    Rule,
+)
+from sdd_git.tools.catalog import TOOL_CLASSES
+from sdd_git.yamlio import display
+
+try:
+    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
+except AttributeError:  # pragma: no cover
+    _Loader = yaml.SafeLoader
+
+KNOWN_KEYS = frozenset(
+    {
+        "role",
+        "label",
+        "job",
+        "level",
+        "toolPolicy.delegation",
+        "toolPolicy",
+        "spawnableRoles",
+        "produces",
+        "scope",
+        "skills",
+        "model",
+        "pinned",
+        "hidden",
+        "boundary",
+        "deferredTools",
+    }
+)
+_DAEMON_KEYS = frozenset({"role", "level", "toolPolicy.delegation", "skills", "spawnableRoles"})
+_SCOPE = re.compile(r"^(product|module:[a-z0-9-]+|service:[a-z0-9-]+)$")
+_SENTENCE = re.compile(r"^(.+?[.!?])(\s|$)", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong (or odd) in a role file, where it is, and how to fix it."""
+
+    path: str
+    line: int
+    key: str | None
+    message: str
+    hint: str
+    severity: str = "error"  # or "warning"
+
+    def render(self) -> str:
+        where = f"{self.path}:{self.line}"
+        key = f" key '{self.key}':" if self.key else ""
+        return f"{where}:{key} {self.message}"
+
+
+class RoleFileError(RecordError):
+    """A role file that cannot load; `problems` holds every error found."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        first = problems[0]
+        extra = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        super().__init__(first.render() + extra, hint=first.hint)
+        self.problems = tuple(problems)
+
+
+@dataclass(frozen=True)
+class ParsedRole:
+    profile: RoleProfile
+    warnings: tuple[Problem, ...]
+
+
+@dataclass(frozen=True)
+class _Split:
+    front: str  # the front matter text, without the --- lines
+    body: str  # everything after the closing --- line, byte for byte
+    body_line: int  # 1-based line where the body starts
+
+
+def split_front_matter(text: str, where: str) -> _Split:
+    if not text.startswith("---\n") and not text.startswith("---\r\n"):
+        raise RoleFileError(
+            [
+                Problem(
+                    where, 1, None, "a role file must start with a '---' line",
+                    "put the keys (role, job, level, toolPolicy.delegation) between two '---' "
+                    "lines at the top, then the description",
+                )
+            ]
+        )  # fmt: skip
+    match = re.search(r"^---[ \t]*\r?$", text[4:], re.MULTILINE)
+    if match is None:
+        raise RoleFileError(
+            [
+                Problem(
+                    where, 1, None, "the front matter is never closed", "add a line '---' after it"
+                )
+            ]
+        )
+    front = text[4 : 4 + match.start()]
+    rest_start = 4 + match.end()
+    if text[rest_start : rest_start + 1] == "\n":
+        rest_start += 1
+    return _Split(front, text[rest_start:], text.count("\n", 0, rest_start) + 1)
+
+
+def _flat_parse(front: str) -> dict[str, Any] | None:
+    """The other daemon's flat `key: value` shape, read without YAML; None if it is not that."""
+    data: dict[str, Any] = {}
+    for raw in front.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, sep, value = line.partition(":")
+        if not sep or not key.strip() or raw[:1] in (" ", "\t"):
+            return None
+        data[key.strip()] = value.strip()
+    return data
+
+
+def _load_front(front: str, where: str, line_offset: int) -> tuple[dict[str, Any], bool]:
+    """The front matter as a mapping, and whether it was read as a flat daemon pack."""
+    try:
+        data = yaml.load(front, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        flat = _flat_parse(front)
+        if flat is not None and "role" in flat and "job" not in flat:
+            return flat, True
+        mark = exc.problem_mark or exc.context_mark
+        line = (mark.line if mark else 0) + line_offset
+        raise RoleFileError(
+            [
+                Problem(
+                    where,
+                    line,
+                    None,
+                    f"this is not valid YAML: {exc.problem or exc.context}",
+                    "check the indentation (keys of a block start in the same column), a missing "
+                    "':' or an unclosed quote or bracket",
+                )
+            ]
+        ) from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise RoleFileError(
+            [Problem(where, line_offset, None, "the front matter must be `key: value` lines", "")]
+        )
+    return data, False
+
+
+def _key_lines(front: str, line_offset: int) -> dict[str, int]:
+    """Dotted key paths of the front matter -> 1-based file lines. Only built when reporting."""
+    lines: dict[str, int] = {}
+    try:
+        node = yaml.compose(front, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        for index, raw in enumerate(front.splitlines()):
+            key = raw.partition(":")[0].strip()
+            if key and not raw.startswith((" ", "\t", "#")):
+                lines.setdefault(key, index + line_offset)
+        return lines
+
+    def walk(current: yaml.Node | None, prefix: str) -> None:
+        if isinstance(current, yaml.MappingNode):
+            for key_node, value_node in current.value:
+                path = f"{prefix}{key_node.value}"
+                lines.setdefault(path, key_node.start_mark.line + line_offset)
+                walk(value_node, path + ".")
+        elif isinstance(current, yaml.SequenceNode):
+            for index, item in enumerate(current.value):
+                path = f"{prefix}{index}"
+                lines.setdefault(path, item.start_mark.line + line_offset)
+                walk(item, path + ".")
+
+    walk(node, "")
+    return lines
+
+
+class _Checker:
+    """Collects problems with their key paths; lines are resolved once, at the end."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.found: list[tuple[str, str | None, str, str]] = []  # severity, key, message, hint
+
+    def error(self, key: str | None, message: str, hint: str) -> None:
+        self.found.append(("error", key, message, hint))
+
+    def warn(self, key: str | None, message: str, hint: str = "") -> None:
+        self.found.append(("warning", key, message, hint))
+
+    def problems(self, front: str, line_offset: int, flat: bool) -> list[Problem]:
+        if not self.found:
+            return []
+        lines = _key_lines(front, line_offset) if not flat else _flat_lines(front, line_offset)
+        out = []
+        for severity, key, message, hint in self.found:
+            line = _line_for(lines, key, line_offset - 1)
+            out.append(Problem(self.where, line, key, message, hint, severity))
+        return out
+
+
+def _flat_lines(front: str, line_offset: int) -> dict[str, int]:
+    lines: dict[str, int] = {}
+    for index, raw in enumerate(front.splitlines()):
+        key = raw.partition(":")[0].strip()
+        if key:
+            lines.setdefault(key, index + line_offset)
+    return lines
+
+
+def _line_for(lines: dict[str, int], key: str | None, fallback: int) -> int:
+    while key:
+        if key in lines:
+            return lines[key]
+        key = key.rpartition(".")[0] if "." in key else None
+    return max(fallback, 1)
+
+
+def _names(value: Any, checker: _Checker, key: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    items = [v.strip() for v in value.split(",")] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+        checker.error(key, "must be a list of names", f"write {key}: [a, b] or {key}: a, b")
+        return None
+    return tuple(v for v in items if v)
+
+
+def _rules(value: Any, checker: _Checker, key: str, need_inputs: bool) -> tuple[Rule, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        checker.error(key, "must be a list of rules", f"write {key}: [] or '- {{tool: git_push}}'")
+        return ()
+    rules = []
+    for index, item in enumerate(value):
+        at = f"{key}.{index}"
+        if not isinstance(item, dict) or not isinstance(item.get("tool"), str):
+            checker.error(at, "a rule is a mapping with a 'tool'", "write - {tool: git_push}")
+            continue
+        tool = item["tool"]
+        if tool not in TOOL_CLASSES:
+            checker.error(
+                f"{at}.tool",
+                f"'{tool}' is not a tool",
+                "name one of: " + ", ".join(sorted(TOOL_CLASSES)),
+            )
+            continue
+        inputs = item.get("inputs")
+        if inputs is not None and not isinstance(inputs, dict):
+            checker.error(f"{at}.inputs", "inputs must be a mapping", "write inputs: {key: value}")
+            continue
+        if need_inputs and inputs is None:
+            checker.error(
+                at,
+                "an always_allow rule must name the exact inputs it allows",
+                "add inputs: {...} (use {} for a call with no inputs); only the same inputs match",
+            )
+            continue
+        for extra in sorted(set(item) - {"tool", "inputs"}):
+            checker.warn(f"{at}.{extra}", f"unknown key '{extra}' in a rule is ignored")
+        rules.append(Rule(tool, inputs))
+    return tuple(rules)
+
+
+def _flag(data: dict[str, Any], key: str, checker: _Checker) -> bool:
+    value = data.get(key, False)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        checker.error(key, f"must be true or false, not {value!r}", f"write {key}: true")
+        return False
+    return value
+
+
+def _first_sentence(body: str) -> str:
+    text = " ".join(body.split())
+    match = _SENTENCE.match(text)
+    return (match.group(1) if match else text)[:200]
+
+
+def parse_role(
+    text: str, path: Path | None = None, source: str = "repo", folder_name: str | None = None
+) -> ParsedRole:
+    """Parse and validate a ROLE.md; raise RoleFileError listing every error."""
+    where = display(path) if path else "<ROLE.md>"
+    split = split_front_matter(text, where)
+    data, flat = _load_front(split.front, where, 2)
+    checker = _Checker(where)
+    body = split.body
+    description = body.strip()
+
+    shape = "sdd"
+    if "role" not in data and "name" in data:
+        shape = "host"
+        checker.warn(
+            None,
+            "an agent file of another host: 'name' is read as role, 'description' as job, "
+            "and a missing level and delegation default to 0 and deny",
+        )
+        data = {**data}
+        data["role"] = data.pop("name")
+        if "description" in data:
+            data["job"] = data.pop("description")
+        data.setdefault("level", 0)
+        if "toolPolicy.delegation" not in data and "toolPolicy" not in data:
+            data["toolPolicy.delegation"] = "deny"
+        for foreign in ("tools", "color", "mode", "permission", "target"):
+            data.pop(foreign, None)
+        if not isinstance(data.get("model"), dict):
+            data.pop("model", None)  # a host's model alias, not an sdd provider
+    elif "job" not in data and "role" in data and set(data) <= _DAEMON_KEYS:
+        shape = "daemon"
+        checker.warn(
+            None,
+            "a pack of the other daemon: its job is taken from the first sentence of its body",
+        )
+        data = {**data, "job": _first_sentence(body)}
+
+    name = data.get("role")
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        checker.error(
+            "role",
+            f"the name must be lowercase letters, digits and '-', 1-40 characters, not {name!r}"
+            if name is not None
+            else "is missing",
+            "add 'role: builder' (the role's name, as its folder is named)",
+        )
+        name = folder_name or "unnamed"
+    elif folder_name is not None and name != folder_name:
+        checker.error(
+            "role",
+            f"the name '{name}' does not match its folder '{folder_name}'",
+            f"rename the folder or write role: {folder_name}",
+        )
+
+    job = data.get("job")
+    if job is None:
+        checker.error(
+            "job" if "job" in data else None,
+            "key 'job' is missing: a role has one job",
+            "add a line like 'job: Implement accepted spec sections for the expenses service'",
+        )
+        job = ""
+    elif not isinstance(job, str) or not job.strip():
+        checker.error(
+            "job", "is blank: a role has one job", "write the role's one job after 'job:'"
+        )
+        job = ""
+
+    level_raw = data.get("level")
+    level = 0.0
+    if level_raw is None:
+        checker.error(None, "key 'level' is missing", "add 'level: 0' (higher is more privileged)")
+    else:
+        if flat and isinstance(level_raw, str):
+            with contextlib.suppress(ValueError):
+                level_raw = float(level_raw)
+        if isinstance(level_raw, bool) or not isinstance(level_raw, int | float):
+            checker.error(
+                "level", f"must be a number, not {level_raw!r}", "write a number, e.g. level: 10"
+            )
+        elif not math.isfinite(level_raw):
+            checker.error("level", "must be a finite number", "write a number, e.g. level: 10")
+        else:
+            level = float(level_raw)
+
+    delegation = data.get("toolPolicy.delegation")
+    delegation_key = "toolPolicy.delegation"
+    nested = data.get("toolPolicy")
+    if delegation is None and isinstance(nested, dict):
+        delegation = nested.get("delegation")
+    if delegation is None:
+        checker.error(
+            None,
+            "key 'toolPolicy.delegation' is missing",
+            "add 'toolPolicy.delegation: deny' (or allow, to let the role delegate)",
+        )
+        delegation = "deny"
+    elif delegation not in DELEGATION:
+        checker.error(
+            delegation_key,
+            f"must be allow or deny, not {delegation!r}",
+            "write toolPolicy.delegation: deny",
+        )
+        delegation = "deny"
+
+    produces = data.get("produces", "other")
+    if produces not in PRODUCES:
+        checker.error(
+            "produces", f"{produces!r} is not known", "use one of: " + ", ".join(PRODUCES)
+        )
+        produces = "other"
+
+    scope = data.get("scope")
+    if scope is not None and (not isinstance(scope, str) or not _SCOPE.match(scope)):
+        checker.error(
+            "scope", f"{scope!r} is not a scope", "use product, module:NAME or service:NAME"
+        )
+        scope = None
+
+    label = data.get("label", name)
+    if not isinstance(label, str) or not label.strip():
+        checker.error("label", "must be text", "write label: Builder")
+        label = name
+
+    model = data.get("model")
+    if model is not None and not isinstance(model, dict):
+        checker.error(
+            "model", "must be a mapping or null", "write model: {kind: anthropic, model: ...}"
+        )
+        model = None
+
+    deferred = data.get("deferredTools")
+    if deferred is not None and not isinstance(deferred, bool):
+        checker.error("deferredTools", "must be true or false", "write deferredTools: true")
+        deferred = None
+
+    boundary_raw = data.get("boundary") or {}
+    if not isinstance(boundary_raw, dict):
+        checker.error(
+            "boundary", "must be a mapping", "write boundary: {always_allow: [], ask_first: []}"
+        )
+        boundary_raw = {}
+    for extra in sorted(set(boundary_raw) - {"always_allow", "ask_first"}):
+        checker.warn(f"boundary.{extra}", f"unknown key '{extra}' in the boundary is ignored")
+    boundary = Boundary(
+        always_allow=_rules(
+            boundary_raw.get("always_allow"), checker, "boundary.always_allow", True
+        ),
+        ask_first=_rules(boundary_raw.get("ask_first"), checker, "boundary.ask_first", False),
+    )
+
+    if shape == "sdd":
+        for key in sorted(set(data) - KNOWN_KEYS, key=str):
+            checker.warn(str(key), f"unknown key '{key}' is ignored", "check its spelling")
+
+    profile = RoleProfile(
+        name=name,
+        label=label.strip() if isinstance(label, str) else name,
+        job=job.strip() if isinstance(job, str) else "",
+        level=level,
+        delegation=str(delegation),
+        description=description,
+        source=source,
+        path=path,
+        spawnable_roles=_names(data.get("spawnableRoles"), checker, "spawnableRoles"),
+        produces=str(produces),
+        scope=scope,
+        skills=_names(data.get("skills"), checker, "skills") or (),
+        model=model,
+        pinned=_flag(data, "pinned", checker),
+        hidden=_flag(data, "hidden", checker),
+        boundary=boundary,
+        deferred_tools=deferred,
+    )
+    problems = checker.problems(split.front, 2, flat)
+    errors = [p for p in problems if p.severity == "error"]
+    if errors:
+        raise RoleFileError(errors)
+    return ParsedRole(profile, tuple(p for p in problems if p.severity == "warning"))
+
+
+def read_role(path: Path, source: str = "repo", folder_name: str | None = None) -> ParsedRole:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RecordError(f"{display(path)}: role file not found") from None
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"{display(path)}: not UTF-8 text ({exc.reason})") from None
+    return parse_role(text, path, source, folder_name)
+
+
+def render_role(profile: RoleProfile) -> str:
+    """A new ROLE.md in the canonical shape."""
+    from sdd_git.yamlio import dump_yaml
+
+    data: dict[str, Any] = {
+        "role": profile.name,
+        "label": profile.label,
+        "job": profile.job,
+        "level": int(profile.level) if float(profile.level).is_integer() else profile.level,
+        "toolPolicy.delegation": profile.delegation,
+    }
+    if profile.spawnable_roles is not None:
+        data["spawnableRoles"] = list(profile.spawnable_roles)
+    data["produces"] = profile.produces
+    if profile.scope:
+        data["scope"] = profile.scope
+    data["skills"] = list(profile.skills)
+    if profile.model:
+        data["model"] = profile.model
+    data["pinned"] = profile.pinned
+    data["hidden"] = profile.hidden
+    data["boundary"] = profile.boundary.as_dict()
+    description = profile.description.strip()
+    return "---\n" + dump_yaml(data) + "---\n" + (description + "\n" if description else "")
