@@ -3,7 +3,8 @@
 Run it as `python benchmarks/run.py [--runs N] [--quick] [--case TEXT]`. It builds synthetic sdd
 roots in a temporary folder by writing their files directly (no `sdd` calls), runs each case once
 untimed to warm the disk cache (a non-zero exit there stops everything, with the command's
-stderr), then times N runs and prints a markdown table of median, min and max in milliseconds.
+stderr; so does a case's own `check` of the warm-up output), then times N runs and prints a
+markdown table of median, min and max in milliseconds.
 
 Stdlib only. To add a row, add a `Case` in `build_cases` (and, if it needs one, a synthetic root
 in `build_roots`).
@@ -47,6 +48,8 @@ class Case:
     cwd: Path
     goal_ms: float | None = None
     setup_before_each: Callable[[], None] | None = None
+    # Checks the warm-up run's (stdout, stderr); returns what is wrong, or None.
+    check: Callable[[str, str], str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -154,11 +157,49 @@ class SectionReviser:
         add_change(self.root, 1, many_sections_body(self.sections, self.revision))
 
 
+def role_file(number: int) -> str:
+    """A canonical ROLE.md (CONTRACT.md section 3); every 10th is pinned, every 7th hidden."""
+    name = f"role-{number:04d}"
+    pinned = "true" if number % 10 == 0 else "false"
+    hidden = "true" if number % 7 == 0 else "false"
+    return (
+        f"---\nrole: {name}\nlabel: Role {number:04d}\n"
+        f"job: Implement accepted spec sections for service {number}\nlevel: 10\n"
+        "toolPolicy.delegation: deny\nproduces: code\nskills: []\n"
+        f"pinned: {pinned}\nhidden: {hidden}\n"
+        "boundary:\n"
+        "  always_allow:\n"
+        '    - {tool: run_command, inputs: {command: "pytest -q"}}\n'
+        "  ask_first:\n"
+        "    - {tool: git_push}\n"
+        "---\n"
+        f"You are {name}. Your one job is to turn accepted spec sections of service {number} into\n"
+        "working code, and nothing beyond them. Work only from accepted sections and cite their\n"
+        "check ids. A missing source is reported as missing, never invented.\n"
+    )
+
+
+def add_roles(root: Path, count: int) -> None:
+    for number in range(1, count + 1):
+        write(root / ".sdd" / "roles" / f"role-{number:04d}" / "ROLE.md", role_file(number))
+
+
+class RoleCacheDropper:
+    """Before each run, deletes the role cache, so `sdd role list` parses every file again."""
+
+    def __init__(self, root: Path) -> None:
+        self.path = root / ".sdd" / "local" / "cache" / "roles.json"
+
+    def __call__(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
 @dataclass(frozen=True)
 class Roots:
     changes_1000: Path
     spec_200: Path
     spec_200_reviser: SectionReviser
+    roles_1000: Path
 
 
 def build_roots(base: Path) -> Roots:
@@ -168,10 +209,36 @@ def build_roots(base: Path) -> Roots:
     spec_200 = make_root(base / "spec-200")
     reviser = SectionReviser(spec_200, 200)
     reviser()
-    return Roots(changes_1000=changes_1000, spec_200=spec_200, spec_200_reviser=reviser)
+    roles_1000 = make_root(base / "roles-1000")
+    add_roles(roles_1000, 1000)
+    return Roots(
+        changes_1000=changes_1000,
+        spec_200=spec_200,
+        spec_200_reviser=reviser,
+        roles_1000=roles_1000,
+    )
 
 
 # --- the cases ----------------------------------------------------------------------------------
+
+
+def check_role_list(stdout: str, stderr: str) -> str | None:
+    """A visible role is listed (role-0001: neither pinned nor hidden) and nothing warned."""
+    warnings = [line for line in stderr.splitlines() if line.lstrip().startswith("warning:")]
+    if warnings:
+        return "warnings on stderr:\n" + "\n".join(warnings[:10])
+    if not any("role-0001" in line for line in stdout.splitlines()):
+        return "no line for the visible role role-0001 on stdout"
+    if "role-0007" in stdout:
+        return "the hidden role role-0007 was listed"
+    return None
+
+
+def check_role_show(stdout: str, stderr: str) -> str | None:
+    warnings = [line for line in stderr.splitlines() if line.lstrip().startswith("warning:")]
+    if warnings:
+        return "warnings on stderr:\n" + "\n".join(warnings[:10])
+    return None if "role-0500" in stdout else "role-0500 is not in stdout"
 
 
 def build_cases(sdd: list[str], roots: Roots, base: Path) -> list[Case]:
@@ -189,6 +256,27 @@ def build_cases(sdd: list[str], roots: Roots, base: Path) -> list[Case]:
             [*sdd, "accept", "section", "SPEC-0001#S200", "--words", "ok"],
             roots.spec_200,
             setup_before_each=roots.spec_200_reviser,
+        ),
+        Case(
+            "`sdd role list` (1,000 roles)",
+            [*sdd, "role", "list"],
+            roots.roles_1000,
+            goal_ms=150,
+            check=check_role_list,
+        ),
+        Case(
+            "`sdd role list` (1,000 roles, cold cache)",
+            [*sdd, "role", "list"],
+            roots.roles_1000,
+            setup_before_each=RoleCacheDropper(roots.roles_1000),
+            check=check_role_list,
+        ),
+        Case(
+            "`sdd role show role-0500` (1,000 roles)",
+            [*sdd, "role", "show", "role-0500"],
+            roots.roles_1000,
+            goal_ms=100,
+            check=check_role_show,
         ),
     ]
 
@@ -213,20 +301,32 @@ def warm_up(case: Case, env: dict[str, str]) -> None:
             f"benchmark case {case.name} failed on warm-up (exit {done.returncode})\n"
             f"command: {' '.join(case.argv)}\ncwd: {case.cwd}\nstderr:\n{stderr}"
         )
-
-
-def measure(case: Case, runs: int, env: dict[str, str]) -> Result:
-    warm_up(case, env)
-    times = []
-    for _ in range(runs):
-        elapsed, done = run_once(case, env)
-        if done.returncode != 0:
-            stderr = done.stderr.decode("utf-8", "replace").strip()
+    if case.check is not None:
+        stdout = done.stdout.decode("utf-8", "replace")
+        problem = case.check(stdout, done.stderr.decode("utf-8", "replace"))
+        if problem is not None:
             raise SystemExit(
-                f"benchmark case {case.name} failed (exit {done.returncode})\nstderr:\n{stderr}"
+                f"benchmark case {case.name}: unexpected warm-up output: {problem}\n"
+                f"command: {' '.join(case.argv)}\ncwd: {case.cwd}\nstdout (start):\n{stdout[:2000]}"
             )
-        times.append(elapsed)
-    return Result(case, times)
+
+
+def measure(cases: list[Case], runs: int, env: dict[str, str]) -> list[Result]:
+    """Round-robin: run i of every case before run i+1 of any, so a slow spell on a shared
+    machine lands on every row alike instead of on whichever case was running then."""
+    for case in cases:
+        warm_up(case, env)
+    times: dict[str, list[float]] = {case.name: [] for case in cases}
+    for _ in range(runs):
+        for case in cases:
+            elapsed, done = run_once(case, env)
+            if done.returncode != 0:
+                stderr = done.stderr.decode("utf-8", "replace").strip()
+                raise SystemExit(
+                    f"benchmark case {case.name} failed (exit {done.returncode})\nstderr:\n{stderr}"
+                )
+            times[case.name].append(elapsed)
+    return [Result(case, times[case.name]) for case in cases]
 
 
 def goal_cells(result: Result) -> tuple[str, str]:
@@ -238,14 +338,16 @@ def goal_cells(result: Result) -> tuple[str, str]:
 
 def table(results: list[Result]) -> str:
     lines = [
-        "| case | median ms | min ms | max ms | goal ms | within goal |",
-        "| --- | ---: | ---: | ---: | ---: | :---: |",
+        "| case | median ms | min ms | max ms | median - floor ms | goal ms | within goal |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | :---: |",
     ]
+    floor = next((r.median for r in results if r.case.name.startswith("`python -c pass`")), None)
     for result in results:
         goal, within = goal_cells(result)
+        over = "-" if floor is None else f"{result.median - floor:.1f}"
         lines.append(
             f"| {result.case.name} | {result.median:.1f} | {min(result.times_ms):.1f} "
-            f"| {max(result.times_ms):.1f} | {goal} | {within} |"
+            f"| {max(result.times_ms):.1f} | {over} | {goal} | {within} |"
         )
     return "\n".join(lines)
 
@@ -265,6 +367,23 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def compile_package() -> str:
+    """Compile sdd_git to bytecode first, as pip does when it installs a package.
+
+    An editable install under PYTHONDONTWRITEBYTECODE (set on these machines) never caches
+    bytecode, so every run would recompile the package's sources: a cost no installed copy has.
+    """
+    import compileall
+    import importlib.util
+
+    spec = importlib.util.find_spec("sdd_git")
+    if spec is None or not spec.submodule_search_locations:
+        return "sdd_git not importable here; not compiled"
+    folder = next(iter(spec.submodule_search_locations))
+    compileall.compile_dir(folder, quiet=1)
+    return f"compiled {folder} with compileall, as pip does on install"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     sdd, how, extra_env = sdd_command()
@@ -273,13 +392,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"machine: {platform.machine()}, {platform.platform()}, {os.cpu_count()} cpus")
     print(f"sdd: {how}")
     print(f"runs per case: {args.runs} (after one untimed warm-up run)")
+    print(f"bytecode: {compile_package()}")
     with tempfile.TemporaryDirectory(prefix="sdd-bench-") as tmp:
         base = Path(tmp).resolve()
         roots = build_roots(base)
+        os.sync()  # let the writeback of thousands of new files finish before anything is timed
         cases = build_cases(sdd, roots, base)
         if args.case:
             cases = [c for c in cases if any(text in c.name for text in args.case)]
-        results = [measure(case, args.runs, env) for case in cases]
+        results = measure(cases, args.runs, env)
     print()
     print(table(results))
     return 0

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sdd_git.errors import RecordError
+from sdd_git.paths import display
 from sdd_git.root import Root
-from sdd_git.yamlio import display, read_mapping
 
 
 @dataclass(frozen=True)
@@ -18,6 +18,8 @@ class RolesConfig:
 def roles_config(root: Root | None) -> RolesConfig:
     if root is None or not root.config.is_file():
         return RolesConfig()
+    from sdd_git.yamlio import read_mapping
+
     data = read_mapping(root.config)
     section = data.get("roles") or {}
     where = display(root.config)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import SddError
 
 CONFIG_RELATIVE = Path(".sdd") / "config.yaml"
@@ -100,6 +98,7 @@ class InitReport:
 
 def init_root(folder: Path, product: str | None) -> InitReport:
     """Create whatever is missing of the sdd layout in `folder`. Idempotent; commits nothing."""
+    from sdd_git.atomicfile import write_text_atomic
     from sdd_git.records.person import refuse_inside_run
 
     refuse_inside_run()
@@ -139,6 +138,7 @@ def init_root(folder: Path, product: str | None) -> InitReport:
 
 
 def _set_product_name(root: Root, product: str) -> None:
+    from sdd_git.atomicfile import write_text_atomic
     from sdd_git.yamlio import edit_mapping, read_mapping
 
     if read_mapping(root.product).get("name") != product:
@@ -146,6 +146,8 @@ def _set_product_name(root: Root, product: str) -> None:
 
 
 def _inside_git_work_tree(folder: Path) -> bool:
+    import subprocess
+
     result = subprocess.run(
         ["git", "rev-parse", "--is-inside-work-tree"],
         cwd=folder,
@@ -157,6 +159,8 @@ def _inside_git_work_tree(folder: Path) -> bool:
 
 
 def _git_init(folder: Path) -> None:
+    import subprocess
+
     try:
         result = subprocess.run(
             ["git", "init", "--quiet"], cwd=folder, capture_output=True, text=True, check=False
@@ -170,6 +174,8 @@ def _git_init(folder: Path) -> None:
 
 
 def _ensure_gitignore(folder: Path) -> bool:
+    from sdd_git.atomicfile import write_text_atomic
+
     path = folder / ".gitignore"
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     present = {line.strip() for line in text.splitlines()}

@@ -14,19 +14,12 @@ from typing import Any
 import yaml
 
 from sdd_git.errors import RecordError
+from sdd_git.paths import display as display  # re-exported for the record modules
 
 try:
     _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
 except AttributeError:  # pragma: no cover - PyYAML built without libyaml
     _Loader = yaml.SafeLoader
-
-
-def display(path: Path) -> str:
-    """A path as the person would type it: relative to the working folder when that is shorter."""
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
 
 
 def parse_yaml(text: str, source: Path, line_offset: int = 0) -> Any:

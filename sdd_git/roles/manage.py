@@ -15,6 +15,7 @@ from typing import Any
 
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError, UsageError
+from sdd_git.paths import display
 from sdd_git.records.person import person_write
 from sdd_git.roles.profile import NAME_PATTERN, RoleProfile
 from sdd_git.roles.registry import BUILTIN_NAMES, find_role, repo_role_path
@@ -22,7 +23,6 @@ from sdd_git.roles.roleedit import edit_role_text
 from sdd_git.roles.rolefile import Problem, RoleFileError, parse_role, read_role, render_role
 from sdd_git.roles.templates import find_template
 from sdd_git.root import Root
-from sdd_git.yamlio import display
 
 _SECRET_KEY = re.compile(r"(key|token|secret|password|credential)", re.IGNORECASE)
 
@@ -333,5 +333,5 @@ def validate(root: Root | None, target: Path | None) -> list[Checked]:
             parsed = read_role(path, folder_name=folder_name)
             results.append(Checked(path, parsed.warnings))
         except RoleFileError as exc:
-            results.append(Checked(path, exc.problems))
+            results.append(Checked(path, exc.problems + exc.warnings))
     return results

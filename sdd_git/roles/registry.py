@@ -8,26 +8,21 @@ skipped with a one-line warning; it never breaks the registry.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import hashlib
-import json
 import os
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from sdd_git.config import roles_config
 from sdd_git.errors import RecordError
-from sdd_git.roles.profile import Boundary, RoleProfile, Rule
-from sdd_git.roles.rolefile import RoleFileError, parse_role
+from sdd_git.paths import display
+from sdd_git.roles.cache import RoleCache
+from sdd_git.roles.profile import RoleProfile
 from sdd_git.roles.templates import shipped_dir
 from sdd_git.root import Root
-from sdd_git.yamlio import display
 
 ENTRY_POINT_GROUP = "sdd_git.roles"
-_CACHE_VERSION = 1
 
 EXECUTOR = RoleProfile(
     name="executor",
@@ -76,14 +71,35 @@ def repo_role_path(root: Root, name: str) -> Path:
     return root.sdd / "roles" / name / "ROLE.md"
 
 
-def _folders(base: Path) -> list[Path]:
-    if not base.is_dir():
-        return []
-    # A dot folder is a half-made copy (or someone's backup), never a role.
-    return sorted(p for p in base.glob("*/ROLE.md") if not p.parent.name.startswith("."))
+def _any_role_entry_points() -> bool:
+    """Whether an installed distribution declares the group, without importing importlib.metadata.
+
+    That import costs about 20 ms, more than listing 1,000 cached roles; reading each
+    distribution's entry_points.txt costs a millisecond or two.
+    """
+    marker = f"[{ENTRY_POINT_GROUP}]"
+    for folder in sys.path:
+        try:
+            entries = os.scandir(folder or ".")
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                if entry.name.endswith((".dist-info", ".egg-info")):
+                    try:
+                        with open(
+                            os.path.join(entry.path, "entry_points.txt"), encoding="utf-8"
+                        ) as f:
+                            if marker in f.read():
+                                return True
+                    except OSError:
+                        continue
+    return False
 
 
 def _entry_point_texts(warnings: list[str]) -> Iterator[tuple[str, str]]:
+    if not _any_role_entry_points():
+        return
     from importlib.metadata import entry_points
 
     for entry in entry_points(group=ENTRY_POINT_GROUP):
@@ -102,164 +118,100 @@ def _entry_point_texts(warnings: list[str]) -> Iterator[tuple[str, str]]:
             yield (where if len(texts) == 1 else f"{where} #{index + 1}"), text
 
 
-def _cap(profile: RoleProfile, cap: float | None, where: str, warnings: list[str]) -> RoleProfile:
+def _text(where: str | Path) -> str:
+    return display(where) if isinstance(where, Path) else where
+
+
+def _cap(
+    profile: RoleProfile, cap: float | None, where: str | Path, warnings: list[str]
+) -> RoleProfile:
     if cap is not None and profile.delegation == "allow" and profile.level > cap:
         warnings.append(
-            f"warning: {where}: {profile.name} grants itself delegation allow at level "
+            f"warning: {_text(where)}: {profile.name} grants itself delegation allow at level "
             f"{profile.level_text}, above roles.max_grantable_delegation {cap:g}: loaded as deny"
         )
         return dataclasses.replace(profile, delegation="deny")
     return profile
 
 
-class _RepoCache:
-    """Parsed repo roles keyed by the sha256 of the file: listing 1,000 roles reads no YAML."""
+def _problem_line(exc: RecordError) -> str:
+    """One line for a file that did not load: its first problem, or the error itself."""
+    problems = getattr(exc, "problems", None)
+    return problems[0].render() if problems else exc.message
 
-    def __init__(self, root: Root) -> None:
-        self.path = root.local / "cache" / "roles.json"
-        self.entries: dict[str, Any] = {}
-        self.dirty = False
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            if data.get("version") == _CACHE_VERSION:
-                self.entries = data.get("roles", {})
-        except (OSError, ValueError, AttributeError):
-            pass
 
-    def parse(self, path: Path, name: str) -> tuple[RoleProfile, list[str]]:
-        raw = path.read_bytes()
-        digest = hashlib.sha256(raw).hexdigest()
-        key = name
-        cached = self.entries.get(key)
-        if isinstance(cached, dict) and cached.get("sha") == digest:
+def _load(
+    cache: RoleCache,
+    key: str,
+    path: Path | str,
+    source: str,
+    warnings: list[str],
+    text: str | None = None,
+) -> RoleProfile | None:
+    """A role from a file (`path`) or, for a package's pack, from `text` named by `path`."""
+    try:
+        if isinstance(path, Path):
             try:
-                return _from_cache(cached["profile"], path), list(cached.get("warnings", []))
-            except (KeyError, TypeError, ValueError):
-                pass
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise RecordError(f"{display(path)}: not UTF-8 text ({exc.reason})") from None
-        parsed = parse_role(text, path, "repo", folder_name=name)
-        warnings = [f"warning: {w.render()}" for w in parsed.warnings]
-        self.entries[key] = {
-            "sha": digest,
-            "profile": _to_cache(parsed.profile),
-            "warnings": warnings,
-        }
-        self.dirty = True
-        return parsed.profile, warnings
-
-    def save(self, live: set[str]) -> None:
-        stale = set(self.entries) - live
-        for key in stale:
-            del self.entries[key]
-        if not (self.dirty or stale):
-            return
-        from sdd_git.atomicfile import write_text_atomic
-
-        with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
-            write_text_atomic(
-                self.path, json.dumps({"version": _CACHE_VERSION, "roles": self.entries})
-            )
-
-
-def _to_cache(profile: RoleProfile) -> dict[str, Any]:
-    data = profile.as_dict()
-    data.pop("path")
-    return data
-
-
-def _from_cache(data: dict[str, Any], path: Path) -> RoleProfile:
-    boundary = data["boundary"]
-    return RoleProfile(
-        name=data["name"],
-        label=data["label"],
-        job=data["job"],
-        level=float(data["level"]),
-        delegation=data["delegation"],
-        description=data["description"],
-        source=data["source"],
-        path=path,
-        spawnable_roles=tuple(data["spawnable_roles"])
-        if data["spawnable_roles"] is not None
-        else None,
-        produces=data["produces"],
-        scope=data["scope"],
-        skills=tuple(data["skills"]),
-        model=data["model"],
-        pinned=bool(data["pinned"]),
-        hidden=bool(data["hidden"]),
-        boundary=Boundary(
-            always_allow=tuple(Rule(r["tool"], r.get("inputs")) for r in boundary["always_allow"]),
-            ask_first=tuple(Rule(r["tool"], r.get("inputs")) for r in boundary["ask_first"]),
-        ),
-        deferred_tools=data["deferred_tools"],
-    )
+                profile, notes = cache.file_profile(key, path, source, path.parent.name)
+            except (FileNotFoundError, NotADirectoryError):
+                return None  # a folder without a ROLE.md is not a role
+        else:
+            profile, notes = cache.text_profile(key, (text or "").encode(), None, source, None)
+    except (RecordError, OSError) as exc:
+        line = _problem_line(exc) if isinstance(exc, RecordError) else str(exc.strerror)
+        shown = (
+            line
+            if isinstance(path, Path) and isinstance(exc, RecordError)
+            else f"{_text(path)}: {line}"
+        )
+        warnings.append(f"warning: skipped {shown}")
+        return None
+    if source != "template":
+        warnings.extend(notes)
+    return profile
 
 
 def load_registry(root: Root | None) -> Registry:
-    cap = roles_config(root).max_grantable_delegation
+    cache = RoleCache(root)
+    cap = cache.roles_config(root).max_grantable_delegation if root is not None else None
     warnings: list[str] = []
     chosen: dict[str, RoleProfile] = {r.name: r for r in BUILTINS}
 
-    def offer(profile: RoleProfile, where: str) -> None:
+    def offer(profile: RoleProfile | None, where: str | Path) -> None:
+        if profile is None:
+            return
         if profile.name in BUILTIN_NAMES:
             warnings.append(
-                f"warning: ignored {where}: '{profile.name}' is a built-in role "
+                f"warning: ignored {_text(where)}: '{profile.name}' is a built-in role "
                 "and cannot be shadowed"
             )
             return
         if profile.name not in chosen:
             chosen[profile.name] = _cap(profile, cap, where, warnings)
 
+    def offer_files(base: Path, source: str) -> None:
+        # os-level listing and string paths: pathlib's glob and sorting cost more than the
+        # rest of listing 1,000 roles.
+        try:
+            names = sorted(n for n in os.listdir(base) if not n.startswith("."))
+        except OSError:
+            return
+        folder = str(base)
+        for name in names:
+            path = Path(os.path.join(folder, name, "ROLE.md"))
+            key = f"{source}:{name if source == 'repo' else path}"
+            # Paths are shown only in warnings: making 3,000 of them relative costs more than
+            # the whole listing.
+            offer(_load(cache, key, path, source, warnings), path)
+
     if root is not None:
-        cache = _RepoCache(root)
-        live: set[str] = set()
-        for path in _folders(root.sdd / "roles"):
-            name = path.parent.name
-            live.add(name)
-            try:
-                profile, notes = cache.parse(path, name)
-            except RecordError as exc:
-                warnings.append(f"warning: skipped {exc.message}")
-                continue
-            warnings.extend(notes)
-            offer(profile, display(path))
-        cache.save(live)
-    for source, base in (("user", sdd_home() / "roles"), ("template", shipped_dir())):
-        if source == "template":
-            for where, text in _entry_point_texts(warnings):
-                _offer_text(text, where, None, "package", offer, warnings)
-        for path in _folders(base):
-            try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                warnings.append(f"warning: skipped {display(path)}: {exc}")
-                continue
-            _offer_text(text, display(path), path, source, offer, warnings)
+        offer_files(root.sdd / "roles", "repo")
+    offer_files(sdd_home() / "roles", "user")
+    for where, text in _entry_point_texts(warnings):
+        offer(_load(cache, f"package:{where}", where, "package", warnings, text), where)
+    offer_files(shipped_dir(), "template")
+    cache.save(prune=True)
     return Registry(tuple(chosen.values()), tuple(warnings))
-
-
-def _offer_text(
-    text: str,
-    where: str,
-    path: Path | None,
-    source: str,
-    offer: Any,
-    warnings: list[str],
-) -> None:
-    try:
-        parsed = parse_role(
-            text, path, source, folder_name=path.parent.name if path is not None else None
-        )
-    except RoleFileError as exc:
-        first = exc.problems[0]
-        shown = first.render() if path is not None else f"{where}: {first.render()}"
-        warnings.append(f"warning: skipped {shown}")
-        return
-    warnings.extend(f"warning: {w.render()}" for w in parsed.warnings if source != "template")
-    offer(parsed.profile, where)
 
 
 def find_role(root: Root | None, name: str) -> tuple[RoleProfile, list[str]]:
@@ -270,12 +222,12 @@ def find_role(root: Root | None, name: str) -> tuple[RoleProfile, list[str]]:
     if root is not None:
         path = repo_role_path(root, name)
         if path.is_file():
-            parsed = parse_role(path.read_text(encoding="utf-8"), path, "repo", folder_name=name)
-            warnings: list[str] = []
-            profile = _cap(
-                parsed.profile, roles_config(root).max_grantable_delegation, display(path), warnings
-            )
-            return profile, [f"warning: {w.render()}" for w in parsed.warnings] + warnings
+            cache = RoleCache(root)
+            profile, warnings = cache.file_profile(f"repo:{name}", path, "repo", name)
+            cap = cache.roles_config(root).max_grantable_delegation
+            profile = _cap(profile, cap, display(path), warnings)
+            cache.save(prune=False)
+            return profile, warnings
     registry = load_registry(root)
     found = registry.get(name)
     if found is None:

@@ -10,8 +10,8 @@ import io
 from pathlib import Path
 from typing import Any
 
+from sdd_git.paths import display
 from sdd_git.roles.rolefile import parse_role, split_front_matter
-from sdd_git.yamlio import display
 
 DELEGATION_KEY = "toolPolicy.delegation"
 

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from sdd_git.errors import RecordError
+from sdd_git.paths import display
 from sdd_git.roles.profile import (
     DELEGATION,
     NAME_PATTERN,
@@ -27,7 +28,6 @@ from sdd_git.roles.profile import (
     Rule,
 )
 from sdd_git.tools.catalog import TOOL_CLASSES
-from sdd_git.yamlio import display
 
 try:
     _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
@@ -78,7 +78,8 @@ class Problem:
 class RoleFileError(RecordError):
     """A role file that cannot load; `problems` holds every error found."""
 
-    def __init__(self, problems: list[Problem]) -> None:
+    def __init__(self, problems: list[Problem], warnings: list[Problem] | None = None) -> None:
+        self.warnings = tuple(warnings or ())
         first = problems[0]
         extra = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         super().__init__(first.render() + extra, hint=first.hint)
@@ -480,7 +481,7 @@ def parse_role(
     problems = checker.problems(split.front, 2, flat)
     errors = [p for p in problems if p.severity == "error"]
     if errors:
-        raise RoleFileError(errors)
+        raise RoleFileError(errors, [p for p in problems if p.severity == "warning"])
     return ParsedRole(profile, tuple(p for p in problems if p.severity == "warning"))
 
 

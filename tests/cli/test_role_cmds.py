@@ -1,0 +1,427 @@
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sdd_git.root import Root
+from tests.conftest import SddRunner
+
+COMMENTED = """---
+# Standing: reviewed by the team on Mondays
+role: builder                  # the name
+label: Builder
+job: Implement accepted spec sections for the expenses service
+level: 0                       # privilege level
+toolPolicy.delegation: deny    # allow | deny
+produces: code
+skills: [small-commits]
+pinned: false
+hidden: false
+boundary:
+  always_allow: []
+  ask_first:
+    - {tool: git_push}         # never without asking
+---
+Keep commits small.
+
+Run the tests before you say it works.
+"""
+
+
+def role_file(root: Root, name: str) -> Path:
+    return root.sdd / "roles" / name / "ROLE.md"
+
+
+def front(root: Root, name: str) -> dict[str, object]:
+    loaded = yaml.safe_load(role_file(root, name).read_text().split("---\n")[1])
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+def listed(sdd: SddRunner, *flags: str) -> list[dict[str, object]]:
+    result = sdd("role", "list", "--json", *flags)
+    assert result.code == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert isinstance(rows, list)
+    return rows
+
+
+def with_builder(root: Root) -> Path:
+    path = role_file(root, "builder")
+    path.parent.mkdir(parents=True)
+    path.write_text(COMMENTED)
+    return path
+
+
+# --- create -----------------------------------------------------------------------------------
+
+
+def test_create_writes_a_canonical_role(sdd: SddRunner, root: Root) -> None:
+    result = sdd(
+        "role", "create", "steward", "--job", "Draft readings", "--label", "Spec steward",
+        "--description", "Keep it short.", "--level", "20", "--produces", "reading",
+    )  # fmt: skip
+    assert result.code == 0, result.stderr
+    assert result.stdout.strip() == ".sdd/roles/steward/ROLE.md"
+    data = front(root, "steward")
+    assert data["role"] == "steward" and data["job"] == "Draft readings"
+    assert data["level"] == 20 and data["toolPolicy.delegation"] == "deny"
+    assert data["produces"] == "reading"
+    assert role_file(root, "steward").read_text().endswith("---\nKeep it short.\n")
+
+
+def test_a_blank_job_writes_nothing_and_exits_2(sdd: SddRunner, root: Root) -> None:
+    result = sdd("role", "create", "idle", "--job", "   ")
+    assert result.code == 2
+    assert "error: the job is empty" in result.stderr
+    assert not (root.sdd / "roles" / "idle").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("executor", "is a built-in role"),
+        ("Bad_Name", "is not a role name"),
+        ("x" * 41, "is not a role name"),
+    ],
+)
+def test_create_refuses_bad_names(sdd: SddRunner, root: Root, name: str, message: str) -> None:
+    result = sdd("role", "create", name, "--job", "j")
+    assert result.code == 2 and message in result.stderr
+    assert list((root.sdd / "roles").iterdir()) == []
+
+
+def test_create_refuses_an_existing_role(sdd: SddRunner, root: Root) -> None:
+    with_builder(root)
+    result = sdd("role", "create", "builder", "--job", "Other")
+    assert result.code == 1 and "already exists" in result.stderr
+    assert role_file(root, "builder").read_text() == COMMENTED
+
+
+def test_create_from_a_shipped_template(sdd: SddRunner, root: Root) -> None:
+    result = sdd("role", "create", "api-builder", "--template", "builder", "--job", "Build the API")
+    assert result.code == 0, result.stderr
+    data = front(root, "api-builder")
+    assert data["role"] == "api-builder" and data["job"] == "Build the API"
+    assert data["produces"] == "code" and data["level"] == 10
+    assert "You are the builder." in role_file(root, "api-builder").read_text()
+
+
+def test_create_from_a_repo_template_brings_routines_and_skills(sdd: SddRunner, root: Root) -> None:
+    template = root.path / "templates" / "nightly"
+    (template / "routines").mkdir(parents=True)
+    (template / "skills" / "triage").mkdir(parents=True)
+    (template / "ROLE.md").write_text(COMMENTED.replace("role: builder", "role: nightly"))
+    (template / "routines" / "failed-build.yaml").write_text("on: failed-build\n")
+    (template / "skills" / "triage" / "SKILL.md").write_text("# Triage\n")
+    assert (
+        sdd("role", "create", "night", "--template", "nightly", "--job", "Watch builds").code == 0
+    )
+    assert (root.sdd / "roles/night/routines/failed-build.yaml").read_text() == "on: failed-build\n"
+    assert (root.sdd / "skills/triage/SKILL.md").is_file()
+    assert "# Standing: reviewed by the team on Mondays" in role_file(root, "night").read_text()
+
+
+def test_create_with_an_unknown_template_is_an_error(sdd: SddRunner, root: Root) -> None:
+    result = sdd("role", "create", "x", "--template", "nope", "--job", "j")
+    assert result.code == 1 and "no template 'nope'" in result.stderr
+
+
+# --- edit, pin, hide --------------------------------------------------------------------------
+
+
+def test_pin_and_edit_job_keep_every_comment(sdd: SddRunner, root: Root) -> None:
+    path = with_builder(root)
+    assert sdd("role", "pin", "builder").code == 0
+    assert sdd("role", "edit", "builder", "--job", "Build the billing service").code == 0
+    expected = COMMENTED.replace("pinned: false", "pinned: true").replace(
+        "job: Implement accepted spec sections for the expenses service",
+        "job: Build the billing service",
+    )
+    assert path.read_text() == expected
+
+
+def test_edit_description_replaces_only_the_body(sdd: SddRunner, root: Root) -> None:
+    path = with_builder(root)
+    assert sdd("role", "edit", "builder", "--description", "New rules.").code == 0
+    assert path.read_text() == COMMENTED.split("---\nKeep")[0] + "---\nNew rules.\n"
+
+
+def test_edit_refuses_a_blank_job_and_built_ins(sdd: SddRunner, root: Root) -> None:
+    path = with_builder(root)
+    assert sdd("role", "edit", "builder", "--job", " ").code == 2
+    assert path.read_text() == COMMENTED
+    assert sdd("role", "edit", "executor", "--job", "x").code == 2
+
+
+def editor(tmp_path: Path, new_text: str) -> str:
+    script = tmp_path / "editor.py"
+    source = tmp_path / "new.md"
+    source.write_text(new_text)
+    script.write_text(f"import shutil, sys\nshutil.copyfile({str(source)!r}, sys.argv[1])\n")
+    return f'"{sys.executable}" "{script}"'
+
+
+def test_edit_in_the_editor_saves_a_valid_file(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = with_builder(root)
+    changed = COMMENTED.replace("label: Builder", "label: The builder")
+    monkeypatch.setenv("EDITOR", editor(tmp_path, changed))
+    result = sdd("role", "edit", "builder")
+    assert result.code == 0, result.stderr
+    assert path.read_text() == changed
+    assert not (root.local / "role-edits" / "builder").joinpath("ROLE.md").exists()
+
+
+def test_an_invalid_save_is_reported_and_the_persons_text_is_kept(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = with_builder(root)
+    mistake = COMMENTED.replace("level: 0   ", "level: high").replace(
+        "Keep commits", "Keep my new commits"
+    )
+    monkeypatch.setenv("EDITOR", editor(tmp_path, mistake))
+    result = sdd("role", "edit", "builder")
+    assert result.code == 1
+    assert (
+        "error: .sdd/local/role-edits/builder/ROLE.md:6: key 'level': must be a number"
+        in result.stderr
+    )
+    assert "Your text is kept in .sdd/local/role-edits/builder/ROLE.md" in result.stderr
+    assert path.read_text() == COMMENTED  # the role is unchanged
+    kept = root.local / "role-edits" / "builder" / "ROLE.md"
+    assert kept.read_text() == mistake  # and nothing the person typed is lost
+
+    fixed = mistake.replace("level: high", "level: 1   ")
+    monkeypatch.setenv("EDITOR", editor(tmp_path / "..", fixed))
+    again = sdd("role", "edit", "builder")
+    assert again.code == 0, again.stderr
+    assert "continuing your unsaved edit" in again.stderr
+    assert path.read_text() == fixed
+    assert not kept.exists()
+
+
+def test_hidden_roles_leave_the_list_but_stay_in_all_and_keep_routines(
+    sdd: SddRunner, root: Root
+) -> None:
+    with_builder(root)
+    routine = root.sdd / "roles/builder/routines/nightly.yaml"
+    routine.parent.mkdir()
+    routine.write_text("schedule: nightly\npaused: false\n")
+    assert sdd("role", "hide", "builder").code == 0
+    assert "builder" not in [r["name"] for r in listed(sdd)]
+    everything = {r["name"]: r for r in listed(sdd, "--all")}
+    assert everything["builder"]["hidden"] is True
+    assert routine.read_text() == "schedule: nightly\npaused: false\n"
+    assert sdd("role", "unhide", "builder").code == 0
+    assert "builder" in [r["name"] for r in listed(sdd)]
+
+
+def test_list_puts_pinned_roles_first_then_sorts_by_label(sdd: SddRunner, root: Root) -> None:
+    sdd("role", "create", "zed", "--job", "j", "--label", "Zed")
+    sdd("role", "create", "amy", "--job", "j", "--label", "amy")
+    sdd("role", "pin", "zed")
+    names = [r["name"] for r in listed(sdd)]
+    assert names[0] == "zed"
+    assert names.index("amy") < names.index("executor") < names.index("supervisor")
+    row = next(r for r in listed(sdd) if r["name"] == "supervisor")
+    assert set(row) == {
+        "name",
+        "label",
+        "job",
+        "level",
+        "delegation",
+        "spawnable",
+        "pinned",
+        "hidden",
+        "source",
+    }
+    assert "executor" in row["spawnable"] and "amy" in row["spawnable"]  # type: ignore[operator]
+
+
+def test_show_json_has_profile_boundary_routines_and_runs(sdd: SddRunner, root: Root) -> None:
+    with_builder(root)
+    runs = root.sdd / "role-runs"
+    runs.mkdir()
+    (runs / "r1.jsonl").write_text(
+        json.dumps({"event": "run_started", "roles": ["builder"]}) + "\n"
+    )
+    (runs / "r2.jsonl").write_text(json.dumps({"event": "run_started", "roles": ["other"]}) + "\n")
+    view = json.loads(sdd("role", "show", "builder", "--json").stdout)
+    assert view["job"] == "Implement accepted spec sections for the expenses service"
+    assert view["boundary"]["ask_first"] == [{"tool": "git_push"}]
+    assert view["recent_runs"] == ["r1"]
+    assert view["routines"] == []
+    assert view["spawnable"] == []
+    text = sdd("role", "show", "builder").stdout
+    assert "ask first: git_push" in text and "Keep commits small." in text
+
+
+def test_show_an_unknown_role_is_an_error(sdd: SddRunner) -> None:
+    result = sdd("role", "show", "ghost")
+    assert result.code == 1 and "no role 'ghost'" in result.stderr
+
+
+# --- duplicate and delete ---------------------------------------------------------------------
+
+
+def test_duplicate_copies_profile_routines_and_boundary_not_local_state(
+    sdd: SddRunner, root: Root
+) -> None:
+    with_builder(root)
+    (root.sdd / "roles/builder/routines").mkdir()
+    (root.sdd / "roles/builder/routines/nightly.yaml").write_text("schedule: nightly\n")
+    local = root.local / "roles" / "builder"
+    (local / "attachments").mkdir(parents=True)
+    (local / "conversation.jsonl").write_text('{"said": "hi"}\n')
+    (local / "memory.yaml").write_text("- prefers small commits\n")
+    result = sdd("role", "duplicate", "builder")
+    assert result.stdout == "builder-copy\n"
+    data = front(root, "builder-copy")
+    assert data["role"] == "builder-copy" and data["label"] == "Builder copy"
+    assert data["boundary"] == front(root, "builder")["boundary"]
+    assert data["skills"] == ["small-commits"]
+    assert (root.sdd / "roles/builder-copy/routines/nightly.yaml").is_file()
+    assert not (root.local / "roles" / "builder-copy").exists()
+    assert (
+        "# Standing: reviewed by the team on Mondays" in role_file(root, "builder-copy").read_text()
+    )
+    assert sdd("role", "duplicate", "builder").stdout == "builder-copy-2\n"
+
+
+def test_delete_asks_and_reads_the_answer_from_stdin(sdd: SddRunner, root: Root) -> None:
+    with_builder(root)
+    declined = sdd("role", "delete", "builder", input="n\n")
+    assert declined.code == 0 and "[y/N]" in declined.stderr
+    assert role_file(root, "builder").exists()
+    declined_empty = sdd("role", "delete", "builder", input="")
+    assert declined_empty.code == 0 and role_file(root, "builder").exists()
+    accepted = sdd("role", "delete", "builder", input="y\n")
+    assert accepted.code == 0
+    assert not (root.sdd / "roles" / "builder").exists()
+
+
+def test_delete_removes_profile_routines_conversation_and_memory_not_product_files(
+    sdd: SddRunner, root: Root
+) -> None:
+    with_builder(root)
+    (root.sdd / "roles/builder/routines").mkdir()
+    (root.sdd / "roles/builder/routines/nightly.yaml").write_text("schedule: nightly\n")
+    local = root.local / "roles" / "builder"
+    local.mkdir(parents=True)
+    (local / "conversation.jsonl").write_text("{}\n")
+    product_file = root.path / "src" / "app.py"
+    product_file.parent.mkdir()
+    product_file.write_text("print('made by builder')\n")
+    result = sdd("role", "delete", "builder", "--yes")
+    assert result.code == 0
+    assert not (root.sdd / "roles" / "builder").exists()
+    assert not local.exists()
+    assert product_file.read_text() == "print('made by builder')\n"
+
+
+# --- share and add ----------------------------------------------------------------------------
+
+
+def test_share_writes_a_template_without_local_state_or_secrets(sdd: SddRunner, root: Root) -> None:
+    path = with_builder(root)
+    path.write_text(
+        COMMENTED.replace("pinned: false", "pinned: true").replace(
+            "skills: [small-commits]",
+            "skills: [small-commits]\nmodel: {kind: openai, model: m, api_key: sk-live-123456789, api_key_env: KEY}",
+        )
+    )
+    (root.sdd / "roles/builder/routines").mkdir()
+    (root.sdd / "roles/builder/routines/nightly.yaml").write_text("schedule: nightly\n")
+    (root.sdd / "skills/small-commits").mkdir(parents=True)
+    (root.sdd / "skills/small-commits/SKILL.md").write_text("# Small commits\n")
+    (root.local / "roles/builder").mkdir(parents=True)
+    (root.local / "roles/builder/memory.yaml").write_text("- secret preference\n")
+    result = sdd("role", "share", "builder")
+    assert result.code == 0, result.stderr
+    shared = root.path / "templates" / "builder"
+    files = sorted(str(p.relative_to(shared)) for p in shared.rglob("*") if p.is_file())
+    assert files == ["ROLE.md", "routines/nightly.yaml", "skills/small-commits/SKILL.md"]
+    text = (shared / "ROLE.md").read_text()
+    assert "sk-live-123456789" not in text and "api_key_env: KEY" in text
+    assert "pinned: false" in text and "Keep commits small." in text
+    again = sdd("role", "share", "builder")
+    assert again.code == 1 and "--force" in again.stderr
+    assert sdd("role", "share", "builder", "--force").code == 0
+
+
+def test_add_makes_a_new_role_each_time_with_a_unique_name(sdd: SddRunner, root: Root) -> None:
+    with_builder(root)
+    assert sdd("role", "share", "builder").code == 0
+    first = sdd("role", "add", "templates/builder")
+    second = sdd("role", "add", "templates/builder")
+    assert (first.stdout, second.stdout) == ("builder-2\n", "builder-3\n")
+    assert front(root, "builder-3")["role"] == "builder-3"
+    named = sdd("role", "add", "qa-author", "--name", "qa")
+    assert named.stdout == "qa\n" and front(root, "qa")["produces"] == "scenario"
+
+
+# --- validate ---------------------------------------------------------------------------------
+
+
+def test_validate_reports_each_mistake_with_file_line_and_key(sdd: SddRunner, root: Root) -> None:
+    path = with_builder(root)
+    path.write_text(
+        COMMENTED.replace("level: 0   ", "level: high").replace("label: Builder", "labl: Builder")
+    )
+    result = sdd("role", "validate")
+    assert result.code == 1
+    assert (
+        "error: .sdd/roles/builder/ROLE.md:6: key 'level': must be a number, not 'high'"
+        in result.stderr
+    )
+    assert (
+        "warning: .sdd/roles/builder/ROLE.md:4: key 'labl': unknown key 'labl' is ignored"
+        in result.stderr
+    )
+    assert "hint: write a number, e.g. level: 10" in result.stderr
+    ok = sdd("role", "validate", "templates") if (root.path / "templates").exists() else None
+    assert ok is None or ok.code == 0
+
+
+def test_validate_a_path_outside_a_root(sdd: SddRunner, tmp_path: Path) -> None:
+    good = tmp_path / "loose" / "ROLE.md"
+    good.parent.mkdir()
+    good.write_text(COMMENTED)
+    result = sdd("role", "validate", str(good), cwd=tmp_path)
+    assert result.code == 0, result.stderr
+    assert "checked 1 role file(s): 0 with errors" in result.stderr
+
+
+# --- the wall: a role run cannot change a role ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("role", "create", "x", "--job", "j"),
+        ("role", "edit", "builder", "--job", "j"),
+        ("role", "pin", "builder"),
+        ("role", "hide", "builder"),
+        ("role", "duplicate", "builder"),
+        ("role", "delete", "builder", "--yes"),
+        ("role", "share", "builder"),
+        ("role", "add", "builder"),
+    ],
+    ids=lambda c: c[1],
+)
+def test_role_changes_refuse_inside_a_role_run(
+    sdd: SddRunner, root: Root, monkeypatch: pytest.MonkeyPatch, command: tuple[str, ...]
+) -> None:
+    with_builder(root)
+    before = {p: p.read_bytes() for p in root.sdd.rglob("*") if p.is_file()}
+    monkeypatch.setenv("SDD_RUN_ID", "run-9")
+    result = sdd(*command)
+    assert result.code == 1
+    assert "person commands cannot run inside a role run" in result.stderr
+    assert {p: p.read_bytes() for p in root.sdd.rglob("*") if p.is_file()} == before
