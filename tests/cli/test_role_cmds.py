@@ -333,7 +333,8 @@ def test_share_writes_a_template_without_local_state_or_secrets(sdd: SddRunner, 
     path.write_text(
         COMMENTED.replace("pinned: false", "pinned: true").replace(
             "skills: [small-commits]",
-            "skills: [small-commits]\nmodel: {kind: openai, model: m, api_key: sk-live-123456789, api_key_env: KEY}",
+            "skills: [small-commits]\n"
+            "model: {kind: openai, model: m, api_key: sk-live-123456789, api_key_env: KEY}",
         )
     )
     (root.sdd / "roles/builder/routines").mkdir()

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sdd_git.root import Root, init_root
 from sdd_git.roles.registry import find_role, load_registry
+from sdd_git.root import Root, init_root
 from tests.conftest import SddRunner
 
 
@@ -130,10 +130,13 @@ def test_packs_carried_by_installed_packages_load_from_the_entry_point_group(
     (site / "fakepack_roles.py").write_text(
         textwrap.dedent(
             """
-            REVIEWER = "---\\nrole: reviewer\\nlevel: 50\\ntoolPolicy.delegation: deny\\n---\\nYou review code. Carefully.\\n"
+            REVIEWER = (
+                "---\\nrole: reviewer\\nlevel: 50\\ntoolPolicy.delegation: deny\\n---\\n"
+                "You review code. Carefully.\\n"
+            )
             BROKEN = "no front matter"
             def pair():
-                return [REVIEWER.replace("reviewer", "reviewer-a"), REVIEWER.replace("reviewer", "reviewer-b")]
+                return [REVIEWER.replace("reviewer", f"reviewer-{x}") for x in "ab"]
             def explode():
                 raise RuntimeError("boom")
             """

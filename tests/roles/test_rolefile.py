@@ -84,7 +84,10 @@ edit files or spawn sub-agents.
 
 
 def test_a_flat_pack_that_is_not_valid_yaml_still_loads() -> None:
-    pack = "---\nrole: odd\nlevel: 5\ntoolPolicy.delegation: allow\nspawnableRoles: executor, odd\nskills: a: b, c\n---\nDo odd jobs. Carefully.\n"
+    pack = (
+        "---\nrole: odd\nlevel: 5\ntoolPolicy.delegation: allow\n"
+        "spawnableRoles: executor, odd\nskills: a: b, c\n---\nDo odd jobs. Carefully.\n"
+    )
     role = parse_role(pack, None, "package").profile
     assert role.name == "odd" and role.level == 5 and role.delegation == "allow"
     assert role.spawnable_roles == ("executor", "odd")
@@ -150,7 +153,8 @@ def test_every_mistake_is_reported_with_its_own_line() -> None:
         ".sdd/roles/builder/ROLE.md:8: key 'produces': 'poems' is not known"
     )
     assert problems[2].startswith(
-        ".sdd/roles/builder/ROLE.md:18: key 'boundary.ask_first.0.tool': 'launch_rockets' is not a tool"
+        ".sdd/roles/builder/ROLE.md:18: key 'boundary.ask_first.0.tool': "
+        "'launch_rockets' is not a tool"
     )
 
 
