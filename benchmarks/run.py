@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -188,10 +189,10 @@ class RoleCacheDropper:
     """Before each run, deletes the role cache, so `sdd role list` parses every file again."""
 
     def __init__(self, root: Path) -> None:
-        self.path = root / ".sdd" / "local" / "cache" / "roles.json"
+        self.path = root / ".sdd" / "local" / "cache" / "roles"
 
     def __call__(self) -> None:
-        self.path.unlink(missing_ok=True)
+        shutil.rmtree(self.path, ignore_errors=True)
 
 
 @dataclass(frozen=True)

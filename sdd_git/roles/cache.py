@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,36 +24,57 @@ from sdd_git.paths import display
 from sdd_git.roles.profile import Boundary, RoleProfile, Rule
 from sdd_git.root import Root
 
-_VERSION = 3
+_VERSION = 4
 _RACY_NS = 2_000_000_000
 
 
+_SHARDS = 16
+
+
+def shard_of(key: str) -> int:
+    return zlib.crc32(key.encode()) % _SHARDS
+
+
 class RoleCache:
+    """Entries live in 16 shard files, so showing one role reads a sixteenth of the cache."""
+
     def __init__(self, root: Root | None) -> None:
-        self.path = root.local / "cache" / "roles.json" if root is not None else None
-        self.entries: dict[str, Any] = {}
+        self.folder = root.local / "cache" / "roles" if root is not None else None
+        self.shards: dict[int, dict[str, Any]] = {}
         self.used: set[str] = set()
-        self.dirty = False
-        if self.path is None:
-            return
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return
-        if isinstance(data, dict) and data.get("version") == _VERSION:
-            entries = data.get("entries")
-            self.entries = entries if isinstance(entries, dict) else {}
+        self.dirty: set[int] = set()
+
+    def _shard(self, number: int) -> dict[str, Any]:
+        if number not in self.shards:
+            entries: Any = {}
+            if self.folder is not None:
+                try:
+                    data = json.loads((self.folder / f"{number:02d}.json").read_text("utf-8"))
+                    if isinstance(data, dict) and data.get("version") == _VERSION:
+                        entries = data.get("entries")
+                except (OSError, ValueError):
+                    pass
+            self.shards[number] = entries if isinstance(entries, dict) else {}
+        return self.shards[number]
+
+    def entries(self) -> dict[str, Any]:
+        """Every cached entry (tests and tools look inside; the code goes by key)."""
+        merged: dict[str, Any] = {}
+        for number in range(_SHARDS):
+            merged.update(self._shard(number))
+        return merged
 
     def _hit(self, key: str, digest: str) -> Any:
         self.used.add(key)
-        entry = self.entries.get(key)
+        entry = self._shard(shard_of(key)).get(key)
         if isinstance(entry, dict) and entry.get("sha") == digest:
             return entry.get("value")
         return None
 
     def _store(self, key: str, digest: str, value: Any) -> None:
-        self.entries[key] = {"sha": digest, "value": value}
-        self.dirty = True
+        number = shard_of(key)
+        self._shard(number)[key] = {"sha": digest, "value": value}
+        self.dirty.add(number)
 
     def file_profile(
         self, key: str, path: Path, source: str, folder_name: str | None
@@ -129,18 +151,25 @@ class RoleCache:
         return config
 
     def save(self, prune: bool) -> None:
-        if self.path is None:
+        """Write the shards that changed; with `prune`, drop entries this scan did not see."""
+        if self.folder is None:
             return
-        stale = set(self.entries) - self.used if prune else set()
-        for key in stale:
-            del self.entries[key]
-        if not (self.dirty or stale):
-            return
+        if prune:
+            for number in range(_SHARDS):
+                shard = self._shard(number)
+                stale = set(shard) - self.used
+                for key in stale:
+                    del shard[key]
+                if stale:
+                    self.dirty.add(number)
         from sdd_git.atomicfile import write_text_atomic
 
-        with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
-            document = {"version": _VERSION, "entries": self.entries}
-            write_text_atomic(self.path, json.dumps(document, separators=(",", ":")))
+        for number in sorted(self.dirty):
+            document = {"version": _VERSION, "entries": self.shards[number]}
+            with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
+                text = json.dumps(document, separators=(",", ":"))
+                write_text_atomic(self.folder / f"{number:02d}.json", text)
+        self.dirty.clear()
 
 
 def _render(value: dict[str, Any], path: Path | None) -> list[str]:

@@ -214,15 +214,20 @@ def load_registry(root: Root | None) -> Registry:
     return Registry(tuple(chosen.values()), tuple(warnings))
 
 
-def find_role(root: Root | None, name: str) -> tuple[RoleProfile, list[str]]:
-    """One role by name, reading as little as it can (a repo of 1,000 roles reads one file)."""
+def find_role(
+    root: Root | None, name: str, use_cache: bool = True
+) -> tuple[RoleProfile, list[str]]:
+    """One role by name, reading as little as it can (a repo of 1,000 roles reads one file).
+
+    `use_cache=False` parses the repo's file itself: what a run enforces comes from the file.
+    """
     for builtin in BUILTINS:
         if builtin.name == name:
             return builtin, []
     if root is not None:
         path = repo_role_path(root, name)
         if path.is_file():
-            cache = RoleCache(root)
+            cache = RoleCache(root if use_cache else None)
             profile, warnings = cache.file_profile(f"repo:{name}", path, "repo", name)
             cap = cache.roles_config(root).max_grantable_delegation
             profile = _cap(profile, cap, display(path), warnings)

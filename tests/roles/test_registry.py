@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from sdd_git.roles.cache import RoleCache, shard_of
 from sdd_git.roles.registry import find_role, load_registry
 from sdd_git.root import Root, init_root
 from tests.conftest import SddRunner
@@ -167,14 +168,12 @@ def test_a_role_folder_copied_into_another_clone_shows_up_there(
 
 
 def test_the_cache_never_serves_a_stale_role(root: Root, monkeypatch: pytest.MonkeyPatch) -> None:
-    import json
     import os
 
     monkeypatch.setattr("sdd_git.roles.cache._RACY_NS", 0)  # cache even a file written just now
     path = write_role(root.sdd / "roles", "cached", level=10)
     assert load_registry(root).get("cached").level == 10  # type: ignore[union-attr]
-    cached = json.loads((root.local / "cache" / "roles.json").read_text())
-    assert "repo:cached" in cached["entries"]
+    assert "repo:cached" in RoleCache(root).entries()
 
     before = os.stat(path)
     path.write_text(path.read_text().replace("level: 10", "level: 11"))  # same size
@@ -185,17 +184,55 @@ def test_the_cache_never_serves_a_stale_role(root: Root, monkeypatch: pytest.Mon
     assert load_registry(root).get("cached") is None
     shutil.rmtree(path.parent)
     assert load_registry(root).get("cached") is None
-    assert (
-        "repo:cached"
-        not in json.loads((root.local / "cache" / "roles.json").read_text())["entries"]
-    )
+    assert "repo:cached" not in RoleCache(root).entries()
 
 
 def test_a_file_written_within_the_clock_tick_is_not_cached(root: Root) -> None:
-    import json
 
     write_role(root.sdd / "roles", "fresh")
     assert load_registry(root).get("fresh") is not None
-    cache = root.local / "cache" / "roles.json"
-    entries = json.loads(cache.read_text())["entries"] if cache.exists() else {}
-    assert "repo:fresh" not in entries
+    assert "repo:fresh" not in RoleCache(root).entries()
+
+
+def test_a_run_reads_its_role_from_the_file_never_from_the_cache(
+    root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    monkeypatch.setattr("sdd_git.roles.cache._RACY_NS", 0)
+    write_role(root.sdd / "roles", "builder", level=10)
+    find_role(root, "builder")
+    cache = root.local / "cache" / "roles" / f"{shard_of('repo:builder'):02d}.json"
+    document = json.loads(cache.read_text())
+    document["entries"]["repo:builder"]["value"]["profile"]["level"] = 99  # a tampered cache
+    cache.write_text(json.dumps(document))
+    assert find_role(root, "builder")[0].level == 99  # listings trust the cache...
+    assert find_role(root, "builder", use_cache=False)[0].level == 10  # ...a run does not
+
+
+def test_the_six_shipped_templates_load_cleanly() -> None:
+    from sdd_git.roles.rolefile import read_role
+    from sdd_git.roles.templates import shipped_dir, shipped_names
+
+    expected = {
+        "spec-steward": ("reading", "deny"),
+        "builder": ("code", "deny"),
+        "qa-author": ("scenario", "deny"),
+        "release-editor": ("release-notes", "deny"),
+        "module-lead": ("plan", "allow"),
+        "product-lead": ("plan", "allow"),
+    }
+    assert shipped_names() == sorted(expected)
+    levels = {}
+    for name, (produces, delegation) in expected.items():
+        parsed = read_role(shipped_dir() / name / "ROLE.md", "template", folder_name=name)
+        role = parsed.profile
+        assert parsed.warnings == ()
+        assert (role.produces, role.delegation) == (produces, delegation), name
+        assert role.job and len(role.description) > 200
+        assert role.boundary.always_allow == ()  # only the person saves allow rules
+        assert role.boundary.ask_first, name
+        levels[name] = role.level
+    assert (
+        levels["module-lead"] > levels["builder"] and levels["product-lead"] > levels["module-lead"]
+    )
