@@ -1,44 +1,90 @@
-"""`sdd demo`: the person's whole record journey, offline, in a fresh folder."""
+"""`sdd demo`: Maya's whole journey, offline, in a fresh folder.
+
+The model's replies are RECORDED (sdd_git/demo_scripts/*.yaml) and replayed by the scripted
+provider; everything else is the real thing: the runner, its guard and boundary, the stops, the
+run logs, the person's record and the git repository.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import os
+import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from sdd_git.records import acceptance, changes, releases, stages
 from sdd_git.records.spec import read_spec
-from sdd_git.root import init_root
+from sdd_git.root import Root, init_root
 
 WORDS = "I can never find last month's hotel charge."
-READING = """Search expenses by month and merchant, from the expense list.
+SCRIPTS = Path(__file__).parent / "demo_scripts"
 
-- C1: Searching "hotel" for last month lists the charge.
-- C2: A month with no match says that no charge was found."""
+
+@contextlib.contextmanager
+def _recorded(script: str) -> Iterator[None]:
+    previous = os.environ.get("SDD_PROVIDER")
+    os.environ["SDD_PROVIDER"] = f"script:{SCRIPTS / script}"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("SDD_PROVIDER", None)
+        else:
+            os.environ["SDD_PROVIDER"] = previous
+
+
+def _git(root: Root, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=root.path, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
 
 
 def run_demo(folder: Path, narrate: Callable[[str], None]) -> None:
-    report = init_root(folder, product="Expenses")
-    root = report.root
+    from sdd_git.runner.run import RunRequest, answer, start
+
+    root = init_root(folder, product="Expenses").root
+    _git(root, "config", "user.name", "Maya (sdd demo)")
+    _git(root, "config", "user.email", "maya@demo.invalid")
     narrate(
         f"1. A new product in {root.path} (git init, memory/, changes/, .sdd/; nothing committed)."
     )
+    narrate("   The model's replies below are RECORDED (sdd_git/demo_scripts); the rest is real.")
 
     pack = changes.create(root, WORDS)
     narrate(f'2. Maya says: "{WORDS}"  ->  change {pack.id}, spec {pack.spec}, stage {pack.stage}.')
 
-    acceptance.correct_reading(root, pack.id, READING)
-    narrate(f"3. A short reading is written into {pack.spec}#S1 (here by hand; later by a role):")
-    for line in READING.splitlines():
+    with _recorded("spec-steward.yaml"):
+        drafted = start(root, RunRequest("spec-steward", "Draft a short reading of CH-0001."))
+    section = read_spec(root.spec_file(pack.spec)).section("S1")
+    narrate(f"3. The spec-steward drafts the reading ({section.full_id}):")
+    for line in section.body.splitlines():
         narrate(f"     {line}")
+    assert drafted.stop is not None
+    narrate(f"   It stops (exit {drafted.exit_code}): {drafted.stop.action}")
+    narrate("   Her choices are accept, correct or not yet; a reading is never 'allowed'.")
 
     accepted = acceptance.accept_reading(root, pack.id)
     narrate(
-        f"4. She accepts the reading. That is the decision {accepted.decision.id}; "
+        f"4. She accepts it. That is the decision {accepted.decision.id}; "
         f'its words are hers, verbatim: "{accepted.decision.words}"'
     )
-
     move = stages.advance(root, pack.id)
     narrate(f"5. sdd next: {move.before} -> {move.after} (the gate: an accepted section).")
+
+    with _recorded("builder.yaml"):
+        first = start(root, RunRequest("builder", "Implement SPEC-0001#S1 and commit it."))
+        assert first.stop is not None
+        narrate(f"6. The builder works, then stops (exit {first.exit_code}): {first.stop.action}")
+        second = answer(root, first.stop.id, "allow_once")
+        status = _git(root, "status", "--short", "src")
+        narrate(
+            f"7. She allows it once. The file is written and NOT committed: git status: {status}"
+        )
+        assert second.stop is not None
+        narrate(f"   The builder stops again, naming the commit: {second.stop.action}")
+        third = answer(root, second.stop.id, "allow_once")
+        narrate(f"8. She allows that too. git log: {_git(root, 'log', '--oneline', '-1')}")
+        narrate(f"   The builder: {third.reply}")
 
     scenario = acceptance.add_scenario(
         root,
@@ -50,28 +96,24 @@ def run_demo(folder: Path, narrate: Callable[[str], None]) -> None:
     scenario_ref = f"{pack.id}/{scenario.id}"
     decision = acceptance.accept_scenario(root, scenario_ref).decision
     narrate(
-        f"6. A scenario {scenario_ref} is written and she accepts it as required ({decision.id})."
+        f"9. A scenario {scenario_ref} is written and she accepts it as required ({decision.id})."
     )
-
     result = acceptance.record_qa(
         root, scenario_ref, "pass", "The March hotel charge showed up first."
     )
-    narrate(f'7. She tries it and records: {result.result}, "{result.words}"')
-
+    narrate(f'10. She tries it and records: {result.result}, "{result.words}"')
     for _ in range(2):
         move = stages.advance(root, pack.id)
-        narrate(f"8. sdd next: {move.before} -> {move.after}.")
-
+        narrate(f"11. sdd next: {move.before} -> {move.after}.")
     release = releases.generate(root, [pack.id], tag=None)
     narrate(
-        f"9. She chooses the release: {release.id} ({release.path.relative_to(root.path)}); "
+        f"12. She chooses the release: {release.id} ({release.path.relative_to(root.path)}); "
         "its notes quote her sentence. Nothing was pushed or deployed."
     )
-
     move = stages.complete(root, pack.id)
-    narrate(f"10. sdd complete: {move.before} -> {move.after}.")
-
-    spec = read_spec(root.spec_file(pack.spec))
-    unchanged = spec.section("S1").body == READING
+    narrate(f"13. sdd complete: {move.before} -> {move.after}.")
+    unchanged = read_spec(root.spec_file(pack.spec)).section("S1").hash == section.hash
     narrate(f"The reading she accepted is unchanged: {'yes' if unchanged else 'NO'}.")
-    narrate(f"Look around: cd {root.path} && sdd change show {pack.id}")
+    commits = _git(root, "rev-list", "--count", "HEAD")
+    narrate(f"Commits in the repository: {commits} (only the one a stop named and she allowed).")
+    narrate(f"Look around: cd {root.path} && sdd role runs && sdd change show {pack.id}")

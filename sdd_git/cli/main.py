@@ -33,7 +33,13 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "sdd_git.cli.decide_cmds:complete",
         "Move a change to done when every gate holds.",
     ),
-    "role": ("sdd_git.cli.role_cmds:role", "Create, edit, list, show and share roles."),
+    "role": ("sdd_git.cli.run_cmds:role", "Create, list, run and share roles."),
+    "stops": ("sdd_git.cli.run_cmds:stops_command", "The stops waiting for your answer."),
+    "allow": ("sdd_git.cli.run_cmds:allow_command", "Allow a stop's action (once, or --always)."),
+    "deny": (
+        "sdd_git.cli.run_cmds:deny_command",
+        "Deny a stop's action; the run goes on without it.",
+    ),
     "agents": ("sdd_git.cli.agents_cmds:agents", "Install host-agent stubs (creates no role)."),
 }
 

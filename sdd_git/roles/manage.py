@@ -162,6 +162,26 @@ def edit(root: Root, name: str, updates: dict[str, Any], description: str | None
         return path
 
 
+def add_always_allow(root: Root, name: str, tool: str, inputs: dict[str, Any]) -> Path:
+    """Save an "Always allow" answer: the same tool with the same inputs, for this role only."""
+    from sdd_git.roles.roleedit import add_rule_text
+
+    with person_write(root):
+        path = repo_role_path(root, name)
+        if not path.is_file():
+            # A shipped template or a pack: the rule is this product's, so the role becomes a
+            # file of this repo first, and the pack itself stays as it was.
+            profile, _ = find_role(root, name)
+            if profile.path is None or profile.source == "builtin":
+                raise UsageError(f"'{name}' has no file to save a rule in")
+            _install(root, profile.path.parent, name, {"role": name}, None)
+        text = path.read_text(encoding="utf-8")
+        new_text = add_rule_text(text, path, "always_allow", {"tool": tool, "inputs": inputs})
+        if new_text != text:
+            write_text_atomic(path, new_text)
+        return path
+
+
 def set_flag(root: Root, name: str, key: str, value: bool) -> Path:
     return edit(root, name, {key: value})
 

@@ -47,6 +47,25 @@ def edit_role_text(
     return new_text
 
 
+def add_rule_text(text: str, path: Path, section: str, rule: dict[str, Any]) -> str:
+    """The ROLE.md text with `rule` appended to `boundary.<section>`, everything else kept."""
+    split = split_front_matter(text, display(path))
+    editor = _editor_for(split.front)
+    document = editor.load(split.front) or {}
+    boundary = document.get("boundary")
+    if boundary is None:
+        document["boundary"] = boundary = {}
+    rules = boundary.get(section)
+    if rules is None:
+        boundary[section] = rules = []
+    if rule not in [dict(r) for r in rules]:
+        rules.append(rule)
+    front = _dump(editor, document)
+    new_text = text[: text.index("\n") + 1] + front + "---\n" + split.body
+    parse_role(new_text, path)
+    return new_text
+
+
 def _editor_for(front: str) -> Any:
     """A round-trip YAML whose layout reproduces `front` unchanged, so untouched lines stay."""
     from ruamel.yaml import YAML

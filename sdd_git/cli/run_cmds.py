@@ -1,0 +1,282 @@
+"""Running roles: `sdd role run/runs/log/say/stop/memory`, and `sdd stops/allow/deny`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from sdd_git.cli.output import current_root, emit_json, json_option, say, table
+from sdd_git.cli.role_cmds import role
+
+
+def _render(outcome: Any, as_json: bool, shown_from: int, root: Any) -> None:
+    """The transcript of what this process did, then the reply or the stop, in plain words."""
+    from sdd_git.runner.run import event_text
+    from sdd_git.runner.runlog import log_path, read_events
+
+    if as_json:
+        emit_json(outcome.as_json())
+        return
+    if outcome.run_id:
+        for event in read_events(log_path(root, outcome.run_id)):
+            if int(event.get("seq", 0)) > shown_from and event.get("event") not in (
+                "message",
+                "run_started",
+                "run_resumed",
+            ):
+                say(f"  · {event_text(event)}")
+    stop = outcome.stop
+    if stop is not None and stop.kind == "approval":
+        click.echo(f"STOP {stop.id} ({stop.role} asks): {stop.action}")
+        options = [f"sdd allow {stop.id}"]
+        if "always allow" in stop.choices:
+            options.append(f"sdd allow {stop.id} --always")
+        options.append(f"sdd deny {stop.id}")
+        click.echo("choose: " + "  |  ".join(options))
+        if stop.expires_at is not None:
+            click.echo(f"expires: {stop.as_json()['expires_at']}")
+    elif stop is not None:
+        if outcome.reply:
+            click.echo(outcome.reply)
+        click.echo(f"STOP {stop.id} ({stop.role}): {stop.action}")
+        click.echo("choose: accept  |  correct  |  not yet")
+    elif outcome.reply is not None:
+        click.echo(outcome.reply)
+    else:
+        click.echo(outcome.message)
+    if outcome.run_id:
+        say(f"run {outcome.run_id}: {outcome.status}")
+
+
+def _last_seq(root: Any, run_id: str) -> int:
+    from sdd_git.runner.runlog import log_path, read_events
+
+    events = read_events(log_path(root, run_id))
+    return max((int(e.get("seq", 0)) for e in events), default=0)
+
+
+def _interactive() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def _ask_inline(root: Any, outcome: Any) -> Any:
+    """In a terminal, offer the stop's choices right away; `l` leaves it pending."""
+    from sdd_git.runner.run import answer
+
+    while outcome.stop is not None and outcome.stop.kind == "approval":
+        keys = "[o]nce, " + ("[a]lways, " if "always allow" in outcome.stop.choices else "")
+        answer_text = click.prompt(
+            f"Allow {keys}[d]eny, or [l]ater?", default="l", show_default=False, err=True
+        ).strip()
+        choice = {"o": "allow_once", "a": "always_allow", "d": "deny"}.get(answer_text[:1])
+        if choice is None:
+            break
+        start = _last_seq(root, outcome.run_id)
+        outcome = answer(root, outcome.stop.id, choice)
+        _render(outcome, False, start, root)
+    return outcome
+
+
+@role.command("run")
+@click.argument("name")
+@click.option("--task", required=True, help="The message: what to do, in your words.")
+@click.option(
+    "--with", "critic", metavar="CRITIC", help="A different role that critiques the draft."
+)
+@click.option("--change", metavar="CH", help="The change to work on (default: the only open one).")
+@click.option("--attach", "attach", multiple=True, type=click.Path(path_type=Path))
+@click.option("--as", "what", multiple=True, help="What each --attach is, in your words.")
+@click.option("--reply-to", metavar="MSG", help="Reply to a message of the role's conversation.")
+@click.option("--prompt-append", metavar="TEXT", help="Text layered after the role's disposition.")
+@json_option
+def role_run(
+    name: str,
+    task: str,
+    critic: str | None,
+    change: str | None,
+    attach: tuple[Path, ...],
+    what: tuple[str, ...],
+    reply_to: str | None,
+    prompt_append: str | None,
+    as_json: bool,
+) -> None:
+    """Give a role a task; it works until it replies or stops for you (exit 3)."""
+    from sdd_git.errors import UsageError
+    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.runner.conversation import Attachment
+    from sdd_git.runner.run import RunRequest, start
+
+    refuse_inside_run()
+    if len(attach) != len(what):
+        raise UsageError(
+            "each --attach needs its own --as saying what the file is",
+            hint='--attach logs/march.log --as "the March server log"',
+        )
+    root = current_root()
+    request = RunRequest(
+        author=name,
+        task=task,
+        critic=critic,
+        change=change,
+        attachments=tuple(Attachment(p, w) for p, w in zip(attach, what, strict=True)),
+        reply_to=reply_to,
+        prompt_append=prompt_append,
+    )
+    outcome = start(root, request)
+    _render(outcome, as_json, 0, root)
+    if not as_json and _interactive():
+        outcome = _ask_inline(root, outcome)
+    sys.exit(outcome.exit_code)
+
+
+@role.command("runs")
+@click.argument("name", required=False)
+@json_option
+def role_runs(name: str | None, as_json: bool) -> None:
+    """Past runs (newest first), from .sdd/role-runs/."""
+    from sdd_git.runner.history import runs
+
+    found = runs(current_root(), name)
+    if as_json:
+        emit_json([r.as_json() for r in found])
+        return
+    if not found:
+        say("no runs yet")
+        return
+    table(
+        [
+            (r.run, ",".join(r.roles), r.status, r.started, " ".join(r.task.split())[:60])
+            for r in found
+        ],
+        ("RUN", "ROLES", "STATUS", "STARTED", "TASK"),
+    )
+
+
+@role.command("log")
+@click.argument("run_id", metavar="RUN")
+@json_option
+def role_log(run_id: str, as_json: bool) -> None:
+    """One run's log, event by event."""
+    from sdd_git.runner.run import event_text
+    from sdd_git.runner.runlog import log_path, read_events
+
+    events = read_events(log_path(current_root(), run_id))
+    if as_json:
+        emit_json(events)
+        return
+    for event in events:
+        click.echo(f"{event.get('seq'):>4} {event.get('ts')} {event_text(event)}")
+
+
+@role.command("say")
+@click.argument("name")
+@click.argument("text")
+def role_say(name: str, text: str) -> None:
+    """Another instruction to the role's run in progress, read between provider calls."""
+    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.runner.run import say as deliver
+
+    refuse_inside_run()
+    run_id = deliver(current_root(), name, text)
+    say(f"delivered to {run_id}; the role reads it before its next provider call")
+
+
+@role.command("stop")
+@click.argument("target", metavar="RUN|NAME")
+def role_stop(target: str) -> None:
+    """ "Stop now": end the run's turn. What is done stays done."""
+    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.runner.run import stop_now
+
+    refuse_inside_run()
+    run_id = stop_now(current_root(), target)
+    say(f"asked {run_id} to stop now; completed actions stay")
+
+
+@role.command("memory")
+@click.argument("name")
+@click.option("--forget", type=int, metavar="N", help="Forget memory item N.")
+@click.option("--edit", is_flag=True, help="Open the memory in $EDITOR.")
+def role_memory(name: str, forget: int | None, edit: bool) -> None:
+    """Read or correct a role's memory. Memory never changes the spec or a QA result."""
+    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.runner import conversation
+
+    root = current_root()
+    if forget is not None:
+        refuse_inside_run()
+        removed = conversation.forget(root, name, forget)
+        say(f"forgot: {removed['note']}")
+        return
+    if edit:
+        refuse_inside_run()
+        path = conversation.memory_path(root, name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists():
+            path.write_text("[]\n", encoding="utf-8")
+        click.edit(filename=str(path))
+        conversation.memory(root, name)  # a broken edit is reported at once
+        return
+    items = conversation.memory(root, name)
+    if not items:
+        say(f"{name} remembers nothing yet")
+    for number, item in enumerate(items, start=1):
+        click.echo(f"{number}. {item['note']}  ({item.get('at', '')})")
+
+
+@click.command("stops")
+@json_option
+def stops_command(as_json: bool) -> None:
+    """The stops waiting for you."""
+    import time
+
+    from sdd_git.runner import stops
+
+    pending = stops.pending(current_root())
+    now = time.time()
+    if as_json:
+        emit_json([{**s.as_json(), "expired": s.expired(now)} for s in pending])
+        return
+    if not pending:
+        say("no stops are waiting")
+        return
+    for stop in pending:
+        state = " (expired)" if stop.expired(now) else ""
+        click.echo(f"{stop.id}  {stop.role}  {stop.kind}{state}  from {stop.origin}: {stop.action}")
+
+
+@click.command("allow")
+@click.argument("stop_id", metavar="STOP")
+@click.option("--always", is_flag=True, help="Also save the rule: same tool, same inputs.")
+@json_option
+def allow_command(stop_id: str, always: bool, as_json: bool) -> None:
+    """Run exactly the action the stop names, then continue the run."""
+    from sdd_git.runner.run import answer
+
+    root = current_root()
+    _answer(root, stop_id, "always_allow" if always else "allow_once", as_json, answer)
+
+
+@click.command("deny")
+@click.argument("stop_id", metavar="STOP")
+@json_option
+def deny_command(stop_id: str, as_json: bool) -> None:
+    """Apply nothing, and continue the run with the denial."""
+    from sdd_git.runner.run import answer
+
+    _answer(current_root(), stop_id, "deny", as_json, answer)
+
+
+def _answer(root: Any, stop_id: str, choice: str, as_json: bool, answer: Any) -> None:
+    from sdd_git.runner import stops
+
+    run_id = stops.load(root, stop_id).run
+    start = _last_seq(root, run_id)
+    outcome = answer(root, stop_id, choice)
+    _render(outcome, as_json, start, root)
+    if not as_json and _interactive():
+        outcome = _ask_inline(root, outcome)
+    sys.exit(outcome.exit_code)

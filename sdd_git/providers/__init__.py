@@ -1,0 +1,1 @@
+"""Model wire protocols behind one small Protocol: openai-compatible, anthropic, script."""

@@ -1,0 +1,129 @@
+"""A role's own conversation and memory, in its gitignored `.sdd/local/roles/<name>/`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sdd_git.errors import RecordError, UsageError
+from sdd_git.root import Root
+
+TEXT_LIMIT = 200_000
+
+
+def role_local(root: Root, role: str) -> Path:
+    return root.local / "roles" / role
+
+
+def conversation_path(root: Root, role: str) -> Path:
+    return role_local(root, role) / "conversation.jsonl"
+
+
+def memory_path(root: Root, role: str) -> Path:
+    return role_local(root, role) / "memory.yaml"
+
+
+def messages(root: Root, role: str) -> list[dict[str, Any]]:
+    path = conversation_path(root, role)
+    if not path.exists():
+        return []
+    found = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # a torn last line
+        if isinstance(entry, dict):
+            found.append(entry)
+    return found
+
+
+def find_message(root: Root, role: str, message_id: str) -> dict[str, Any]:
+    for entry in messages(root, role):
+        if entry.get("id") == message_id:
+            return entry
+    raise UsageError(
+        f"no message {message_id} in the conversation of {role}",
+        hint=f"the conversation is in {conversation_path(root, role)}",
+    )
+
+
+def add_message(root: Root, role: str, mask: Callable[[str], str], **fields: Any) -> dict[str, Any]:
+    path = conversation_path(root, role)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    entry = {"id": f"M{len(messages(root, role)) + 1}", "at": _now(), **fields}
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(mask(json.dumps(entry, ensure_ascii=False)) + "\n")
+        handle.flush()
+    return entry
+
+
+@dataclass(frozen=True)
+class Attachment:
+    source: Path
+    what: str
+
+
+def attach(root: Root, role: str, run_id: str, attachment: Attachment) -> tuple[Path, str]:
+    """Copy product material into the role's attachments (the original is never touched), and
+    give back the copy and how the model sees it: text as text, anything else by reference."""
+    source = attachment.source
+    if not source.is_file():
+        raise UsageError(f"cannot attach {source}: no such file")
+    if not attachment.what.strip():
+        raise UsageError(f"say what {source.name} is", hint='--attach FILE --as "the March log"')
+    folder = role_local(root, role) / "attachments" / run_id
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / source.name
+    shutil.copyfile(source, copy)
+    raw = copy.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+        binary = b"\0" in raw[:8192]
+    except UnicodeDecodeError:
+        text, binary = "", True
+    where = copy.relative_to(root.path)
+    if binary:
+        shown = (
+            f"Attachment {source.name} ({attachment.what}): a binary file of {len(raw):,} bytes, "
+            f"saved at {where}. You cannot read it as text."
+        )
+    else:
+        cut = text[:TEXT_LIMIT]
+        note = "" if len(text) <= TEXT_LIMIT else f"\n[cut at {TEXT_LIMIT:,} characters]"
+        shown = f"Attachment {source.name} ({attachment.what}), saved at {where}:\n{cut}{note}"
+    return copy, shown
+
+
+def memory(root: Root, role: str) -> list[dict[str, Any]]:
+    path = memory_path(root, role)
+    if not path.exists():
+        return []
+    from sdd_git.yamlio import read_list
+
+    items = read_list(path)
+    return [i for i in items if isinstance(i, dict) and isinstance(i.get("note"), str)]
+
+
+def forget(root: Root, role: str, number: int) -> dict[str, Any]:
+    items = memory(root, role)
+    if not 1 <= number <= len(items):
+        raise RecordError(
+            f"{role} has no memory item {number} (it has {len(items)})",
+            hint=f"`sdd role memory {role}` numbers them",
+        )
+    removed = items.pop(number - 1)
+    from sdd_git.atomicfile import write_text_atomic
+    from sdd_git.yamlio import dump_yaml
+
+    write_text_atomic(memory_path(root, role), dump_yaml(items) if items else "[]\n")
+    return removed
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

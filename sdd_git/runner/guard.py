@@ -1,0 +1,109 @@
+"""The guard: the first wall every tool call crosses, before the boundary and before it runs.
+
+It rejects what no role may do by any route: an unknown or unoffered tool, a shell command that
+reaches `sdd`, and a write to the person's record, the role files or git's own folder (paths
+resolved through `..`, symlinks and case first). It also says when a shell command cannot be
+classified with certainty; such a command always stops and is never allowed by a saved rule.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sdd_git.tools.catalog import TOOL_CLASSES
+
+PROTECTED_TOP = ("memory", "changes", ".sdd", ".git")
+_WRITE_PATH_ARGS = {"write_file": ("path",), "delete_file": ("path",)}
+_READ_PATH_ARGS = {"read_file": ("path",), "list_files": ("path",), "search_files": ("path",)}
+_SDD_WORD = re.compile(r"(?:^|[\s;&|()`$'\"/=<>{}\\])sdd(?:$|[\s;&|()`'\"<>{}\\])")
+_UNCERTAIN = re.compile(
+    r"\beval\b|\$\(|`|\$\{|\$[A-Za-z_]|\|\s*(?:ba|z|da|k)?sh\b|\b(?:ba|z|da|k)?sh\s+-c\b|"
+    r"\bsource\b|(?:^|[\s;&|])\.\s|\bexec\b|\bxargs\b|\bbase64\b"
+)
+
+
+@dataclass(frozen=True)
+class Rejection:
+    code: str
+    message: str  # told to the model and written to the log
+
+
+@dataclass(frozen=True)
+class Clearance:
+    certain: bool  # False: the call always stops and no saved rule may allow it
+
+
+def check(
+    tool: str, args: dict[str, Any], root: Path, offered: Iterable[str]
+) -> Rejection | Clearance:
+    if tool not in TOOL_CLASSES:
+        return Rejection("unknown_tool", f"there is no tool '{tool}' for roles")
+    if tool not in offered:
+        return Rejection("not_offered", f"'{tool}' is not available in this run")
+    for key in _WRITE_PATH_ARGS.get(tool, ()):
+        problem = write_path_problem(root, args.get(key))
+        if problem:
+            return problem
+    if tool == "git_commit":
+        paths = args.get("paths")
+        for path in paths if isinstance(paths, list) else []:
+            problem = write_path_problem(root, path)
+            if problem:
+                return problem
+    for key in _READ_PATH_ARGS.get(tool, ()):
+        if args.get(key) not in (None, ""):
+            inside = _inside(root, args.get(key))
+            if inside is None:
+                return Rejection("outside_root", "that path is outside the product folder")
+    if tool == "run_command":
+        command = args.get("command")
+        if not isinstance(command, str) or not command.strip():
+            return Rejection("bad_input", "run_command needs a command")
+        if _SDD_WORD.search(command):
+            return Rejection(
+                "person_command",
+                "sdd commands belong to the person; a role cannot run them by any route",
+            )
+        return Clearance(certain=_UNCERTAIN.search(command) is None)
+    return Clearance(certain=True)
+
+
+def _inside(root: Path, value: Any) -> Path | None:
+    if not isinstance(value, str) or not value:
+        return None
+    resolved = (root / value).resolve()
+    base = root.resolve()
+    if resolved != base and base not in resolved.parents:
+        return None
+    return resolved
+
+
+def write_path_problem(root: Path, value: Any) -> Rejection | None:
+    resolved = _inside(root, value)
+    if resolved is None:
+        return Rejection("outside_root", "that path is outside the product folder")
+    relative = resolved.relative_to(root.resolve())
+    top = relative.parts[0] if relative.parts else ""
+    if top.casefold() in PROTECTED_TOP or _case_alias(root, top):
+        return Rejection(
+            "protected_path",
+            f"{value} is part of the person's record or sdd's own files; roles never write there",
+        )
+    return None
+
+
+def _case_alias(root: Path, top: str) -> bool:
+    # On a case-insensitive file system `Memory/` is `memory/`.
+    if not top:
+        return False
+    candidate = root / top
+    return any(
+        os.path.exists(root / name) and os.path.samefile(candidate, root / name)
+        for name in PROTECTED_TOP
+        if candidate.exists()
+    )

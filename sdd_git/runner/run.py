@@ -1,0 +1,649 @@
+"""One run of a role, from the person's task to a reply or a stop, resumable from its log.
+
+Every tool call crosses one choke point, `_handle_call`: guard, then boundary, then execute.
+Nothing else in sdd executes a tool.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sdd_git import lockfile
+from sdd_git.errors import RecordError, SddError, UsageError
+from sdd_git.providers.base import Message, Provider, ProviderError, ProviderRequest, ToolCall
+from sdd_git.roles.profile import RoleProfile
+from sdd_git.root import Root
+from sdd_git.runner import conversation, gate, guard, prompt, stops
+from sdd_git.runner.boundary import BoundaryIndex
+from sdd_git.runner.clock import Clock, parse_duration, system_clock
+from sdd_git.runner.masking import Masker, child_environment
+from sdd_git.runner.runlog import Event, RunLog, log_path, new_run_id, read_events
+from sdd_git.runner.words import describe
+from sdd_git.tools.base import ToolContext, ToolFailed
+from sdd_git.tools.catalog import TOOL_CLASSES
+
+MAX_PROVIDER_CALLS = 60
+DEFAULT_TIMEOUT_SECONDS = 600.0
+
+EXIT_DONE, EXIT_ERROR, EXIT_STOPPED, EXIT_NO_SPEC, EXIT_INTERRUPTED = 0, 1, 3, 4, 130
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    author: str
+    task: str
+    critic: str | None = None
+    change: str | None = None
+    attachments: tuple[conversation.Attachment, ...] = ()
+    reply_to: str | None = None
+    prompt_append: str | None = None
+    origin: str = "person"
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    run_id: str | None
+    status: str  # done, stopped, no-spec, expired, stopped-now, interrupted, failed
+    exit_code: int
+    message: str
+    stop: stops.Stop | None = None
+    reply: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "run": self.run_id,
+            "status": self.status,
+            "exit_code": self.exit_code,
+            "message": self.message,
+            "stop": self.stop.as_json() if self.stop else None,
+            "reply": self.reply,
+        }
+
+
+def control_folder(root: Root, run_id: str) -> Path:
+    return root.local / "runs" / run_id
+
+
+def role_lock(root: Root, role: str) -> Path:
+    return root.local / "locks" / f"role-{role}.lock"
+
+
+@dataclass
+class _Run:
+    """The state of a run, rebuilt from its log whenever it continues."""
+
+    root: Root
+    run_id: str
+    role: RoleProfile
+    provider: Provider
+    log: RunLog
+    masker: Masker
+    clock: Clock
+    change: str | None
+    origin: str
+    offered: tuple[str, ...]
+    secret_names: tuple[str, ...] = ()
+    messages: list[Message] = field(default_factory=list)
+    calls_made: int = 0
+    says_seen: int = 0
+
+
+def _settings(root: Root, role: RoleProfile) -> tuple[Provider, Masker, list[str]]:
+    from sdd_git.providers.select import make_provider, settings_for
+
+    settings = settings_for(root, role.model)
+    provider = make_provider(settings)
+    secrets = [s for s in (settings.key, os.environ.get("SDD_API_KEY")) if s]
+    names = [settings.key_env] if settings.key_env else []
+    return provider, Masker(secrets), names
+
+
+def _timeout(root: Root) -> float:
+    from sdd_git.yamlio import read_mapping
+
+    approvals = read_mapping(root.config).get("approvals") or {}
+    value = approvals.get("timeout") if isinstance(approvals, dict) else None
+    return parse_duration(value, DEFAULT_TIMEOUT_SECONDS)
+
+
+def _offered(critic: str | None) -> tuple[str, ...]:
+    loop = ("submit_draft", "report_gaps", "submit_revision")
+    return tuple(
+        name
+        for name, kind in TOOL_CLASSES.items()
+        if name != "handoff" and (kind != "loop" or (critic is not None and name in loop))
+    )
+
+
+def start(root: Root, request: RunRequest, clock: Clock = system_clock) -> RunOutcome:
+    """Run a role on a task until it replies, stops for the person, or is refused."""
+    from sdd_git.roles.registry import find_role, load_registry
+
+    gate.refuse_before_any_call(request.author, request.critic, request.task)
+    author, _ = find_role(root, request.author, use_cache=False)
+    if request.critic is not None:
+        find_role(root, request.critic, use_cache=False)  # a critic that cannot load: no call
+    if request.origin not in stops.ORIGINS:
+        raise UsageError(f"unknown origin '{request.origin}'")
+    registry = load_registry(root)
+    mentions = prompt.resolve_mentions(root, request.task, (r.name for r in registry.roles))
+    reply_to = (
+        conversation.find_message(root, author.name, request.reply_to) if request.reply_to else None
+    )
+    pack = gate.resolve_change(root, request.change)
+    plan = gate.plan_for(root, pack)
+    provider, masker, secret_names = _settings(root, author)
+    run_id = new_run_id(clock())
+    with lockfile.hold(role_lock(root, author.name), wait_seconds=0):
+        log = RunLog.open(root, run_id, masker, clock)
+        roles = [author.name] + ([request.critic] if request.critic else [])
+        log.append(
+            "run_started",
+            roles=roles,
+            task=request.task,
+            change=plan.change,
+            origin=request.origin,
+            provider=provider.name,
+            model=provider.model,
+        )
+        if author.produces in gate.GATED and not plan.sections:
+            why = f"{author.name} produces {author.produces}, and " + (
+                f"{plan.change} has no accepted spec section"
+                if plan.change
+                else "there is no change with an accepted spec section"
+            )
+            log.append("stop", stop=None, kind="no-spec", action=why, choices=[])
+            log.append("run_ended", status="no-spec")
+            return RunOutcome(
+                run_id,
+                "no-spec",
+                EXIT_NO_SPEC,
+                f"stopped before any draft: {why}. Accept a section first (sdd accept reading "
+                "CH or sdd accept section SPEC#Sn); there is nothing to allow.",
+            )
+        log.append(
+            "plan",
+            change=plan.change,
+            sections=list(plan.sections),
+            checks=list(plan.checks),
+            decisions=list(plan.decisions),
+        )
+        shown_attachments = [
+            conversation.attach(root, author.name, run_id, a)[1] for a in request.attachments
+        ]
+        notes = [m["note"] for m in conversation.memory(root, author.name)]
+        system = prompt.system_prompt(author, registry.roles, plan, notes, request.prompt_append)
+        user = prompt.user_message(request.task, mentions, reply_to, shown_attachments)
+        person = conversation.add_message(
+            root,
+            author.name,
+            masker,
+            run=run_id,
+            **{"from": "person"},
+            text=request.task,
+            reply_to=request.reply_to,
+            attachments=[str(a.source) for a in request.attachments],
+        )
+        log.append("message", role="system", content=system)
+        log.append("message", role="user", content=user, conversation_id=person["id"])
+        state = _Run(
+            root,
+            run_id,
+            author,
+            provider,
+            log,
+            masker,
+            clock,
+            plan.change,
+            request.origin,
+            _offered(request.critic),
+            tuple(secret_names),
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+        )
+        return _drive(state, pending=[])
+
+
+def _rebuild(root: Root, run_id: str, clock: Clock) -> tuple[_Run, list[ToolCall]]:
+    """A paused run, from its log: its messages, calls made, and tool calls still to handle."""
+    from sdd_git.roles.registry import find_role
+
+    events = read_events(log_path(root, run_id))
+    started = next((e for e in events if e.get("event") == "run_started"), None)
+    if started is None:
+        raise RecordError(f"run {run_id} has no run_started event; it cannot continue")
+    role, _ = find_role(root, started["roles"][0], use_cache=False)
+    provider, masker, secret_names = _settings(root, role)
+    log = RunLog.open(root, run_id, masker, clock)
+    state = _Run(
+        root,
+        run_id,
+        role,
+        provider,
+        log,
+        masker,
+        clock,
+        started.get("change"),
+        started.get("origin", "person"),
+        _offered(started["roles"][1] if len(started["roles"]) > 1 else None),
+        tuple(secret_names),
+    )
+    last_calls: list[ToolCall] = []
+    answered: set[str] = set()
+    for event in events:
+        kind = event.get("event")
+        if kind == "message":
+            state.messages.append({"role": event["role"], "content": event["content"]})
+        elif kind == "say":
+            state.messages.append({"role": "user", "content": event["text"]})
+            state.says_seen += 1
+        elif kind == "provider_call":
+            state.calls_made += 1
+        elif kind == "reply":
+            state.messages.append(event["message"])
+            last_calls = [
+                ToolCall(c["id"], c["name"], c.get("args") or {})
+                for c in event["message"].get("tool_calls") or []
+            ]
+            answered = set()
+        elif kind == "tool_result":
+            state.messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": event["call_id"],
+                    "name": event["tool"],
+                    "content": event["content"],
+                }
+            )
+            answered.add(event["call_id"])
+    return state, [c for c in last_calls if c.id not in answered]
+
+
+def _result(state: _Run, call: ToolCall, content: str, **fields: Any) -> None:
+    content = state.masker(content)
+    state.log.append("tool_result", call_id=call.id, tool=call.name, content=content, **fields)
+    state.messages.append(
+        {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
+    )
+
+
+def _context(state: _Run) -> ToolContext:
+    from sdd_git.runner.masking import secrets_from_environment
+
+    names = [n for n in os.environ if n.endswith(("_API_KEY", "_TOKEN"))]
+    masker = Masker([*secrets_from_environment(names)])
+
+    def mask(text: str) -> str:
+        return state.masker(masker(text))
+
+    return ToolContext(
+        root=state.root,
+        role=state.role.name,
+        run_id=state.run_id,
+        change=state.change,
+        child_env=child_environment(os.environ, state.run_id, state.secret_names),
+        mask=mask,
+    )
+
+
+def _execute(state: _Run, call: ToolCall) -> str:
+    from sdd_git.tools.toolbox import TOOLS
+
+    tool = TOOLS.get(call.name)
+    if tool is None:
+        return f"{call.name} is not available to roles in this version."
+    try:
+        return tool.run(call.args, _context(state)).text
+    except ToolFailed as exc:
+        return f"{call.name} failed: {exc}"
+
+
+def _handle_call(state: _Run, call: ToolCall, timeout: float) -> stops.Stop | None:
+    """The choke point: guard, boundary, execute. Returns a stop when the person must decide."""
+    state.log.append(
+        "tool_call", role=state.role.name, tool=call.name, args=call.args, call_id=call.id
+    )
+    verdict = guard.check(call.name, call.args, state.root.path, state.offered)
+    if isinstance(verdict, guard.Rejection):
+        state.log.append("rejected", tool=call.name, reason=verdict.code, message=verdict.message)
+        _result(state, call, f"Rejected: {verdict.message}. This action is not available to roles.")
+        return None
+    kind = TOOL_CLASSES[call.name]
+    if kind != "consequential":
+        _result(state, call, _execute(state, call))
+        return None
+    boundary = BoundaryIndex(state.role.boundary)
+    decision = boundary.decide(call.name, call.args, certain=verdict.certain)
+    if decision.run:
+        text = _execute(state, call)
+        state.log.append("action_done", tool=call.name, args=call.args, by=decision.reason)
+        _result(state, call, text)
+        return None
+    now = state.clock()
+    stop = stops.Stop(
+        id=stops.new_stop_id(),
+        run=state.run_id,
+        role=state.role.name,
+        kind="approval",
+        action=describe(call.name, call.args),
+        choices=stops.APPROVAL_CHOICES
+        if decision.reason == "not allowed"
+        else stops.ASK_FIRST_CHOICES,
+        origin=state.origin,
+        created_at=now,
+        expires_at=None if state.origin == "person" else now + timeout,
+        tool=call.name,
+        args=call.args,
+        call_id=call.id,
+        change=state.change,
+    )
+    stops.save(state.root, stop)
+    state.log.append(
+        "stop",
+        stop=stop.id,
+        kind=stop.kind,
+        action=stop.action,
+        tool=call.name,
+        args=call.args,
+        choices=list(stop.choices),
+        because=decision.reason,
+        expires_at=stop.as_json()["expires_at"],
+    )
+    return stop
+
+
+def _stop_requested(state: _Run) -> bool:
+    return (control_folder(state.root, state.run_id) / "stop-now").exists()
+
+
+def _new_says(state: _Run) -> list[str]:
+    import json
+
+    inbox = control_folder(state.root, state.run_id) / "say.jsonl"
+    if not inbox.exists():
+        return []
+    lines = [line for line in inbox.read_text(encoding="utf-8").splitlines() if line.strip()]
+    fresh = lines[state.says_seen :]
+    out = []
+    for line in fresh:
+        try:
+            out.append(str(json.loads(line)["text"]))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return out
+
+
+def _end(state: _Run, status: str, code: int, message: str, **extra: Any) -> RunOutcome:
+    state.log.append("run_ended", status=status)
+    return RunOutcome(state.run_id, status, code, message, **extra)
+
+
+def _drive(state: _Run, pending: list[ToolCall]) -> RunOutcome:
+    timeout = _timeout(state.root)
+    try:
+        while True:
+            for index, call in enumerate(pending):
+                stop = _handle_call(state, call, timeout)
+                if stop is not None:
+                    state.log.append("run_ended", status="stopped", waiting_for=stop.id)
+                    del pending[: index + 1]
+                    return RunOutcome(state.run_id, "stopped", EXIT_STOPPED, stop.action, stop=stop)
+            pending = []
+            if _stop_requested(state):
+                state.log.append("decision", stop=None, choice="stop_now")
+                return _end(
+                    state, "stopped-now", EXIT_DONE, "stopped now; what was done stays done"
+                )
+            for text in _new_says(state):
+                state.says_seen += 1
+                state.log.append("say", text=text)
+                state.messages.append({"role": "user", "content": text})
+            last = state.messages[-1]
+            if last.get("role") == "assistant" and not last.get("tool_calls"):
+                return _finish(state, str(last.get("content") or ""))
+            if state.calls_made >= MAX_PROVIDER_CALLS:
+                return _end(
+                    state,
+                    "failed",
+                    EXIT_ERROR,
+                    f"the run made {MAX_PROVIDER_CALLS} provider calls without finishing",
+                )
+            state.calls_made += 1
+            state.log.append(
+                "provider_call", role=state.role.name, purpose="author", call=state.calls_made
+            )
+            try:
+                reply = state.provider.complete(
+                    ProviderRequest(
+                        role=state.role.name,
+                        run_id=state.run_id,
+                        call_index=state.calls_made,
+                        messages=_masked(state, state.messages),
+                        tools=_schemas(state.offered),
+                    )
+                )
+            except ProviderError as exc:
+                state.log.append("error", message=exc.message)
+                state.log.append("run_ended", status="failed")
+                raise
+            state.log.append(
+                "reply", role=state.role.name, message=reply.message, usage=reply.usage
+            )
+            state.messages.append(reply.message)
+            pending = list(reply.tool_calls)
+    except KeyboardInterrupt:
+        state.log.append("decision", stop=None, choice="stop_now")
+        state.log.append("run_ended", status="interrupted")
+        return RunOutcome(
+            state.run_id, "interrupted", EXIT_INTERRUPTED, "interrupted; completed actions stay"
+        )
+
+
+def _masked(state: _Run, messages: list[Message]) -> list[Message]:
+    import json
+
+    return [json.loads(state.masker(json.dumps(m, ensure_ascii=False))) for m in messages]
+
+
+def _schemas(offered: tuple[str, ...]) -> list[Any]:
+    from sdd_git.tools.toolbox import LOOP_SCHEMAS, TOOLS
+
+    out = []
+    for name in offered:
+        if name in TOOLS:
+            out.append(TOOLS[name].schema)
+        elif name in LOOP_SCHEMAS:
+            out.append(LOOP_SCHEMAS[name])
+    return out
+
+
+def _finish(state: _Run, reply: str) -> RunOutcome:
+    conversation.add_message(
+        state.root, state.role.name, state.masker, run=state.run_id, **{"from": state.role.name},
+        text=reply,
+    )  # fmt: skip
+    if state.role.produces == "reading" and state.change:
+        reading = _reading_stop(state)
+        if reading is not None:
+            state.log.append("run_ended", status="stopped", waiting_for=reading.id)
+            return RunOutcome(
+                state.run_id, "stopped", EXIT_STOPPED, reading.action, stop=reading, reply=reply
+            )
+    return _end(state, "done", EXIT_DONE, "done", reply=reply)
+
+
+def _reading_stop(state: _Run) -> stops.Stop | None:
+    """A drafted reading ends in the person's choice: accept, correct, or not yet. Never allow."""
+    from sdd_git.records import changes, decisions
+    from sdd_git.records.spec import read_spec
+
+    pack = changes.load(state.root, state.change or "")
+    section = read_spec(state.root.spec_file(pack.spec)).section("S1")
+    if not section.body or decisions.load(state.root).section_acceptance(
+        section.full_id, section.hash
+    ):
+        return None
+    now = state.clock()
+    stop = stops.Stop(
+        id=stops.new_stop_id(),
+        run=state.run_id,
+        role=state.role.name,
+        kind="reading",
+        action=(
+            f"Read the drafted reading of {pack.id} ({section.full_id}) and accept it "
+            f"(sdd accept reading {pack.id}), correct it (sdd correct reading {pack.id} "
+            f'"..."), or leave it for now.'
+        ),
+        choices=stops.READING_CHOICES,
+        origin=state.origin,
+        created_at=now,
+        expires_at=None,
+        args={"hash": section.hash},
+        change=pack.id,
+    )
+    stops.save(state.root, stop)
+    state.log.append(
+        "stop", stop=stop.id, kind="reading", action=stop.action, choices=list(stop.choices)
+    )
+    return stop
+
+
+def answer(root: Root, stop_id: str, choice: str, clock: Clock = system_clock) -> RunOutcome:
+    """The person's answer to an approval stop: allow_once, always_allow or deny; then the run
+    continues from its log."""
+    from sdd_git.records.person import refuse_inside_run
+
+    refuse_inside_run()
+    stop = stops.load(root, stop_id)
+    if stop.kind == "reading":
+        raise UsageError(
+            "a reading is accepted or corrected, never allowed or denied",
+            hint=f'sdd accept reading {stop.change}  or  sdd correct reading {stop.change} "..."',
+        )
+    if choice == "always_allow" and "always allow" not in stop.choices:
+        raise UsageError(
+            "this stop cannot be always allowed: "
+            + (
+                "an ask-first rule matches it"
+                if stop.tool != "run_command"
+                else "the command cannot be classified with certainty"
+            ),
+            hint=f"sdd allow {stop.id} (once) or sdd deny {stop.id}",
+        )
+    with lockfile.hold(role_lock(root, stop.role), wait_seconds=0):
+        state, pending = _rebuild(root, stop.run, clock)
+        call = next((c for c in pending if c.id == stop.call_id), None)
+        if call is None:
+            stops.remove(root, stop.id)
+            raise RecordError(f"stop {stop.id} no longer matches its run {stop.run}")
+        pending.remove(call)
+        state.log.append("run_resumed", stop=stop.id)
+        if choice == "always_allow":
+            _save_rule(root, stop)
+        if stop.expired(clock()):
+            state.log.append("decision", stop=stop.id, choice="expired")
+            _result(state, call, "The approval expired before the person answered; it did not run.")
+            stops.remove(root, stop.id)
+            saved = " The rule was saved; nothing ran." if choice == "always_allow" else ""
+            return _end(
+                state,
+                "expired",
+                EXIT_STOPPED,
+                f"stop {stop.id} expired at {stop.as_json()['expires_at']}; its action did not "
+                f"run.{saved} Start a new run to try again.",
+            )
+        state.log.append("decision", stop=stop.id, choice=choice)
+        stops.remove(root, stop.id)
+        if choice == "deny":
+            _result(state, call, "The person denied this action; it was not done.")
+        else:
+            text = _execute(state, call)
+            state.log.append("action_done", tool=call.name, args=call.args, by=choice)
+            _result(state, call, text)
+        return _drive(state, pending)
+
+
+def _save_rule(root: Root, stop: stops.Stop) -> None:
+    from sdd_git.roles.manage import add_always_allow
+
+    assert stop.tool is not None
+    add_always_allow(
+        root, stop.role, stop.tool, {k: v for k, v in stop.args.items() if k != "purpose"}
+    )
+
+
+def stop_now(root: Root, target: str) -> str:
+    """ "Stop now": end the run's turn; completed actions stay. Returns the run id."""
+    run_id = target if target.startswith("run-") else _latest_run(root, target)
+    flag = control_folder(root, run_id) / "stop-now"
+    flag.parent.mkdir(parents=True, exist_ok=True)
+    flag.touch()
+    for stop in stops.pending(root):
+        if stop.run == run_id:
+            log = RunLog.open(root, run_id, lambda s: s, system_clock)
+            log.append("decision", stop=stop.id, choice="stop_now")
+            log.append("run_ended", status="stopped-now")
+            stops.remove(root, stop.id)
+    return run_id
+
+
+def say(root: Root, role: str, text: str) -> str:
+    import json
+
+    if not text.strip():
+        raise UsageError("say something", hint='sdd role say NAME "the next instruction"')
+    run_id = _latest_run(root, role)
+    inbox = control_folder(root, run_id) / "say.jsonl"
+    inbox.parent.mkdir(parents=True, exist_ok=True)
+    with open(inbox, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"text": text, "at": time.time()}) + "\n")
+    return run_id
+
+
+def _latest_run(root: Root, role: str) -> str:
+    from sdd_git.runner.history import runs
+
+    for summary in runs(root, role):
+        if summary.status in ("running", "stopped"):
+            return summary.run
+    raise SddError(
+        f"{role} has no run in progress or waiting",
+        hint=f'start one: sdd role run {role} --task "..."',
+    )
+
+
+def event_text(event: Event) -> str:
+    """One log event in plain words (for `sdd role log`)."""
+    kind = event.get("event")
+    if kind == "run_started":
+        return f'started: {", ".join(event.get("roles", []))} on "{event.get("task")}"'
+    if kind == "plan":
+        return f"plan: checks {', '.join(event.get('checks') or []) or 'none'}"
+    if kind == "provider_call":
+        return f"provider call {event.get('call')} as {event.get('role')} ({event.get('purpose')})"
+    if kind == "reply":
+        message = event.get("message") or {}
+        calls = ", ".join(c.get("name", "?") for c in message.get("tool_calls") or [])
+        text = " ".join(str(message.get("content") or "").split())[:120]
+        return f"reply: {text}" + (f" [calls {calls}]" if calls else "")
+    if kind == "tool_call":
+        return f"tool call {event.get('tool')} {event.get('args')}"
+    if kind == "tool_result":
+        text = " ".join(str(event.get("content") or "").split())[:120]
+        return f"result of {event.get('tool')}: {text}"
+    if kind == "rejected":
+        return f"rejected {event.get('tool')}: {event.get('message')} ({event.get('reason')})"
+    if kind == "stop":
+        return f"STOP {event.get('stop') or ''} [{event.get('kind')}]: {event.get('action')}"
+    if kind == "decision":
+        return f"decision on {event.get('stop') or 'the run'}: {event.get('choice')}"
+    if kind == "action_done":
+        return f"done: {event.get('tool')} ({event.get('by')})"
+    if kind == "run_ended":
+        return f"ended: {event.get('status')}"
+    return f"{kind}: " + ", ".join(
+        f"{k}={v}" for k, v in event.items() if k not in ("ts", "run", "seq", "event")
+    )

@@ -1,0 +1,121 @@
+"""The run log, `.sdd/role-runs/<run-id>.jsonl`: one JSON event a line, and the run's checkpoint.
+
+Every line has `ts`, `run`, `seq` and `event`. Each append is flushed and fsync'd, so a run can be
+resumed from its log by another process. A reader drops a torn last line (a crash mid-append),
+and the next append starts on a fresh line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sdd_git.errors import RecordError
+from sdd_git.root import Root
+
+Event = dict[str, Any]
+
+
+def runs_folder(root: Root) -> Path:
+    return root.sdd / "role-runs"
+
+
+def new_run_id(now: float) -> str:
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
+    return f"run-{stamp}-{secrets.token_hex(3)}"
+
+
+def log_path(root: Root, run_id: str) -> Path:
+    if not run_id.replace("-", "").isalnum():
+        raise RecordError(f"'{run_id}' is not a run id", hint="`sdd role runs` lists the runs")
+    return runs_folder(root) / f"{run_id}.jsonl"
+
+
+def read_events(path: Path) -> list[Event]:
+    """Every whole event of a log; a torn or garbled last line is dropped."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise RecordError(
+            f"no run log {path.name}", hint="`sdd role runs` lists the runs of this product"
+        ) from None
+    events: list[Event] = []
+    lines = raw.split(b"\n")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            if number >= len(lines) - 1:
+                break  # the torn tail of a crash mid-append
+            raise RecordError(f"{path}:{number}: this line of the run log is not JSON") from None
+        if isinstance(event, dict):
+            events.append(event)
+    return events
+
+
+@dataclass
+class RunLog:
+    """An open run log that appends events; `mask` hides secrets in every line before it lands."""
+
+    path: Path
+    run_id: str
+    mask: Callable[[str], str]
+    clock: Callable[[], float]
+    seq: int = 0
+
+    @classmethod
+    def open(
+        cls, root: Root, run_id: str, mask: Callable[[str], str], clock: Callable[[], float]
+    ) -> RunLog:
+        path = log_path(root, run_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        seq = 0
+        if path.exists():
+            events = read_events(path)
+            seq = max((int(e.get("seq", 0)) for e in events), default=0)
+            _end_with_newline(path)
+        return cls(path, run_id, mask, clock, seq)
+
+    def append(self, event: str, **fields: Any) -> Event:
+        self.seq += 1
+        record: Event = {
+            "ts": _iso(self.clock()),
+            "run": self.run_id,
+            "seq": self.seq,
+            "event": event,
+            **fields,
+        }
+        line = self.mask(json.dumps(record, ensure_ascii=False, default=str)) + "\n"
+        with open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(line)
+            handle.flush()
+            os.fsync(handle.fileno())
+        return record
+
+    def events(self) -> list[Event]:
+        return read_events(self.path)
+
+
+def _end_with_newline(path: Path) -> None:
+    """After a crash mid-append, the next event must start on its own line."""
+    with open(path, "rb+") as handle:
+        handle.seek(0, os.SEEK_END)
+        if handle.tell() == 0:
+            return
+        handle.seek(-1, os.SEEK_END)
+        if handle.read(1) != b"\n":
+            handle.write(b"\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
+def _iso(moment: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))

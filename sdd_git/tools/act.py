@@ -1,0 +1,499 @@
+"""Consequential tools: they change the product, its history or the world outside.
+
+They run only after the person allowed exactly this call (or an `always_allow` rule matched);
+the runner decided that before `run`. Every path still stays inside the product folder, every
+child process gets `context.child_env`, and every text that leaves goes through `context.mask`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import threading
+from pathlib import Path
+from typing import IO
+
+from sdd_git.atomicfile import write_text_atomic
+from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
+from sdd_git.tools.catalog import ToolClass
+from sdd_git.tools.read import (
+    OUTSIDE,
+    Args,
+    BaseTool,
+    git_output,
+    has_head,
+    make_schema,
+    relative,
+    require_git_repo,
+    resolve_inside,
+    root_dir,
+    run_git,
+)
+
+COMMAND_TIMEOUT_SECONDS = 600.0
+PUSH_TIMEOUT_SECONDS = 600.0
+OUTPUT_HEAD_BYTES = 20 * 1024
+OUTPUT_TAIL_BYTES = 30 * 1024  # head + tail: the 50 KB of output a command gives back
+_LINGER_SECONDS = 2.0
+PURPOSE = {"type": "string", "description": "in plain words, why: shown to the person"}
+# Never committed, whatever a commit's paths say: run logs, local state and git's own folder.
+NEVER_COMMITTED = (".sdd/role-runs", ".sdd/local")
+_REMOTE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class ActTool(BaseTool):
+    tool_class: ToolClass = "consequential"
+
+
+def resolve_entry(context: ToolContext, raw: str) -> Path:
+    """The entry `raw` names (a symlink itself, not its target), with its folder resolved.
+
+    Both the entry and whatever it resolves to must be inside the product folder.
+    """
+    target = resolve_inside(context, raw)  # the target: never outside
+    base = root_dir(context)
+    if target == base:
+        return base
+    candidate = Path(raw) if Path(raw).is_absolute() else base / raw
+    if candidate.name in ("", ".", ".."):
+        return resolve_inside(context, raw)
+    entry = resolve_inside(context, str(candidate.parent)) / candidate.name
+    if not entry.is_relative_to(base):
+        raise ToolFailed(OUTSIDE)
+    return entry
+
+
+class WriteFile(ActTool):
+    name = "write_file"
+    schema = make_schema(
+        "write_file",
+        "Write a file of the product (created with its folders, or replaced whole).",
+        {
+            "path": {"type": "string", "description": "file path, relative to the product folder"},
+            "content": {"type": "string", "description": "the whole new content of the file"},
+            "purpose": PURPOSE,
+        },
+        ("path", "content", "purpose"),
+    )
+
+    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
+        path = resolve_inside(context, args.text("path"))
+        content = args.text("content", blank_ok=True)
+        args.text("purpose")
+        rel = relative(context, path)
+        if path.is_dir():
+            raise ToolFailed(f"{rel} is a folder; write_file writes a file")
+        existed = path.exists()
+        write_text_atomic(path, content)
+        size = len(content.encode("utf-8"))
+        verb = "Replaced" if existed else "Created"
+        return ToolOutcome(f"{verb} {rel}: {size:,} bytes written.", {"path": rel, "bytes": size})
+
+
+class DeleteFile(ActTool):
+    name = "delete_file"
+    schema = make_schema(
+        "delete_file",
+        "Delete one file of the product.",
+        {
+            "path": {"type": "string", "description": "file path, relative to the product folder"},
+            "purpose": PURPOSE,
+        },
+        ("path", "purpose"),
+    )
+
+    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
+        entry = resolve_entry(context, args.text("path"))
+        args.text("purpose")
+        rel = relative(context, entry)
+        if not os.path.lexists(entry):
+            raise ToolFailed(f"no file {rel}; nothing was deleted")
+        if entry.is_dir() and not entry.is_symlink():
+            raise ToolFailed(f"{rel} is a folder; delete_file deletes one file")
+        entry.unlink()
+        return ToolOutcome(f"Deleted {rel}.", {"path": rel})
+
+
+class _Output:
+    """A command's output as it streams: the first and the last bytes, and how many in all."""
+
+    def __init__(self) -> None:
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def drain(self, stream: IO[bytes]) -> None:
+        fd = stream.fileno()
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self.total += len(chunk)
+            room = OUTPUT_HEAD_BYTES - len(self.head)
+            if room > 0:
+                self.head += chunk[:room]
+                chunk = chunk[room:]
+            if chunk:
+                self.tail += chunk
+                if len(self.tail) > OUTPUT_TAIL_BYTES:
+                    del self.tail[: len(self.tail) - OUTPUT_TAIL_BYTES]
+
+    def text(self) -> str:
+        shown = len(self.head) + len(self.tail)
+        if shown >= self.total:
+            return (bytes(self.head) + bytes(self.tail)).decode("utf-8", errors="replace")
+        head, tail = bytes(self.head), bytes(self.tail)
+        # Cut at line ends, so that no secret is split in half past the mask.
+        if b"\n" in head:
+            head = head[: head.rindex(b"\n") + 1]
+        if b"\n" in tail:
+            tail = tail[tail.index(b"\n") + 1 :]
+        cut = self.total - len(head) - len(tail)
+        return (
+            head.decode("utf-8", errors="replace")
+            + f"[... {cut:,} bytes of output cut ...]\n"
+            + tail.decode("utf-8", errors="replace")
+        )
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+class RunCommand(ActTool):
+    name = "run_command"
+    schema = make_schema(
+        "run_command",
+        "Run a shell command (bash -c) in the product folder; answers its exit code and output "
+        "(at most 50 KB; stopped after 10 minutes).",
+        {
+            "command": {"type": "string", "description": "the command line, e.g. 'pytest -q'"},
+            "purpose": PURPOSE,
+        },
+        ("command", "purpose"),
+    )
+
+    def __init__(self, timeout_seconds: float = COMMAND_TIMEOUT_SECONDS) -> None:
+        self.timeout_seconds = timeout_seconds
+
+    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
+        command = args.text("command")
+        args.text("purpose")
+        try:
+            process = subprocess.Popen(
+                ["bash", "-c", command],
+                cwd=root_dir(context),
+                env=dict(context.child_env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group, so a timeout stops all of it
+            )
+        except FileNotFoundError:
+            raise ToolFailed("bash is not installed or not on PATH; nothing ran") from None
+        assert process.stdout is not None
+        output = _Output()
+        reader = threading.Thread(target=output.drain, args=(process.stdout,), daemon=True)
+        reader.start()
+        timed_out = False
+        try:
+            code: int | None = process.wait(timeout=self.timeout_seconds)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(process.pid)
+            process.wait()
+            code = None
+        reader.join(timeout=_LINGER_SECONDS)
+        lingering = reader.is_alive()
+        if lingering:
+            # Background processes it left still hold the output open: they are stopped too.
+            _kill_group(process.pid)
+            reader.join(timeout=_LINGER_SECONDS)
+        process.stdout.close()
+        text = output.text()
+        if timed_out:
+            head = (
+                f"timed out after {self.timeout_seconds:g} s: the command was stopped "
+                "and has no exit code"
+            )
+        else:
+            head = f"exit code {code}"
+        if lingering and not timed_out:
+            head += " (background processes it left running were stopped)"
+        body = text if text else "(no output)\n"
+        return ToolOutcome(
+            f"{head}\n--- output ---\n{body}",
+            {"exit_code": code, "timed_out": timed_out, "output_bytes": output.total},
+        )
+
+
+def _commit_paths(context: ToolContext, raw_paths: list[str]) -> list[str]:
+    base = root_dir(context)
+    rels: list[str] = []
+    for raw in raw_paths:
+        entry = resolve_entry(context, raw)
+        rel = entry.relative_to(base).as_posix() or "."
+        if _never_committed(rel):
+            raise ToolFailed(f"{rel} is never committed (git's folder, run logs or local state)")
+        if rel not in rels:
+            rels.append(rel)
+    return rels
+
+
+class GitCommit(ActTool):
+    name = "git_commit"
+    schema = make_schema(
+        "git_commit",
+        "Commit exactly the named paths (their current content) with a message; "
+        "nothing else is staged or committed.",
+        {
+            "message": {"type": "string", "description": "the commit message"},
+            "paths": {
+                "type": "array",
+                "minItems": 1,
+                "items": {"type": "string"},
+                "description": "files or folders to commit, relative to the product folder",
+            },
+        },
+        ("message", "paths"),
+    )
+
+    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
+        message = args.text("message")
+        rels = _commit_paths(context, args.text_list("paths"))
+        require_git_repo(context)
+        files = _files_under(context, rels)
+        on_disk_or_staged = _split_z(
+            git_output(context, "--literal-pathspecs", "ls-files", "-z", "-c", "-o", "--", *files)
+        )
+        staged_now = [f for f in files if f in on_disk_or_staged]
+        if staged_now:
+            _git_with_paths(context, "git add", ["add", "-A"], staged_now)
+        result = _git_with_paths(
+            context, "git commit", ["commit", "--quiet", "-m", message], files, check=False
+        )
+        if result.returncode != 0:
+            said = (result.stdout + result.stderr).strip() or f"exit code {result.returncode}"
+            raise ToolFailed(f"git commit failed; nothing was committed: {said}")
+        commit = git_output(context, "rev-parse", "HEAD").strip()
+        listing = git_output(
+            context, "diff-tree", "-z", "--no-commit-id", "--name-only", "-r", "--root", "HEAD"
+        )
+        committed = _split_z(listing)
+        return ToolOutcome(
+            f"Committed {commit[:12]} with {len(committed)} file(s): {', '.join(committed)}.",
+            {"commit": commit, "files": committed},
+        )
+
+
+def _split_z(text: str) -> list[str]:
+    return [name for name in text.split("\0") if name]
+
+
+def _never_committed(rel: str) -> bool:
+    return ".git" in rel.split("/") or any(
+        rel == n or rel.startswith(n + "/") for n in NEVER_COMMITTED
+    )
+
+
+def _files_under(context: ToolContext, rels: list[str]) -> list[str]:
+    """The files the named paths cover: tracked (also deleted ones) and untracked not ignored,
+    never git's folder, run logs or local state. Each named path must cover one."""
+    found = set(
+        _split_z(
+            git_output(
+                context,
+                "--literal-pathspecs",
+                "ls-files",
+                "-z",
+                "--cached",
+                "--others",
+                "--exclude-standard",
+                "--",
+                *rels,
+            )
+        )
+    )
+    if has_head(context):
+        found |= set(
+            _split_z(
+                git_output(
+                    context,
+                    "--literal-pathspecs",
+                    "ls-tree",
+                    "-r",
+                    "-z",
+                    "--name-only",
+                    "HEAD",
+                    "--",
+                    *rels,
+                )
+            )
+        )
+    files = sorted(f for f in found if not _never_committed(f))
+    for rel in rels:
+        if rel != "." and not any(f == rel or f.startswith(rel + "/") for f in files):
+            raise ToolFailed(
+                f"{rel} matches no file that can be committed (missing, or ignored by git); "
+                "nothing was committed"
+            )
+    if not files:
+        raise ToolFailed("those paths hold no file that can be committed; nothing was committed")
+    return files
+
+
+def _git_with_paths(
+    context: ToolContext, what: str, command: list[str], paths: list[str], check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """Run git with exactly `paths` as literal pathspecs, passed on stdin (any number of them)."""
+    result = run_git(
+        context,
+        "--literal-pathspecs",
+        *command,
+        "--pathspec-from-file=-",
+        "--pathspec-file-nul",
+        input_text="\0".join(paths) + "\0",
+        timeout=COMMAND_TIMEOUT_SECONDS,  # a commit hook may run the tests
+    )
+    if check and result.returncode != 0:
+        said = (result.stdout + result.stderr).strip() or f"exit code {result.returncode}"
+        raise ToolFailed(f"{what} failed; nothing was committed: {said}")
+    return result
+
+
+def _check_ref_name(context: ToolContext, kind: str, name: str, prefix: str) -> None:
+    if name.startswith("-") or name.startswith("+") or ":" in name:
+        raise ToolFailed(f"{name!r} is not a valid {kind} name")
+    if run_git(context, "check-ref-format", f"{prefix}{name}").returncode != 0:
+        raise ToolFailed(f"{name!r} is not a valid {kind} name")
+
+
+class GitPush(ActTool):
+    name = "git_push"
+    schema = make_schema(
+        "git_push",
+        "Push a branch to a remote (default: the current branch to its upstream). "
+        "Never forces and never deletes.",
+        {
+            "remote": {"type": "string", "description": "a configured remote's name, e.g. origin"},
+            "branch": {"type": "string", "description": "the branch to push, e.g. main"},
+        },
+    )
+
+    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
+        remote = args.opt_text("remote")
+        branch = args.opt_text("branch")
+        require_git_repo(context)
+        if remote is not None and not _REMOTE.match(remote):
+            raise ToolFailed(f"{remote!r} is not a remote name; name a configured remote")
+        if branch is not None:
+            _check_ref_name(context, "branch", branch, "refs/heads/")
+            remote = remote or "origin"
+        command = ["push", *([remote] if remote else []), *([branch] if branch else [])]
+        result = run_git(context, *command, timeout=PUSH_TIMEOUT_SECONDS)
+        said = (result.stdout + result.stderr).strip()
+        if result.returncode != 0:
+            raise ToolFailed(f"git push failed; nothing was pushed: {said or result.returncode}")
+        return ToolOutcome(f"Pushed ({' '.join(['git', *command])}).\n{said}".rstrip())
+
+
+class GitTag(ActTool):
+    name = "git_tag"
+    schema = make_schema(
+        "git_tag",
+        "Tag the current commit (an annotated tag when a message is given).",
+        {
+            "name": {"type": "string", "description": "the tag's name, e.g. v1.2.0"},
+            "message": {"type": "string", "description": "the annotated tag's message"},
+        },
+        ("name",),
+    )
+
+    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
+        name = args.text("name").strip()
+        message = args.opt_text("message")
+        require_git_repo(context)
+        _check_ref_name(context, "tag", name, "refs/tags/")
+        command = ["tag", "-a", name, "-m", message] if message else ["tag", name]
+        result = run_git(context, *command)
+        if result.returncode != 0:
+            said = (result.stdout + result.stderr).strip() or f"exit code {result.returncode}"
+            raise ToolFailed(f"git tag failed; no tag was written: {said}")
+        commit = git_output(context, "rev-parse", f"refs/tags/{name}^{{commit}}").strip()
+        kind = "annotated tag" if message else "tag"
+        return ToolOutcome(
+            f"Wrote the {kind} {name} at {commit[:12]}.",
+            {"tag": name, "commit": commit, "annotated": bool(message)},
+        )
+
+
+def _not_done(what: str) -> str:
+    return f"Nothing was done: {what}. Tell the person; do not report it as done."
+
+
+class OpenPullRequest(ActTool):
+    name = "open_pull_request"
+    schema = make_schema(
+        "open_pull_request",
+        "Open a pull request (needs a connector to the code host).",
+        {
+            "title": {"type": "string", "description": "the pull request's title"},
+            "body": {"type": "string", "description": "its description"},
+            "base": {"type": "string", "description": "the branch to merge into"},
+            "head": {"type": "string", "description": "the branch with the work"},
+        },
+        ("title",),
+    )
+
+    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
+        args.text("title")
+        for key in ("body", "base", "head"):
+            args.opt_text(key)
+        return ToolOutcome(
+            _not_done("no connector to a code host is configured, so no pull request was opened"),
+            {"done": False, "reason": "no connector"},
+        )
+
+
+class MergePullRequest(ActTool):
+    name = "merge_pull_request"
+    schema = make_schema(
+        "merge_pull_request",
+        "Merge a pull request by number (needs a connector to the code host).",
+        {"number": {"type": "integer", "minimum": 1, "description": "the pull request's number"}},
+        ("number",),
+    )
+
+    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
+        number = args.integer("number")
+        return ToolOutcome(
+            _not_done(
+                f"no connector to a code host is configured, so pull request #{number} "
+                "was not merged"
+            ),
+            {"done": False, "reason": "no connector"},
+        )
+
+
+class Deploy(ActTool):
+    name = "deploy"
+    schema = make_schema(
+        "deploy",
+        "Deploy to a named target (needs a configured deploy target).",
+        {"target": {"type": "string", "description": "the deploy target's name"}},
+        ("target",),
+    )
+
+    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
+        target = args.text("target")
+        return ToolOutcome(
+            _not_done(f"no deploy target is configured, so nothing was deployed to {target!r}"),
+            {"done": False, "reason": "no deploy target"},
+        )

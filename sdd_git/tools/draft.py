@@ -1,0 +1,276 @@
+"""Draft tools: write drafts the person then accepts or corrects, never a decision.
+
+A drafted reading or scenario is only a proposal: acceptance lives in `memory/decisions.yaml`,
+which no tool here reads for writing. A proposed QA result goes to the gitignored
+`.sdd/local/qa-proposals/`, never to `qa.yaml`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from sdd_git import lockfile
+from sdd_git.atomicfile import write_text_atomic
+from sdd_git.errors import RecordError
+from sdd_git.records import decisions
+from sdd_git.records.scenarios import (
+    RESULTS,
+    SCENARIO_ID,
+    load_scenarios,
+    next_scenario_id,
+    scenarios_path,
+)
+from sdd_git.records.spec import parse_spec, read_spec, with_section_body
+from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
+from sdd_git.tools.catalog import ToolClass
+from sdd_git.tools.read import Args, BaseTool, change_exists, make_schema
+from sdd_git.yamlio import dump_yaml, parse_yaml, read_list
+
+READING_SECTION = "S1"
+_HEADING_LINE = re.compile(r"^## S\d+(?:[ \t]|$)", re.MULTILINE)
+_CHECK_LINE = re.compile(r"^[ \t]*- C\d+:", re.MULTILINE)
+_CHECK_PREFIX = re.compile(r"^\s*(?:-\s*)?C\d+:\s*")
+_SCENARIO_KEYS = ("title", "steps", "expected")
+
+
+def appended_list_text(path: Path, existing: list[Any], new_items: list[Any]) -> str:
+    """The file's text with `new_items` appended to its YAML list, every earlier byte kept.
+
+    When the file's shape does not allow a plain append (a flow list, say), the whole list is
+    written again with the same values.
+    """
+    expected = [*existing, *new_items]
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    if old.strip():
+        if not old.endswith("\n"):
+            old += "\n"
+        candidate = old + dump_yaml(new_items)
+        try:
+            if parse_yaml(candidate, path) == expected:
+                return candidate
+        except RecordError:
+            pass
+    return dump_yaml(expected)
+
+
+class DraftTool(BaseTool):
+    tool_class: ToolClass = "draft"
+
+
+class DraftReading(DraftTool):
+    name = "draft_reading"
+    schema = make_schema(
+        "draft_reading",
+        "Draft the reading (section S1 of the change's spec): a short statement of what the "
+        "person asked for, and its checks. The person accepts or corrects it.",
+        {
+            "change": {"type": "string", "description": "the change id, e.g. CH-0001"},
+            "text": {
+                "type": "string",
+                "description": "the reading in plain words, without headings or check lines",
+            },
+            "checks": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "one line each: something to try that shows the reading holds; "
+                "numbered C1, C2, ... in this order",
+            },
+        },
+        ("change", "text", "checks"),
+    )
+
+    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
+        change_id = args.text("change").strip()
+        text = args.text("text").strip()
+        checks = [_CHECK_PREFIX.sub("", c).strip() for c in args.text_list("checks", empty_ok=True)]
+        for index, check in enumerate(checks, 1):
+            if not check:
+                raise ToolFailed(f"draft_reading: check {index} has no text")
+            if "\n" in check:
+                raise ToolFailed(f"draft_reading: check {index} spans lines; a check is one line")
+        if _HEADING_LINE.search(text):
+            raise ToolFailed("draft_reading: the text may not hold a section heading ('## S2 ...')")
+        if _CHECK_LINE.search(text):
+            raise ToolFailed(
+                "draft_reading: the text holds check lines ('- C1: ...'); "
+                "give the checks in 'checks' instead"
+            )
+        check_ids = [f"C{n}" for n in range(1, len(checks) + 1)]
+        body = text
+        if checks:
+            body += "\n\n" + "\n".join(
+                f"- {cid}: {c}" for cid, c in zip(check_ids, checks, strict=True)
+            )
+        root = context.root
+        with lockfile.hold(root.record_lock):
+            pack = change_exists(context, change_id)
+            spec_path = root.spec_file(pack.spec)
+            if not spec_path.is_file():
+                raise ToolFailed(f"{change_id} names the spec {pack.spec}, which is not there")
+            spec = read_spec(spec_path)
+            section = next((s for s in spec.sections if s.id == READING_SECTION), None)
+            if section is None:
+                raise ToolFailed(f"{pack.spec} has no section {READING_SECTION} (the reading)")
+            if decisions.load(root).section_acceptance(section.full_id, section.hash):
+                raise ToolFailed(
+                    f"the reading of {change_id} is accepted; "
+                    "an accepted section is never redrafted"
+                )
+            new_text = with_section_body(spec, READING_SECTION, body)
+            drafted = parse_spec(spec_path, new_text).section(READING_SECTION)
+            if [c.id for c in drafted.checks] != check_ids:
+                raise ToolFailed("draft_reading: the drafted checks would not read back as given")
+            write_text_atomic(spec_path, new_text)
+        listed = ", ".join(check_ids) if check_ids else "no checks"
+        return ToolOutcome(
+            f"Drafted {drafted.full_id} (the reading of {change_id}) with {listed}. "
+            "It is a draft: only the person accepts it.",
+            {"section": drafted.full_id, "checks": check_ids},
+        )
+
+
+class DraftScenarios(DraftTool):
+    name = "draft_scenarios"
+    schema = make_schema(
+        "draft_scenarios",
+        "Add draft scenarios (things the person can try) to a change; "
+        "the person accepts them, as required or optional.",
+        {
+            "change": {"type": "string", "description": "the change id, e.g. CH-0001"},
+            "scenarios": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "title": {"type": "string", "description": "a short name"},
+                        "steps": {"type": "string", "description": "what to do"},
+                        "expected": {"type": "string", "description": "what should happen"},
+                    },
+                    "required": list(_SCENARIO_KEYS),
+                    "additionalProperties": False,
+                },
+            },
+        },
+        ("change", "scenarios"),
+    )
+
+    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
+        change_id = args.text("change").strip()
+        drafts: list[dict[str, str]] = []
+        for index, item in enumerate(args.objects("scenarios"), 1):
+            unknown = sorted(str(k) for k in item if k not in _SCENARIO_KEYS)
+            if unknown:
+                raise ToolFailed(
+                    f"draft_scenarios: scenario {index} has unknown key {', '.join(unknown)}; "
+                    "a scenario has title, steps and expected"
+                )
+            draft: dict[str, str] = {}
+            for key in _SCENARIO_KEYS:
+                value = item.get(key)
+                if not isinstance(value, str) or not value.strip():
+                    raise ToolFailed(f"draft_scenarios: scenario {index} needs text for '{key}'")
+                draft[key] = value.strip()
+            drafts.append(draft)
+        root = context.root
+        with lockfile.hold(root.record_lock):
+            pack = change_exists(context, change_id)
+            path = scenarios_path(pack.folder)
+            existing = load_scenarios(pack.folder)  # a broken file is reported, never rewritten
+            raw = read_list(path)
+            new_items: list[dict[str, Any]] = []
+            ids: list[str] = []
+            for draft in drafts:
+                scenario_id = next_scenario_id(existing) if not ids else _after(ids[-1])
+                ids.append(scenario_id)
+                new_items.append({"id": scenario_id, **draft, "required": True})
+            write_text_atomic(path, appended_list_text(path, raw, new_items))
+        refs = [f"{change_id}/{i}" for i in ids]
+        return ToolOutcome(
+            f"Drafted {', '.join(refs)}. They are drafts: only the person accepts a scenario, "
+            "as required or optional.",
+            {"scenarios": refs},
+        )
+
+
+def _after(scenario_id: str) -> str:
+    match = SCENARIO_ID.match(scenario_id)
+    assert match is not None
+    return f"SC-{int(match.group(1)) + 1}"
+
+
+class ProposeQaResult(DraftTool):
+    name = "propose_qa_result"
+    schema = make_schema(
+        "propose_qa_result",
+        "Propose a QA result (pass or fail) for a scenario; the person reviews it and records "
+        "the result herself.",
+        {
+            "scenario": {"type": "string", "description": "the scenario, e.g. CH-0001/SC-1"},
+            "result": {"type": "string", "enum": list(RESULTS)},
+            "words": {"type": "string", "description": "what was tried and seen, in plain words"},
+        },
+        ("scenario", "result", "words"),
+    )
+
+    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
+        ref = args.text("scenario").strip()
+        change_id, _, scenario_id = ref.partition("/")
+        if not SCENARIO_ID.match(scenario_id):
+            raise ToolFailed(
+                f"propose_qa_result: {ref!r} is not a scenario; name one as CH-0001/SC-1"
+            )
+        result = args.text("result").strip()
+        if result not in RESULTS:
+            raise ToolFailed(f"propose_qa_result: 'result' must be pass or fail, not {result!r}")
+        words = args.text("words")
+        pack = change_exists(context, change_id)
+        if not any(s.id == scenario_id for s in load_scenarios(pack.folder)):
+            raise ToolFailed(f"no scenario {scenario_id} in {change_id}")
+        entry = {
+            "role": context.role,
+            "run": context.run_id,
+            "scenario": f"{change_id}/{scenario_id}",
+            "result": result,
+            "words": words,
+            "at": decisions.now_iso(),
+        }
+        folder = context.root.local / "qa-proposals"
+        folder.mkdir(parents=True, exist_ok=True)
+        line = json.dumps(entry, ensure_ascii=False) + "\n"
+        fd = os.open(folder / f"{change_id}.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            os.write(fd, line.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return ToolOutcome(
+            f"Proposed {result} for {change_id}/{scenario_id}. This is only a proposal: "
+            "the person records the QA result; nothing is recorded until she does.",
+            {"proposal": entry},
+        )
+
+
+class Remember(DraftTool):
+    name = "remember"
+    schema = make_schema(
+        "remember",
+        "Keep a short note in your own memory for later runs.",
+        {"note": {"type": "string", "description": "the note, in plain words"}},
+        ("note",),
+    )
+
+    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
+        note = args.text("note")
+        path = context.local / "memory.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        existing = read_list(path)
+        entry = {"note": note, "at": decisions.now_iso(), "run": context.run_id}
+        write_text_atomic(path, appended_list_text(path, existing, [entry]))
+        return ToolOutcome(
+            f"Remembered (note {len(existing) + 1} in your memory).", {"notes": len(existing) + 1}
+        )

@@ -1,0 +1,626 @@
+"""Read tools: look at the product and its record, change nothing.
+
+This module also holds what every tool module shares: the small `BaseTool` (argument checks
+against the tool's own schema, masking of everything that leaves the tool), the `Args` reader,
+`resolve_inside` (a path never leaves the product folder) and `run_git`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+import subprocess
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from sdd_git.errors import SddError
+from sdd_git.providers.base import ToolSchema
+from sdd_git.records import changes, decisions
+from sdd_git.records.spec import read_spec
+from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
+from sdd_git.tools.catalog import ToolClass
+from sdd_git.yamlio import dump_yaml
+
+READ_CAP_BYTES = 200 * 1024
+LIST_CAP_LINES = 2000
+SEARCH_CAP_MATCHES = 200
+SEARCH_MAX_FILE_BYTES = 10 * 1024 * 1024
+SEARCH_LINE_CHARS = 300
+GIT_TIMEOUT_SECONDS = 120.0
+OUTSIDE = "path is outside the product folder"
+
+
+# --- shared by every tool module ------------------------------------------------------------
+
+
+def make_schema(
+    name: str, description: str, properties: dict[str, Any], required: tuple[str, ...] = ()
+) -> ToolSchema:
+    return ToolSchema(
+        name=name,
+        description=description,
+        parameters={
+            "type": "object",
+            "properties": properties,
+            "required": list(required),
+            "additionalProperties": False,
+        },
+    )
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+class Args:
+    """A tool call's arguments, checked against the tool's schema; each getter checks a type."""
+
+    def __init__(self, tool: str, raw: Any, schema: ToolSchema) -> None:
+        self.tool = tool
+        if not isinstance(raw, Mapping):
+            raise ToolFailed(f"{tool}: the arguments must be an object, not {_kind(raw)}")
+        properties: dict[str, Any] = schema.parameters.get("properties", {})
+        unknown = sorted(str(k) for k in raw if k not in properties)
+        if unknown:
+            takes = ", ".join(properties) or "no arguments"
+            raise ToolFailed(f"{tool}: unknown argument {', '.join(unknown)}; it takes {takes}")
+        missing = [k for k in schema.parameters.get("required", []) if raw.get(k) is None]
+        if missing:
+            raise ToolFailed(f"{tool}: missing argument {', '.join(missing)}")
+        self.raw: dict[str, Any] = dict(raw)
+
+    def _fail(self, key: str, wanted: str) -> ToolFailed:
+        return ToolFailed(f"{self.tool}: '{key}' must be {wanted}, not {_kind(self.raw.get(key))}")
+
+    def text(self, key: str, *, blank_ok: bool = False) -> str:
+        value = self.raw.get(key)
+        if not isinstance(value, str):
+            raise self._fail(key, "text")
+        if not blank_ok and not value.strip():
+            raise ToolFailed(f"{self.tool}: '{key}' is empty")
+        return value
+
+    def opt_text(self, key: str) -> str | None:
+        if self.raw.get(key) is None:
+            return None
+        return self.text(key)
+
+    def integer(self, key: str, default: int | None = None, minimum: int = 1) -> int:
+        value = self.raw.get(key)
+        if value is None and default is not None:
+            return default
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise self._fail(key, "a whole number")
+        if value < minimum:
+            raise ToolFailed(f"{self.tool}: '{key}' must be at least {minimum}, not {value}")
+        return value
+
+    def text_list(self, key: str, *, empty_ok: bool = False) -> list[str]:
+        value = self.raw.get(key)
+        if not isinstance(value, list):
+            raise self._fail(key, "a list of text")
+        for index, item in enumerate(value, 1):
+            if not isinstance(item, str) or not item.strip():
+                raise ToolFailed(
+                    f"{self.tool}: item {index} of '{key}' must be non-empty text, "
+                    f"not {_kind(item)}"
+                )
+        if not value and not empty_ok:
+            raise ToolFailed(f"{self.tool}: '{key}' is an empty list")
+        return list(value)
+
+    def objects(self, key: str) -> list[dict[str, Any]]:
+        value = self.raw.get(key)
+        if not isinstance(value, list) or not value:
+            raise self._fail(key, "a non-empty list of objects")
+        for index, item in enumerate(value, 1):
+            if not isinstance(item, dict):
+                raise ToolFailed(
+                    f"{self.tool}: item {index} of '{key}' must be an object, not {_kind(item)}"
+                )
+        return list(value)
+
+
+def _mask_data(value: Any, mask: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, dict):
+        return {k: _mask_data(v, mask) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_mask_data(v, mask) for v in value]
+    return value
+
+
+class BaseTool:
+    """One tool: `execute` does the work; `run` checks the arguments and masks what leaves."""
+
+    name: str
+    tool_class: ToolClass
+    schema: ToolSchema
+
+    def run(self, args: dict[str, Any], context: ToolContext) -> ToolOutcome:
+        try:
+            outcome = self.execute(Args(self.name, args, self.schema), context)
+        except ToolFailed as exc:
+            raise ToolFailed(context.mask(str(exc))) from None
+        except SddError as exc:
+            raise ToolFailed(context.mask(exc.message)) from None
+        except UnicodeDecodeError as exc:
+            raise ToolFailed(
+                f"{self.name}: a file it needs is not UTF-8 text ({exc.reason})"
+            ) from None
+        except OSError as exc:
+            raise ToolFailed(context.mask(f"{self.name}: {exc}")) from None
+        data = _mask_data(outcome.data, context.mask) if outcome.data is not None else None
+        return ToolOutcome(context.mask(outcome.text), data)
+
+    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
+        raise NotImplementedError
+
+
+def root_dir(context: ToolContext) -> Path:
+    return context.root.path.resolve()
+
+
+def resolve_inside(context: ToolContext, raw: str) -> Path:
+    """`raw` (relative to the root, or absolute) with `..` and symlinks resolved; never outside."""
+    base = root_dir(context)
+    try:
+        candidate = Path(raw)
+        if not candidate.is_absolute():
+            candidate = base / candidate
+        resolved = candidate.resolve()
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise ToolFailed(f"cannot resolve the path {raw!r}: {exc}") from None
+    if resolved != base and not resolved.is_relative_to(base):
+        raise ToolFailed(OUTSIDE)
+    return resolved
+
+
+def relative(context: ToolContext, path: Path) -> str:
+    rel = path.relative_to(root_dir(context)).as_posix()
+    return rel if rel else "."
+
+
+def git_env(context: ToolContext) -> dict[str, str]:
+    # Never let git wait for a password on a terminal nobody is watching.
+    return {**context.child_env, "GIT_TERMINAL_PROMPT": "0"}
+
+
+def run_git(
+    context: ToolContext,
+    *args: str,
+    timeout: float = GIT_TIMEOUT_SECONDS,
+    input_text: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            ["git", *args],
+            cwd=root_dir(context),
+            env=git_env(context),
+            input=input_text,
+            stdin=subprocess.DEVNULL if input_text is None else None,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise ToolFailed("git is not installed or not on PATH") from None
+    except subprocess.TimeoutExpired:
+        raise ToolFailed(
+            f"git {args[0]} did not finish within {timeout:.0f} s; it was stopped"
+        ) from None
+
+
+def git_output(context: ToolContext, *args: str) -> str:
+    """stdout of a git command that must succeed, else ToolFailed with git's own words."""
+    result = run_git(context, *args)
+    if result.returncode != 0:
+        said = (result.stderr or result.stdout).strip() or f"exit code {result.returncode}"
+        raise ToolFailed(f"git {args[0]} failed: {said}")
+    return result.stdout
+
+
+def in_git_repo(context: ToolContext) -> bool:
+    try:
+        result = run_git(context, "rev-parse", "--is-inside-work-tree")
+    except ToolFailed:
+        return False
+    return result.returncode == 0 and result.stdout.strip() == "true"
+
+
+def require_git_repo(context: ToolContext) -> None:
+    if not in_git_repo(context):
+        raise ToolFailed("the product folder is not a git repository")
+
+
+def has_head(context: ToolContext) -> bool:
+    return run_git(context, "rev-parse", "--verify", "--quiet", "HEAD").returncode == 0
+
+
+def cap_text(text: str, limit: int, what: str) -> str:
+    data = text.encode("utf-8")
+    if len(data) <= limit:
+        return text
+    kept = data[:limit].decode("utf-8", errors="ignore")
+    return f"{kept}\n[cut: showing the first {limit // 1024} KB of {len(data):,} bytes of {what}]"
+
+
+def _decode_text(data: bytes, truncated: bool) -> str | None:
+    """The bytes as UTF-8 text, or None when they look binary."""
+    if b"\0" in data[:8192]:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # A cut can fall inside a multi-byte character; only that tail may be dropped.
+        if truncated and exc.start >= len(data) - 3 and exc.reason == "unexpected end of data":
+            return data[: exc.start].decode("utf-8", errors="strict")
+        return None
+
+
+# --- the listing shared by list_files and search_files ----------------------------------------
+
+
+def _is_git_internal(rel: str) -> bool:
+    return ".git" in rel.split("/")
+
+
+def listed_files(context: ToolContext, base: Path) -> list[str]:
+    """Files under `base` (relative posix paths from the root), sorted, never under `.git/`.
+
+    In a git repository: tracked files plus untracked ones that are not ignored. Else a walk.
+    """
+    top = root_dir(context)
+    if not base.is_dir():
+        return [] if _is_git_internal(relative(context, base)) else [relative(context, base)]
+    if in_git_repo(context):
+        spec = relative(context, base)
+        out = git_output(
+            context,
+            "--literal-pathspecs",
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+            "--",
+            spec,
+        )
+        names = set()
+        for name in out.split("\0"):
+            if not name or _is_git_internal(name):
+                continue
+            full = top / name
+            if os.path.lexists(full) and not full.is_dir():
+                names.add(name)
+        return sorted(names)
+    found: list[str] = []
+    for folder, dirs, files in os.walk(base):
+        dirs[:] = sorted(d for d in dirs if d != ".git")
+        for file_name in files:
+            found.append((Path(folder) / file_name).relative_to(top).as_posix())
+    return sorted(found)
+
+
+def _glob_matches(rel: str, pattern: str) -> bool:
+    if "/" not in pattern:
+        return fnmatch.fnmatchcase(rel.rsplit("/", 1)[-1], pattern)
+    candidates = {pattern, pattern.replace("**/", "")}
+    return any(fnmatch.fnmatchcase(rel, p) for p in candidates)
+
+
+# --- the tools --------------------------------------------------------------------------------
+
+
+class ReadTool(BaseTool):
+    tool_class: ToolClass = "read"
+
+
+class ReadFile(ReadTool):
+    name = "read_file"
+    schema = make_schema(
+        "read_file",
+        "Read a text file of the product (path relative to the product folder); "
+        "long files are cut at 200 KB.",
+        {"path": {"type": "string", "description": "file path, relative to the product folder"}},
+        ("path",),
+    )
+
+    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
+        path = resolve_inside(context, args.text("path"))
+        rel = relative(context, path)
+        if path.is_dir():
+            raise ToolFailed(f"{rel} is a folder; list_files lists what is in it")
+        if not path.exists():
+            raise ToolFailed(f"no file {rel}")
+        if not path.is_file():
+            raise ToolFailed(f"{rel} is not a regular file; read_file reads files")
+        size = path.stat().st_size
+        with path.open("rb") as handle:
+            data = handle.read(READ_CAP_BYTES + 1)
+        truncated = len(data) > READ_CAP_BYTES
+        data = data[:READ_CAP_BYTES]
+        text = _decode_text(data, truncated)
+        if text is None:
+            return ToolOutcome(
+                f"{rel} is a binary file ({size:,} bytes); read_file shows text only",
+                {"path": rel, "binary": True, "bytes": size},
+            )
+        if not data:
+            return ToolOutcome(f"{rel} is empty", {"path": rel, "bytes": 0})
+        if truncated:
+            text += (
+                f"\n[cut: {rel} has {size:,} bytes; this shows the first "
+                f"{READ_CAP_BYTES // 1024} KB]"
+            )
+        return ToolOutcome(text, {"path": rel, "bytes": size, "truncated": truncated})
+
+
+class ListFiles(ReadTool):
+    name = "list_files"
+    schema = make_schema(
+        "list_files",
+        "List the product's files (ignored files and .git/ left out), optionally under a folder "
+        "and matching a glob.",
+        {
+            "path": {
+                "type": "string",
+                "description": "folder to list, relative to the product folder (default: all)",
+            },
+            "glob": {
+                "type": "string",
+                "description": "e.g. '*.py' (matches file names) or 'src/**/*.py' (whole paths)",
+            },
+        },
+    )
+
+    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
+        raw = args.opt_text("path")
+        base = resolve_inside(context, raw) if raw is not None else root_dir(context)
+        if not os.path.lexists(base):
+            raise ToolFailed(f"no such file or folder: {relative(context, base)}")
+        pattern = args.opt_text("glob")
+        names = listed_files(context, base)
+        if pattern is not None:
+            names = [n for n in names if _glob_matches(n, pattern)]
+        total = len(names)
+        if not names:
+            return ToolOutcome("no files", {"count": 0})
+        lines = names[:LIST_CAP_LINES]
+        if total > LIST_CAP_LINES:
+            lines.append(
+                f"[cut: {total - LIST_CAP_LINES:,} more files not shown; "
+                "narrow the path or the glob]"
+            )
+        return ToolOutcome("\n".join(lines), {"count": total})
+
+
+class SearchFiles(ReadTool):
+    name = "search_files"
+    schema = make_schema(
+        "search_files",
+        "Search the product's text files for a Python regular expression; "
+        "answers 'file:line: text' (at most 200 matches).",
+        {
+            "pattern": {"type": "string", "description": "a Python regular expression"},
+            "path": {
+                "type": "string",
+                "description": "file or folder to search, relative to the product folder "
+                "(default: all)",
+            },
+        },
+        ("pattern",),
+    )
+
+    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
+        try:
+            regex = re.compile(args.text("pattern", blank_ok=True))
+        except re.error as exc:
+            raise ToolFailed(
+                f"search_files: the pattern is not a valid regular expression: {exc}"
+            ) from None
+        raw = args.opt_text("path")
+        base = resolve_inside(context, raw) if raw is not None else root_dir(context)
+        if not os.path.lexists(base):
+            raise ToolFailed(f"no such file or folder: {relative(context, base)}")
+        top = root_dir(context)
+        matches: list[str] = []
+        capped = False
+        searched = 0
+        for rel in listed_files(context, base):
+            full = top / rel
+            try:
+                if full.stat().st_size > SEARCH_MAX_FILE_BYTES:
+                    continue
+                target = full.resolve()
+                if not target.is_relative_to(top) or not target.is_file():
+                    continue  # a symlink out of the product folder is never followed
+                text = _decode_text(target.read_bytes(), truncated=False)
+            except OSError:
+                continue
+            if text is None:
+                continue
+            searched += 1
+            for number, line in enumerate(text.splitlines(), 1):
+                if regex.search(line):
+                    if len(matches) == SEARCH_CAP_MATCHES:
+                        capped = True
+                        break
+                    shown = line if len(line) <= SEARCH_LINE_CHARS else line[:SEARCH_LINE_CHARS]
+                    matches.append(f"{rel}:{number}: {shown}")
+            if capped:
+                break
+        if not matches:
+            return ToolOutcome(
+                f"no matches in {searched} text files", {"matches": 0, "files": searched}
+            )
+        text_out = "\n".join(matches)
+        if capped:
+            text_out += f"\n[stopped at {SEARCH_CAP_MATCHES} matches; narrow the pattern or path]"
+        return ToolOutcome(text_out, {"matches": len(matches), "capped": capped})
+
+
+class GitStatus(ReadTool):
+    name = "git_status"
+    schema = make_schema(
+        "git_status", "Show the branch and which files are changed, staged or untracked.", {}
+    )
+
+    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
+        require_git_repo(context)
+        out = git_output(context, "status", "--short", "--branch")
+        lines = out.rstrip("\n").splitlines()
+        if len(lines) <= 1:
+            lines.append("(nothing changed)")
+        return ToolOutcome("\n".join(lines))
+
+
+class GitLog(ReadTool):
+    name = "git_log"
+    schema = make_schema(
+        "git_log",
+        "Show the latest commits, one line each.",
+        {"max": {"type": "integer", "minimum": 1, "description": "how many (default 20)"}},
+    )
+
+    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
+        count = args.integer("max", default=20)
+        require_git_repo(context)
+        if not has_head(context):
+            return ToolOutcome("no commits yet")
+        out = git_output(context, "log", "--oneline", "--no-color", f"--max-count={count}")
+        return ToolOutcome(out.rstrip("\n"))
+
+
+class GitDiff(ReadTool):
+    name = "git_diff"
+    schema = make_schema(
+        "git_diff",
+        "Show what changed in tracked files since the last commit (staged and not), "
+        "optionally for one path.",
+        {"path": {"type": "string", "description": "file or folder, relative to the product"}},
+    )
+
+    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
+        raw = args.opt_text("path")
+        spec = relative(context, resolve_inside(context, raw)) if raw is not None else "."
+        require_git_repo(context)
+        if has_head(context):
+            against = "HEAD"
+        else:
+            against = git_output(context, "hash-object", "-t", "tree", "/dev/null").strip()
+        out = git_output(
+            context,
+            "--literal-pathspecs",
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            against,
+            "--",
+            spec,
+        )
+        if not out.strip():
+            return ToolOutcome(
+                "no differences from the last commit "
+                "(untracked files are not shown; git_status lists them)"
+            )
+        return ToolOutcome(cap_text(out, READ_CAP_BYTES, "the diff"))
+
+
+_CHANGE = re.compile(r"^CH-\d{4,}$")
+_SPEC = re.compile(r"^SPEC-\d{4,}$")
+_SECTION = re.compile(r"^(SPEC-\d{4,})#(S\d+)$")
+_DECISION = re.compile(r"^D-\d{4,}$")
+_RELEASE = re.compile(r"^R-\d{4,}$")
+ID_SHAPES = "CH-0001, SPEC-0001, SPEC-0001#S1, D-0001 or R-0001"
+
+
+class ReadRecord(ReadTool):
+    name = "read_record"
+    schema = make_schema(
+        "read_record",
+        "Read one record of the person's: a change (CH-0001), a spec (SPEC-0001), a spec "
+        "section (SPEC-0001#S1), a decision (D-0001) or a release (R-0001).",
+        {"id": {"type": "string", "description": "the record's id, e.g. CH-0001 or SPEC-0001#S1"}},
+        ("id",),
+    )
+
+    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
+        record_id = args.text("id").strip()
+        root = context.root
+        if _CHANGE.match(record_id):
+            if not (root.change_dir(record_id) / "change.yaml").is_file():
+                raise ToolFailed(f"no change {record_id}")
+            from sdd_git.records.view import describe_change
+
+            described = describe_change(root, record_id)
+            return ToolOutcome(
+                json.dumps(described, indent=2, ensure_ascii=False), {"id": record_id}
+            )
+        if _SPEC.match(record_id):
+            path = root.spec_file(record_id)
+            if not path.is_file():
+                raise ToolFailed(f"no spec {record_id}")
+            return ToolOutcome(path.read_text(encoding="utf-8"), {"id": record_id})
+        section_ref = _SECTION.match(record_id)
+        if section_ref:
+            spec_id, section_id = section_ref.groups()
+            path = root.spec_file(spec_id)
+            if not path.is_file():
+                raise ToolFailed(f"no spec {spec_id}")
+            spec = read_spec(path)
+            section = next((s for s in spec.sections if s.id == section_id), None)
+            if section is None:
+                raise ToolFailed(f"no section {section_id} in {spec_id}")
+            accepted = decisions.load(root).section_acceptance(section.full_id, section.hash)
+            state = (
+                f"accepted by {accepted.id}"
+                if accepted
+                else "not accepted (a draft, or changed since it was accepted)"
+            )
+            return ToolOutcome(
+                f"{section.text}\n\n[{section.full_id}: {state}]",
+                {"id": record_id, "accepted_by": accepted.id if accepted else None},
+            )
+        if _DECISION.match(record_id):
+            log = decisions.load(root)
+            found = next((d for d in log.entries if d.id == record_id), None)
+            if found is None:
+                raise ToolFailed(f"no decision {record_id}")
+            entry = {**found.as_dict(), "replaced_by": log.replaced_by(found.id)}
+            return ToolOutcome(dump_yaml(entry).rstrip("\n"), {"id": record_id})
+        if _RELEASE.match(record_id):
+            path = root.releases / f"{record_id}.md"
+            if not path.is_file():
+                raise ToolFailed(f"no release {record_id}")
+            return ToolOutcome(path.read_text(encoding="utf-8"), {"id": record_id})
+        raise ToolFailed(f"read_record: {record_id!r} is not a record id; use {ID_SHAPES}")
+
+
+def change_exists(context: ToolContext, change_id: str) -> changes.ChangePack:
+    """The change pack, or ToolFailed naming the change that is not there."""
+    if not changes.CHANGE_ID.match(change_id):
+        raise ToolFailed(f"{change_id!r} is not a change id; a change id looks like CH-0001")
+    if not (context.root.change_dir(change_id) / "change.yaml").is_file():
+        raise ToolFailed(f"no change {change_id}")
+    return changes.load(context.root, change_id)

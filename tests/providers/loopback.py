@@ -1,0 +1,142 @@
+"""A real HTTP server on 127.0.0.1 for provider tests: it records every request and answers from a
+queue of replies that each test pushes."""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+RESET = -1  # a reply status: drop the connection without answering
+
+
+@dataclass(frozen=True)
+class Recorded:
+    method: str
+    path: str
+    headers: dict[str, str]  # names in lower case
+    body: Any  # the decoded JSON body
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    body: Any
+    headers: dict[str, str]
+    delay: float  # seconds to wait before answering
+
+
+@dataclass
+class Loopback:
+    url: str = ""
+    requests: list[Recorded] = field(default_factory=list)
+    replies: deque[Reply] = field(default_factory=deque)
+
+    def reply(
+        self,
+        status: int = 200,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+        *,
+        delay: float = 0.0,
+    ) -> None:
+        self.replies.append(Reply(status, {} if body is None else body, headers or {}, delay))
+
+    @property
+    def last(self) -> Recorded:
+        return self.requests[-1]
+
+
+def _handler(state: Loopback) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            data = self.rfile.read(length)
+            state.requests.append(
+                Recorded(
+                    method="POST",
+                    path=self.path,
+                    headers={k.lower(): v for k, v in self.headers.items()},
+                    body=json.loads(data) if data else None,
+                )
+            )
+            if not state.replies:
+                self._send(599, {"error": {"message": "loopback: no reply queued"}}, {})
+                return
+            reply = state.replies.popleft()
+            if reply.delay:
+                time.sleep(reply.delay)
+            if reply.status == RESET:
+                self.close_connection = True
+                # linger on, 0 s: closing sends a TCP reset instead of a clean end
+                self.connection.setsockopt(
+                    socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                )
+                self.connection.close()
+                return
+            self._send(reply.status, reply.body, reply.headers)
+
+        def _send(self, status: int, body: Any, headers: dict[str, str]) -> None:
+            payload = body if isinstance(body, bytes) else json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    return Handler
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client that hung up early
+            super().handle_error(request, client_address)
+
+
+@contextmanager
+def serve() -> Iterator[Loopback]:
+    """Run a recording server on an ephemeral loopback port for the duration of the block.
+    (Callers clear the proxy variables first: urllib would send loopback traffic to a proxy.)"""
+    state = Loopback()
+    server = _Server(("127.0.0.1", 0), _handler(state))
+    state.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def closed_port_url() -> str:
+    """An address on loopback where nothing listens."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+PROXY_VARIABLES = (
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+)

@@ -1,0 +1,170 @@
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import yaml
+
+from sdd_git.records import acceptance, changes
+from sdd_git.records.spec import read_spec
+from sdd_git.root import Root
+from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
+from sdd_git.tools.toolbox import TOOLS
+from tests.tools import make_context
+
+WORDS = "I can never find last month's hotel charge."
+
+
+@pytest.fixture
+def ctx(root: Root) -> ToolContext:
+    changes.create(root, WORDS)
+    return make_context(root, role="spec-steward", change="CH-0001")
+
+
+def run(ctx: ToolContext, tool: str, **args: Any) -> ToolOutcome:
+    return TOOLS[tool].run(args, ctx)
+
+
+def fails(ctx: ToolContext, tool: str, **args: Any) -> str:
+    with pytest.raises(ToolFailed) as caught:
+        TOOLS[tool].run(args, ctx)
+    return str(caught.value)
+
+
+def test_draft_reading_writes_s1_with_checks_and_no_decision(ctx: ToolContext, root: Root) -> None:
+    decisions_before = root.decisions.read_bytes()
+    outcome = run(
+        ctx,
+        "draft_reading",
+        change="CH-0001",
+        text="Search expenses by month and merchant.",
+        checks=["Searching hotel for last month lists the charge.", "C2: An empty month says so."],
+    )
+    assert outcome.data == {"section": "SPEC-0001#S1", "checks": ["C1", "C2"]}
+    assert "only the person accepts it" in outcome.text
+    section = read_spec(root.spec_file("SPEC-0001")).section("S1")
+    assert section.body == (
+        "Search expenses by month and merchant.\n\n"
+        "- C1: Searching hotel for last month lists the charge.\n"
+        "- C2: An empty month says so."
+    )
+    assert [c.id for c in section.checks] == ["C1", "C2"]
+    assert root.decisions.read_bytes() == decisions_before
+    assert not root.record_lock.exists()
+    # A second draft replaces the first; the front matter stays.
+    run(ctx, "draft_reading", change="CH-0001", text="Find charges by month.", checks=[])
+    spec = read_spec(root.spec_file("SPEC-0001"))
+    assert spec.section("S1").body == "Find charges by month."
+    assert spec.meta["words"] == WORDS
+
+
+def test_draft_reading_refuses_an_accepted_reading(ctx: ToolContext, root: Root) -> None:
+    run(ctx, "draft_reading", change="CH-0001", text="Search by month.", checks=["It lists."])
+    acceptance.accept_reading(root, "CH-0001")
+    spec_before = root.spec_file("SPEC-0001").read_bytes()
+    decisions_before = root.decisions.read_bytes()
+    message = fails(ctx, "draft_reading", change="CH-0001", text="Other.", checks=["x"])
+    assert message == ("the reading of CH-0001 is accepted; an accepted section is never redrafted")
+    assert root.spec_file("SPEC-0001").read_bytes() == spec_before
+    assert root.decisions.read_bytes() == decisions_before
+    # Once the person changes it, it is unaccepted and may be drafted again.
+    acceptance.correct_reading(root, "CH-0001", "Her own correction.")
+    run(ctx, "draft_reading", change="CH-0001", text="Redrafted.", checks=["ok"])
+
+
+def test_draft_reading_checks_its_input(ctx: ToolContext) -> None:
+    assert fails(ctx, "draft_reading", change="CH-0009", text="t", checks=[]) == "no change CH-0009"
+    assert "section heading" in fails(
+        ctx, "draft_reading", change="CH-0001", text="a\n## S2 More\nb", checks=[]
+    )
+    assert "give the checks in 'checks'" in fails(
+        ctx, "draft_reading", change="CH-0001", text="a\n- C1: b", checks=[]
+    )
+    assert "spans lines" in fails(
+        ctx, "draft_reading", change="CH-0001", text="a", checks=["one\ntwo"]
+    )
+    assert "missing argument checks" in fails(ctx, "draft_reading", change="CH-0001", text="a")
+    assert "'checks' must be a list of text" in fails(
+        ctx, "draft_reading", change="CH-0001", text="a", checks="C1"
+    )
+
+
+def test_draft_scenarios_keeps_existing_and_adds_the_next_ids(ctx: ToolContext, root: Root) -> None:
+    acceptance.add_scenario(root, "CH-0001", "Find it", "search hotel", "it is listed")
+    path = root.change_dir("CH-0001") / "scenarios.yaml"
+    path.write_text("# the person's comment\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+    before = path.read_text(encoding="utf-8")
+    decisions_before = root.decisions.read_bytes()
+    outcome = run(
+        ctx,
+        "draft_scenarios",
+        change="CH-0001",
+        scenarios=[
+            {"title": "Empty month", "steps": "search May", "expected": "no charge found"},
+            {"title": "Merchant", "steps": "search Hilton", "expected": "the charge"},
+        ],
+    )
+    assert outcome.data == {"scenarios": ["CH-0001/SC-2", "CH-0001/SC-3"]}
+    after = path.read_text(encoding="utf-8")
+    assert after.startswith(before)
+    entries = yaml.safe_load(after)
+    assert [e["id"] for e in entries] == ["SC-1", "SC-2", "SC-3"]
+    assert entries[1] == {
+        "id": "SC-2",
+        "title": "Empty month",
+        "steps": "search May",
+        "expected": "no charge found",
+        "required": True,
+    }
+    assert root.decisions.read_bytes() == decisions_before
+
+
+def test_draft_scenarios_checks_its_input(ctx: ToolContext) -> None:
+    assert "needs text for 'expected'" in fails(
+        ctx, "draft_scenarios", change="CH-0001", scenarios=[{"title": "t", "steps": "s"}]
+    )
+    assert "unknown key accepted" in fails(
+        ctx,
+        "draft_scenarios",
+        change="CH-0001",
+        scenarios=[{"title": "t", "steps": "s", "expected": "e", "accepted": True}],
+    )
+    assert "non-empty list of objects" in fails(
+        ctx, "draft_scenarios", change="CH-0001", scenarios=[]
+    )
+
+
+def test_propose_qa_result_never_writes_qa_yaml(ctx: ToolContext, root: Root) -> None:
+    acceptance.add_scenario(root, "CH-0001", "Find it", "search hotel", "it is listed")
+    outcome = run(
+        ctx, "propose_qa_result", scenario="CH-0001/SC-1", result="fail", words="Only Feb."
+    )
+    assert "the person records the QA result" in outcome.text
+    assert not (root.change_dir("CH-0001") / "qa.yaml").exists()
+    lines = (root.local / "qa-proposals" / "CH-0001.jsonl").read_text(encoding="utf-8")
+    entry = json.loads(lines.splitlines()[0])
+    assert entry["role"] == "spec-steward" and entry["run"] == "run-test"
+    assert entry["scenario"] == "CH-0001/SC-1"
+    assert entry["result"] == "fail" and entry["words"] == "Only Feb."
+    assert entry["at"].endswith("Z")
+    run(ctx, "propose_qa_result", scenario="CH-0001/SC-1", result="pass", words="Now ok.")
+    assert len((root.local / "qa-proposals" / "CH-0001.jsonl").read_text().splitlines()) == 2
+    assert fails(ctx, "propose_qa_result", scenario="CH-0001/SC-9", result="pass", words="w") == (
+        "no scenario SC-9 in CH-0001"
+    )
+    assert "pass or fail" in fails(
+        ctx, "propose_qa_result", scenario="CH-0001/SC-1", result="maybe", words="w"
+    )
+    assert not (root.change_dir("CH-0001") / "qa.yaml").exists()
+
+
+def test_remember_appends(ctx: ToolContext) -> None:
+    run(ctx, "remember", note="The tests live in tests/.")
+    outcome = run(ctx, "remember", note="Use small commits.")
+    assert "note 2" in outcome.text
+    path = ctx.local / "memory.yaml"
+    assert path.parent.name == "spec-steward"
+    notes = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert [n["note"] for n in notes] == ["The tests live in tests/.", "Use small commits."]
+    assert all(n["run"] == "run-test" and n["at"] for n in notes)
