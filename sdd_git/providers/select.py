@@ -56,7 +56,14 @@ def settings_for(root: Root, role_model: dict[str, Any] | None) -> ProviderSetti
         raise ProviderError("the script provider is chosen with SDD_PROVIDER=script:PATH")
     model = os.environ.get("SDD_MODEL") or str(merged.get("model") or "")
     base_url = os.environ.get("SDD_BASE_URL") or merged.get("base_url") or None
-    key_env = str(merged.get("api_key_env") or DEFAULT_KEY_ENV[kind])
+    # The key's variable comes from the layer that chose the kind: a config made for openai
+    # must not hand its OPENAI_API_KEY name to an anthropic provider chosen by SDD_PROVIDER.
+    if chosen:
+        key_env = DEFAULT_KEY_ENV[kind]
+    elif role_model and role_model.get("kind") and role_model.get("kind") != config.get("kind"):
+        key_env = str(role_model.get("api_key_env") or DEFAULT_KEY_ENV[kind])
+    else:
+        key_env = str(merged.get("api_key_env") or DEFAULT_KEY_ENV[kind])
     return ProviderSettings(kind, model, base_url, key_env, script)
 
 
