@@ -413,7 +413,11 @@ def _drive(state: _Run, pending: list[ToolCall]) -> RunOutcome:
                 )
             state.calls_made += 1
             state.log.append(
-                "provider_call", role=state.role.name, purpose="author", call=state.calls_made
+                "provider_call",
+                role=state.role.name,
+                purpose="author",
+                call=state.calls_made,
+                **{"pass": None},  # numbered 1 to 3 inside the accuracy loop
             )
             try:
                 reply = state.provider.complete(
