@@ -90,6 +90,7 @@ class _Run:
     messages: list[Message] = field(default_factory=list)
     calls_made: int = 0
     says_seen: int = 0
+    tool_context: ToolContext | None = None
 
 
 def _settings(root: Root, role: RoleProfile) -> tuple[Provider, Masker, list[str]]:
@@ -271,15 +272,18 @@ def _result(state: _Run, call: ToolCall, content: str, **fields: Any) -> None:
 
 
 def _context(state: _Run) -> ToolContext:
-    from sdd_git.runner.masking import secrets_from_environment
+    if state.tool_context is not None:
+        return state.tool_context
+    from sdd_git.runner.masking import is_secret_name, secrets_from_environment
 
-    names = [n for n in os.environ if n.endswith(("_API_KEY", "_TOKEN"))]
-    masker = Masker([*secrets_from_environment(names)])
+    # Tools may read files holding any secret of the environment (a .env, a config): mask them
+    # all, not only the provider's key.
+    masker = Masker(secrets_from_environment(n for n in os.environ if is_secret_name(n)))
 
     def mask(text: str) -> str:
         return state.masker(masker(text))
 
-    return ToolContext(
+    state.tool_context = ToolContext(
         root=state.root,
         role=state.role.name,
         run_id=state.run_id,
@@ -287,6 +291,7 @@ def _context(state: _Run) -> ToolContext:
         child_env=child_environment(os.environ, state.run_id, state.secret_names),
         mask=mask,
     )
+    return state.tool_context
 
 
 def _execute(state: _Run, call: ToolCall) -> str:

@@ -139,7 +139,8 @@ def test_a_roles_own_model_overrides_the_config(
     role.parent.mkdir(parents=True)
     role.write_text(
         "---\nrole: critic\njob: Review\nlevel: 5\ntoolPolicy.delegation: deny\nproduces: review\n"
-        f"model: {{kind: openai, model: critic-model, base_url: '{server.url}/v1', api_key_env: CRITIC_KEY}}\n"
+        f"model: {{kind: openai, model: critic-model, base_url: '{server.url}/v1',"
+        " api_key_env: CRITIC_KEY}\n"
         "---\nBe exact.\n"
     )
     monkeypatch.setenv("CRITIC_KEY", KEY)
