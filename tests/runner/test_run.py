@@ -604,3 +604,46 @@ def test_a_second_run_of_the_same_role_fails_fast_naming_the_holder(
         result.code == 1 and "locked by pid 1 on elsewhere (sdd role run builder)" in result.stderr
     )
     assert transcript(tmp_path) == []
+
+
+def test_in_a_terminal_the_choices_are_offered_inline(
+    root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    import pty
+    import select
+    import subprocess
+    import sys
+    import time
+
+    accepted_change(root)
+    script(tmp_path, monkeypatch, [{"tool_calls": [write_call("a.txt")]}, {"say": "Written."}])
+    leader, follower = pty.openpty()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "sdd_git", "role", "run", "builder", "--task", "Write a"],
+        cwd=root.path,
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        close_fds=True,
+    )
+    os.close(follower)
+    seen = b""
+    deadline = time.monotonic() + 30
+    answered = False
+    while child.poll() is None and time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.2)
+        if ready:
+            try:
+                seen += os.read(leader, 4096)
+            except OSError:
+                break
+        if not answered and b"[l]ater?" in seen:
+            os.write(leader, b"o\n")
+            answered = True
+    child.wait(timeout=30)
+    os.close(leader)
+    assert answered, seen.decode(errors="replace")
+    assert child.returncode == 0, seen.decode(errors="replace")
+    assert (root.path / "a.txt").exists()
+    assert b"Written." in seen
