@@ -1,10 +1,16 @@
 """Wall-clock benchmarks of the `sdd` command line, each command a fresh subprocess.
 
 Run it as `python benchmarks/run.py [--runs N] [--quick] [--case TEXT]`. It builds synthetic sdd
-roots in a temporary folder by writing their files directly (no `sdd` calls), runs each case once
-untimed to warm the disk cache (a non-zero exit there stops everything, with the command's
-stderr; so does a case's own `check` of the warm-up output), then times N runs and prints a
-markdown table of median, min and max in milliseconds.
+roots in a temporary folder by writing their files directly (no `sdd` calls, except that the two
+roots a role runs in get their accepted reading from `sdd change new`, `correct` and `accept`),
+runs each case once untimed to warm the disk cache (a non-zero exit there stops everything, with
+the command's stderr; so does a case's own `check` of the warm-up output), then times N runs and
+prints a markdown table of median, min and max in milliseconds.
+
+One command row ends earlier than the command: `sdd role run` is timed from its start to the moment
+a loopback OpenAI-compatible server in this process receives its first provider request. A second
+table holds the runner's in-process rows, timed by `benchmarks/runner_bench.py` in a subprocess:
+the overhead per turn of a 100-turn scripted run, and boundary checks among 10,000 saved rules.
 
 Stdlib only. To add a row, add a `Case` in `build_cases` (and, if it needs one, a synthetic root
 in `build_roots`).
@@ -13,6 +19,7 @@ in `build_roots`).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import shutil
@@ -20,13 +27,21 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 DEFAULT_RUNS = 15
 QUICK_RUNS = 3
+TURN_RUNS = 5  # scripted 100-turn runs, whatever --runs says
+RULE_BATCHES = 5  # batches of RULE_CHECKS boundary checks
+RULE_CHECKS = 100_000
+TURNS = 100  # read_file calls before the final reply
 
 # The defaults of CONTRACT.md section 2, as `sdd init` writes them.
 DEFAULT_CONFIG = """\
@@ -40,6 +55,9 @@ PRODUCT = "name: bench\nmodules: []\n"
 GITIGNORE = "# sdd: run logs and local state are never committed\n.sdd/role-runs/\n.sdd/local/\n"
 
 
+Completed = subprocess.CompletedProcess[bytes]
+
+
 @dataclass(frozen=True)
 class Case:
     """A row of the table: a command, where it runs, its goal, and untimed work before each run."""
@@ -51,6 +69,8 @@ class Case:
     setup_before_each: Callable[[], None] | None = None
     # Checks the warm-up run's (stdout, stderr); returns what is wrong, or None.
     check: Callable[[str, str], str | None] | None = None
+    # Runs the command and says how long it took, in ms, when the time is not the whole process's.
+    timer: Callable[[Case, dict[str, str]], tuple[float, Completed]] | None = None
 
 
 @dataclass(frozen=True)
@@ -220,6 +240,171 @@ def build_roots(base: Path) -> Roots:
     )
 
 
+README = "# Bench\n\nA small file for the runner to read.\n"
+
+
+@dataclass(frozen=True)
+class RunRoots:
+    """Roots where the `builder` role may run: each has CH-0001 with its reading accepted."""
+
+    cold_start: Path
+    turns: Path
+    turns_script: Path
+
+
+def sdd_untimed(sdd: list[str], root: Path, env: dict[str, str], *args: str) -> None:
+    done = subprocess.run([*sdd, *args], cwd=root, env=env, capture_output=True, check=False)
+    if done.returncode != 0:
+        stderr = done.stderr.decode("utf-8", "replace").strip()
+        raise SystemExit(
+            f"building a benchmark root: `sdd {' '.join(args)}` failed (exit {done.returncode})\n"
+            f"cwd: {root}\nstderr:\n{stderr}"
+        )
+
+
+def make_run_root(folder: Path, sdd: list[str], env: dict[str, str]) -> Path:
+    """A root with an accepted reading, made by the person commands themselves, and a README."""
+    root = make_root(folder)
+    sdd_untimed(sdd, root, env, "change", "new", "I need search to work")
+    sdd_untimed(sdd, root, env, "correct", "reading", "CH-0001", "Search.\n\n- C1: x")
+    sdd_untimed(sdd, root, env, "accept", "reading", "CH-0001")
+    write(root / "README.md", README)
+    return root
+
+
+def turns_script(turns: int) -> str:
+    """`turns` calls that each read README.md, then a final reply: turns + 1 provider calls."""
+    read = "  - tool_calls: [{tool: read_file, args: {path: README.md}}]\n"
+    return "calls:\n" + read * turns + "  - say: Done.\n"
+
+
+def build_run_roots(base: Path, sdd: list[str], env: dict[str, str]) -> RunRoots:
+    script = base / "turns-script.yaml"
+    write(script, turns_script(TURNS))
+    return RunRoots(
+        cold_start=make_run_root(base / "run-cold-start", sdd, env),
+        turns=make_run_root(base / "run-turns", sdd, env),
+        turns_script=script,
+    )
+
+
+# --- a loopback OpenAI-compatible server --------------------------------------------------------
+
+FINAL_REPLY = {"choices": [{"message": {"role": "assistant", "content": "Done."}}], "usage": {}}
+PROXY_VARIABLES = (
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+)
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """A request as the handler saw it, with `time.perf_counter()` on its entry."""
+
+    at: float
+    path: str
+    role: str | None
+
+
+@dataclass
+class ProviderStub:
+    url: str = ""
+    arrivals: list[Arrival] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def take(self) -> list[Arrival]:
+        with self.lock:
+            taken, self.arrivals = self.arrivals, []
+        return taken
+
+
+def stub_handler(stub: ProviderStub) -> type[BaseHTTPRequestHandler]:
+    body = json.dumps(FINAL_REPLY).encode()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            arrival = Arrival(time.perf_counter(), self.path, self.headers.get("X-SDD-Role"))
+            with stub.lock:
+                stub.arrivals.append(arrival)
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    return Handler
+
+
+class StubServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client that hung up early
+            super().handle_error(request, client_address)
+
+
+@contextmanager
+def provider_stub() -> Iterator[ProviderStub]:
+    """An OpenAI-compatible server on an ephemeral 127.0.0.1 port that always answers "Done."."""
+    stub = ProviderStub()
+    server = StubServer(("127.0.0.1", 0), stub_handler(stub))
+    stub.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield stub
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+class FirstRequestTimer:
+    """Times a command from just before Popen to the stub's first request; waits for its exit."""
+
+    def __init__(self, stub: ProviderStub) -> None:
+        self.stub = stub
+        self.provider_env = {
+            "SDD_PROVIDER": "openai",
+            "SDD_BASE_URL": stub.url,
+            "SDD_MODEL": "bench",
+            "SDD_API_KEY": "bench-key-123456789",
+        }
+
+    def __call__(self, case: Case, env: dict[str, str]) -> tuple[float, Completed]:
+        child = {k: v for k, v in env.items() if k not in PROXY_VARIABLES}
+        child.update(self.provider_env)
+        self.stub.take()
+        argv = list(case.argv)
+        start = time.perf_counter()
+        process = subprocess.Popen(
+            argv, cwd=case.cwd, env=child, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        stdout, stderr = process.communicate(timeout=120)
+        done = subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)
+        arrivals = self.stub.take()
+        if done.returncode != 0:
+            return 0.0, done
+        if len(arrivals) != 1:
+            raise SystemExit(
+                f"benchmark case {case.name}: expected 1 provider request, got {len(arrivals)}\n"
+                f"stdout:\n{stdout.decode('utf-8', 'replace')[:2000]}"
+            )
+        arrival = arrivals[0]
+        if arrival.path != "/v1/chat/completions" or arrival.role != "builder":
+            raise SystemExit(
+                f"benchmark case {case.name}: unexpected request {arrival.path} "
+                f"with X-SDD-Role {arrival.role!r}"
+            )
+        return (arrival.at - start) * 1000.0, done
+
+
 # --- the cases ----------------------------------------------------------------------------------
 
 
@@ -242,7 +427,13 @@ def check_role_show(stdout: str, stderr: str) -> str | None:
     return None if "role-0500" in stdout else "role-0500 is not in stdout"
 
 
-def build_cases(sdd: list[str], roots: Roots, base: Path) -> list[Case]:
+def check_role_run(stdout: str, stderr: str) -> str | None:
+    return None if "Done." in stdout else "the reply 'Done.' is not in stdout"
+
+
+def build_cases(
+    sdd: list[str], roots: Roots, base: Path, run_roots: RunRoots, stub: ProviderStub
+) -> list[Case]:
     return [
         Case("`python -c pass` (floor)", [sys.executable, "-c", "pass"], base),
         Case("`sdd --help`", [*sdd, "--help"], base, goal_ms=80),
@@ -279,15 +470,25 @@ def build_cases(sdd: list[str], roots: Roots, base: Path) -> list[Case]:
             goal_ms=100,
             check=check_role_show,
         ),
+        Case(
+            "`sdd role run builder` to its first provider request (loopback openai)",
+            [*sdd, "role", "run", "builder", "--task", "Say done"],
+            run_roots.cold_start,
+            goal_ms=300,
+            check=check_role_run,
+            timer=FirstRequestTimer(stub),
+        ),
     ]
 
 
 # --- running ------------------------------------------------------------------------------------
 
 
-def run_once(case: Case, env: dict[str, str]) -> tuple[float, subprocess.CompletedProcess[bytes]]:
+def run_once(case: Case, env: dict[str, str]) -> tuple[float, Completed]:
     if case.setup_before_each is not None:
         case.setup_before_each()
+    if case.timer is not None:
+        return case.timer(case, env)
     start = time.perf_counter()
     done = subprocess.run(list(case.argv), cwd=case.cwd, env=env, capture_output=True, check=False)
     elapsed = (time.perf_counter() - start) * 1000.0
@@ -330,11 +531,81 @@ def measure(cases: list[Case], runs: int, env: dict[str, str]) -> list[Result]:
     return [Result(case, times[case.name]) for case in cases]
 
 
-def goal_cells(result: Result) -> tuple[str, str]:
-    goal = result.case.goal_ms
+# --- the runner's in-process rows ---------------------------------------------------------------
+
+RUNNER_BENCH = Path(__file__).resolve().parent / "runner_bench.py"
+TURN_ROW = f"runner overhead per turn, {TURNS}-turn scripted run (ms per turn)"
+RULE_ROW = "`BoundaryIndex.decide`, 10,000 saved rules (µs per check)"
+BUILD_ROW = "`BoundaryIndex` build, 10,000 saved rules (ms)"
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A row of the second table: values in the unit its name gives."""
+
+    name: str
+    values: list[float]
+    goal: float | None = None
+    digits: int = 2
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.values)
+
+
+def driver(env: dict[str, str], *argv: str) -> dict[str, Any]:
+    """Runs runner_bench.py with this interpreter and returns the JSON object it prints."""
+    command = [sys.executable, str(RUNNER_BENCH), *argv]
+    done = subprocess.run(command, env=env, capture_output=True, check=False)
+    if done.returncode != 0:
+        stderr = done.stderr.decode("utf-8", "replace").strip()
+        raise SystemExit(
+            f"benchmark driver failed (exit {done.returncode})\n"
+            f"command: {' '.join(command)}\nstderr:\n{stderr}"
+        )
+    data = json.loads(done.stdout)
+    if not isinstance(data, dict):
+        raise SystemExit(f"benchmark driver printed no JSON object: {done.stdout[:200]!r}")
+    return data
+
+
+def turn_ms(env: dict[str, str], roots: RunRoots) -> float:
+    """One scripted run of TURNS read_file calls and a final reply; its time per provider call."""
+    data = driver(env, "turns", str(roots.turns), str(roots.turns_script))
+    expected = {"provider_call": TURNS + 1, "tool_call": TURNS, "tool_result": TURNS, "rejected": 0}
+    counts = {name: data.get(name) for name in expected}
+    if counts != expected:
+        raise SystemExit(f"the {TURNS}-turn run logged {counts}, expected {expected}")
+    return float(data["elapsed_s"]) * 1000.0 / (TURNS + 1)
+
+
+def measure_runner(env: dict[str, str], roots: RunRoots, only: list[str]) -> list[Measured]:
+    def wanted(name: str) -> bool:
+        return not only or any(text in name for text in only)
+
+    rows: list[Measured] = []
+    if wanted(TURN_ROW):
+        turn_ms(env, roots)  # untimed warm-up, like the command rows
+        per_turn = [turn_ms(env, roots) for _ in range(TURN_RUNS)]
+        rows.append(Measured(TURN_ROW, per_turn, goal=5))
+    if wanted(RULE_ROW) or wanted(BUILD_ROW):
+        data = driver(env, "rules", "--batches", str(RULE_BATCHES), "--checks", str(RULE_CHECKS))
+        rows.append(Measured(RULE_ROW, [float(v) for v in data["us_per_check"]], goal=50))
+        rows.append(Measured(BUILD_ROW, [float(v) for v in data["build_ms"]], digits=1))
+    return rows
+
+
+# --- the tables ---------------------------------------------------------------------------------
+
+
+def within_goal(median: float, goal: float | None) -> tuple[str, str]:
     if goal is None:
         return "-", "-"
-    return f"≤ {goal:g}", "yes" if result.median <= goal else "**no**"
+    return f"≤ {goal:g}", "yes" if median <= goal else "**no**"
+
+
+def goal_cells(result: Result) -> tuple[str, str]:
+    return within_goal(result.median, result.case.goal_ms)
 
 
 def table(results: list[Result]) -> str:
@@ -349,6 +620,21 @@ def table(results: list[Result]) -> str:
         lines.append(
             f"| {result.case.name} | {result.median:.1f} | {min(result.times_ms):.1f} "
             f"| {max(result.times_ms):.1f} | {over} | {goal} | {within} |"
+        )
+    return "\n".join(lines)
+
+
+def runner_table(rows: list[Measured]) -> str:
+    lines = [
+        "| case | median | min | max | goal | within goal |",
+        "| --- | ---: | ---: | ---: | ---: | :---: |",
+    ]
+    for row in rows:
+        goal, within = within_goal(row.median, row.goal)
+        d = row.digits
+        lines.append(
+            f"| {row.name} | {row.median:.{d}f} | {min(row.values):.{d}f} "
+            f"| {max(row.values):.{d}f} | {goal} | {within} |"
         )
     return "\n".join(lines)
 
@@ -393,17 +679,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"machine: {platform.machine()}, {platform.platform()}, {os.cpu_count()} cpus")
     print(f"sdd: {how}")
     print(f"runs per case: {args.runs} (after one untimed warm-up run)")
+    print(
+        f"runner rows: {TURN_RUNS} scripted runs of {TURNS + 1} provider calls (after one "
+        f"untimed); {RULE_BATCHES} batches of {RULE_CHECKS:,} boundary checks"
+    )
     print(f"bytecode: {compile_package()}")
-    with tempfile.TemporaryDirectory(prefix="sdd-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="sdd-bench-") as tmp, provider_stub() as stub:
         base = Path(tmp).resolve()
         roots = build_roots(base)
+        run_roots = build_run_roots(base, sdd, env)
         os.sync()  # let the writeback of thousands of new files finish before anything is timed
-        cases = build_cases(sdd, roots, base)
+        cases = build_cases(sdd, roots, base, run_roots, stub)
         if args.case:
             cases = [c for c in cases if any(text in c.name for text in args.case)]
         results = measure(cases, args.runs, env)
-    print()
-    print(table(results))
+        runner_rows = measure_runner(env, run_roots, args.case)
+    if results:
+        print()
+        print(table(results))
+    if runner_rows:
+        print()
+        print(runner_table(runner_rows))
     return 0
 
 

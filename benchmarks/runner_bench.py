@@ -2,13 +2,14 @@
 
     python benchmarks/runner_bench.py turns ROOT SCRIPT
         Runs `start(ROOT, RunRequest("builder", ...))` once with `SDD_PROVIDER=script:SCRIPT` and
-        prints {"elapsed_s", "provider_calls", "tool_calls"}: the wall-clock time of `start` alone
-        (imports and the run log check happen outside it).
+        prints {"elapsed_s", "provider_call", "tool_call", "tool_result", "rejected"}: the
+        wall-clock time of `start` alone (imports happen before it) and how many of each event
+        the run log holds.
 
     python benchmarks/runner_bench.py rules [--batches N] [--checks N]
-        Builds a `BoundaryIndex` over 10,000 saved `always_allow` rules and times N batches of
-        `decide("run_command", args)` calls over a mix of hits and misses; prints
-        {"build_ms", "us_per_check": [one per batch]}.
+        Builds a `BoundaryIndex` over 10,000 saved `always_allow` rules N times, checks its
+        verdicts, then times N batches of `decide("run_command", args)` calls over a mix of hits
+        and misses; prints {"build_ms": [one per build], "us_per_check": [one per batch]}.
 
 Stdlib plus `sdd_git` only; a wrong verdict or an unfinished run exits 1 with the reason on stderr.
 """
@@ -56,13 +57,11 @@ def turns(root_path: Path, script: Path) -> int:
     if outcome.run_id is None:
         return fail("the run has no id")
     events = read_events(log_path(root, outcome.run_id))
-    provider_calls = sum(1 for e in events if e.get("event") == "provider_call")
-    tool_calls = sum(1 for e in events if e.get("event") == "tool_call")
-    print(
-        json.dumps(
-            {"elapsed_s": elapsed, "provider_calls": provider_calls, "tool_calls": tool_calls}
-        )
-    )
+    counts = {
+        name: sum(1 for e in events if e.get("event") == name)
+        for name in ("provider_call", "tool_call", "tool_result", "rejected")
+    }
+    print(json.dumps({"elapsed_s": elapsed, **counts}))
     return 0
 
 
@@ -98,9 +97,11 @@ def rules(batches: int, checks: int) -> int:
         always_allow=tuple(Rule("run_command", {"command": command(i)}) for i in range(RULES)),
         ask_first=(Rule("git_push"),),
     )
-    begin = time.perf_counter()
-    index = BoundaryIndex(boundary)
-    build_ms = (time.perf_counter() - begin) * 1000.0
+    build_ms: list[float] = []
+    for _ in range(batches):
+        begin = time.perf_counter()
+        index = BoundaryIndex(boundary)
+        build_ms.append((time.perf_counter() - begin) * 1000.0)
 
     calls = workload()
     for args, allowed in calls:

@@ -21,10 +21,6 @@ PROTECTED_TOP = ("memory", "changes", ".sdd", ".git")
 _WRITE_PATH_ARGS = {"write_file": ("path",), "delete_file": ("path",)}
 _READ_PATH_ARGS = {"read_file": ("path",), "list_files": ("path",), "search_files": ("path",)}
 _SDD_WORD = re.compile(r"(?:^|[\s;&|()`$'\"/=<>{}\\])sdd(?:$|[\s;&|()`'\"<>{}\\])")
-_UNCERTAIN = re.compile(
-    r"\beval\b|\$\(|`|\$\{|\$[A-Za-z_]|\|\s*(?:ba|z|da|k)?sh\b|\b(?:ba|z|da|k)?sh\s+-c\b|"
-    r"\bsource\b|(?:^|[\s;&|])\.\s|\bexec\b|\bxargs\b|\bbase64\b"
-)
 
 
 @dataclass(frozen=True)
@@ -64,13 +60,36 @@ def check(
         command = args.get("command")
         if not isinstance(command, str) or not command.strip():
             return Rejection("bad_input", "run_command needs a command")
-        if _SDD_WORD.search(command):
-            return Rejection(
-                "person_command",
-                "sdd commands belong to the person; a role cannot run them by any route",
-            )
-        return Clearance(certain=_UNCERTAIN.search(command) is None)
+        return _shell(root, command)
     return Clearance(certain=True)
+
+
+def _shell(root: Path, command: str) -> Rejection | Clearance:
+    from sdd_git.runner.shell import classify
+
+    finding = classify(command)
+    if finding.reaches_sdd:
+        return Rejection(
+            "person_command",
+            f"sdd commands belong to the person; a role cannot run them by any route "
+            f"({finding.reaches_sdd[0]})",
+        )
+    for cwd, path, whole_tree in finding.writes:
+        # A shell may write outside the product (a build folder in /tmp); only the record, sdd's
+        # files and git's folder are walled off.
+        problem = write_path_problem(root, str(Path(cwd) / path), whole_tree=whole_tree)
+        if problem is not None and problem.code == "protected_path":
+            return Rejection(problem.code, f"the command writes {path}: {problem.message}")
+    if finding.git_writes:
+        return Rejection(
+            "git_write",
+            f"`git {finding.git_writes[0]}` changes the repository; commits, pushes and tags go "
+            "through git_commit, git_push and git_tag, each named on a stop",
+        )
+    # The parser found no route, but a plain word `sdd` still gets a second look: a route the
+    # parser cannot see must not pass as certain.
+    certain = finding.certain and not _SDD_WORD.search(command)
+    return Clearance(certain=certain)
 
 
 def _inside(root: Path, value: Any) -> Path | None:
@@ -83,12 +102,22 @@ def _inside(root: Path, value: Any) -> Path | None:
     return resolved
 
 
-def write_path_problem(root: Path, value: Any) -> Rejection | None:
+def write_path_problem(root: Path, value: Any, whole_tree: bool = False) -> Rejection | None:
+    """Why a write to `value` is forbidden, or None. `whole_tree`: the write may take everything
+    under the path too (rm -r, find -delete), so the product folder itself is protected."""
     resolved = _inside(root, value)
     if resolved is None:
+        if (
+            whole_tree
+            and isinstance(value, str)
+            and (root / value).resolve() in root.resolve().parents
+        ):
+            return Rejection("protected_path", f"{value} holds the person's record")
         return Rejection("outside_root", "that path is outside the product folder")
     relative = resolved.relative_to(root.resolve())
     top = relative.parts[0] if relative.parts else ""
+    if whole_tree and not top:
+        return Rejection("protected_path", f"{value} holds the person's record and sdd's files")
     if top.casefold() in PROTECTED_TOP or _case_alias(root, top):
         return Rejection(
             "protected_path",

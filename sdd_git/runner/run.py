@@ -26,7 +26,7 @@ from sdd_git.runner.words import describe
 from sdd_git.tools.base import ToolContext, ToolFailed
 from sdd_git.tools.catalog import TOOL_CLASSES
 
-MAX_PROVIDER_CALLS = 60
+MAX_PROVIDER_CALLS = 200
 DEFAULT_TIMEOUT_SECONDS = 600.0
 
 EXIT_DONE, EXIT_ERROR, EXIT_STOPPED, EXIT_NO_SPEC, EXIT_INTERRUPTED = 0, 1, 3, 4, 130
@@ -103,6 +103,12 @@ def _settings(root: Root, role: RoleProfile) -> tuple[Provider, Masker, list[str
     return provider, Masker(secrets), names
 
 
+def _sandbox() -> str:
+    from sdd_git.tools.sandbox import availability
+
+    return availability()
+
+
 def _timeout(root: Root) -> float:
     from sdd_git.yamlio import read_mapping
 
@@ -150,6 +156,7 @@ def start(root: Root, request: RunRequest, clock: Clock = system_clock) -> RunOu
             origin=request.origin,
             provider=provider.name,
             model=provider.model,
+            sandbox=_sandbox(),
         )
         if author.produces in gate.GATED and not plan.sections:
             why = f"{author.name} produces {author.produces}, and " + (

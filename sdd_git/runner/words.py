@@ -22,6 +22,8 @@ def describe(tool: str, args: dict[str, Any]) -> str:
         said = f"Delete the file {a.get('path')}"
     elif tool == "run_command":
         said = f"Run the command {_quote(a.get('command'))} in the product folder"
+        if a.get("network") is True:
+            said += ", with network access"
     elif tool == "git_commit":
         paths = ", ".join(str(p) for p in a.get("paths") or []) or "(no paths)"
         said = f"Commit {paths} with the message {_quote(a.get('message'))}"

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO
 
 from sdd_git.atomicfile import write_text_atomic
+from sdd_git.tools import sandbox
 from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
 from sdd_git.tools.catalog import ToolClass
 from sdd_git.tools.read import (
@@ -176,6 +177,11 @@ class RunCommand(ActTool):
         {
             "command": {"type": "string", "description": "the command line, e.g. 'pytest -q'"},
             "purpose": PURPOSE,
+            "network": {
+                "type": "boolean",
+                "description": "true if the command needs the network (off by default; the "
+                "person sees it on the stop)",
+            },
         },
         ("command", "purpose"),
     )
@@ -186,9 +192,11 @@ class RunCommand(ActTool):
     def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
         command = args.text("command")
         args.text("purpose")
+        network = args.raw.get("network") is True
+        wall = sandbox.prefix(root_dir(context), network)
         try:
             process = subprocess.Popen(
-                ["bash", "-c", command],
+                [*wall, "bash", "-c", command],
                 cwd=root_dir(context),
                 env=dict(context.child_env),
                 stdin=subprocess.DEVNULL,

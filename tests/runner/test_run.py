@@ -439,7 +439,7 @@ def test_an_uncertain_command_always_stops_and_cannot_be_saved(
     sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     accepted_change(root)
-    call = {"tool": "run_command", "args": {"command": "echo $SDD_RUN_ID", "purpose": "p"}}
+    call = {"tool": "run_command", "args": {"command": "eval 'echo $SDD_RUN_ID'", "purpose": "p"}}
     script(tmp_path, monkeypatch, [{"tool_calls": [call]}, {"say": "ok"}])
     result = sdd("role", "run", "builder", "--task", "Echo", "--json")
     stop = json.loads(result.stdout)["stop"]
