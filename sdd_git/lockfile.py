@@ -59,7 +59,9 @@ def describe_holder(path: Path) -> tuple[str, bool]:
 
 
 @contextlib.contextmanager
-def hold(path: Path, wait_seconds: float | None = None) -> Iterator[None]:
+def hold(
+    path: Path, wait_seconds: float | None = None, stale_hint: str | None = None
+) -> Iterator[None]:
     """Hold the lock at `path`; wait up to `wait_seconds` for another holder, then fail."""
     path.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + (DEFAULT_WAIT_SECONDS if wait_seconds is None else wait_seconds)
@@ -69,7 +71,7 @@ def hold(path: Path, wait_seconds: float | None = None) -> Iterator[None]:
             break
         except FileExistsError:
             if time.monotonic() >= deadline:
-                _raise_locked(path)
+                _raise_locked(path, stale_hint)
             time.sleep(_POLL_SECONDS)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -81,14 +83,22 @@ def hold(path: Path, wait_seconds: float | None = None) -> Iterator[None]:
         path.unlink(missing_ok=True)
 
 
-def _raise_locked(path: Path) -> None:
+def _raise_locked(path: Path, stale_hint: str | None = None) -> None:
     text, stale = describe_holder(path)
     if stale:
         raise LockError(
-            f"the record is locked by {text}, and that process is no longer running",
-            hint=f"nothing was changed; if no sdd command is running, clear it: rm {path}",
+            f"{_what(path)} is locked by {text}, and that process is no longer running",
+            hint=stale_hint
+            or f"nothing was changed; if no sdd command is running, clear it: rm {path}",
         )
     raise LockError(
-        f"the record is locked by {text}",
+        f"{_what(path)} is locked by {text}",
         hint="nothing was changed; wait for that command to finish and try again",
     )
+
+
+def _what(path: Path) -> str:
+    name = path.name
+    if name.startswith("role-") and name.endswith(".lock"):
+        return f"the role {name[5:-5]}"
+    return "the record"

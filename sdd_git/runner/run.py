@@ -145,7 +145,11 @@ def start(root: Root, request: RunRequest, clock: Clock = system_clock) -> RunOu
     plan = gate.plan_for(root, pack)
     provider, masker, secret_names = _settings(root, author)
     run_id = new_run_id(clock())
-    with lockfile.hold(role_lock(root, author.name), wait_seconds=0):
+    with lockfile.hold(
+        role_lock(root, author.name),
+        wait_seconds=0,
+        stale_hint=f"its run died; close it and clear the lock with: sdd role stop {author.name}",
+    ):
         log = RunLog.open(root, run_id, masker, clock)
         roles = [author.name] + ([request.critic] if request.critic else [])
         log.append(
@@ -549,7 +553,11 @@ def answer(root: Root, stop_id: str, choice: str, clock: Clock = system_clock) -
             ),
             hint=f"sdd allow {stop.id} (once) or sdd deny {stop.id}",
         )
-    with lockfile.hold(role_lock(root, stop.role), wait_seconds=0):
+    with lockfile.hold(
+        role_lock(root, stop.role),
+        wait_seconds=0,
+        stale_hint=f"its run died; close it and clear the lock with: sdd role stop {stop.role}",
+    ):
         state, pending = _rebuild(root, stop.run, clock)
         call = next((c for c in pending if c.id == stop.call_id), None)
         if call is None:
@@ -573,8 +581,16 @@ def answer(root: Root, stop_id: str, choice: str, clock: Clock = system_clock) -
             )
         state.log.append("decision", stop=stop.id, choice=choice)
         stops.remove(root, stop.id)
+        # The wall holds after an answer too: a stop file is only a file, so what it allows is
+        # checked again, from the call in the run log, before anything runs.
+        verdict = guard.check(call.name, call.args, root.path, state.offered)
         if choice == "deny":
             _result(state, call, "The person denied this action; it was not done.")
+        elif isinstance(verdict, guard.Rejection):
+            state.log.append(
+                "rejected", tool=call.name, reason=verdict.code, message=verdict.message
+            )
+            _result(state, call, f"Rejected: {verdict.message}. It did not run.")
         else:
             text = _execute(state, call)
             state.log.append("action_done", tool=call.name, args=call.args, by=choice)
@@ -592,17 +608,32 @@ def _save_rule(root: Root, stop: stops.Stop) -> None:
 
 
 def stop_now(root: Root, target: str) -> str:
-    """ "Stop now": end the run's turn; completed actions stay. Returns the run id."""
+    """ "Stop now": end the run's turn; completed actions stay. Returns the run id.
+
+    A run in progress reads the flag before its next provider call. A run waiting at a stop, or
+    one whose process died (SIGKILL, a crash), is closed here; the dead run's stale lock is
+    cleared, since the person asked for exactly that."""
     run_id = target if target.startswith("run-") else _latest_run(root, target)
     flag = control_folder(root, run_id) / "stop-now"
     flag.parent.mkdir(parents=True, exist_ok=True)
     flag.touch()
-    for stop in stops.pending(root):
-        if stop.run == run_id:
-            log = RunLog.open(root, run_id, lambda s: s, system_clock)
+    events = read_events(log_path(root, run_id))
+    started = next((e for e in events if e.get("event") == "run_started"), {})
+    role = (started.get("roles") or [""])[0]
+    lock = role_lock(root, role)
+    live = lock.exists() and not lockfile.describe_holder(lock)[1]
+    waiting = [s for s in stops.pending(root) if s.run == run_id]
+    ended = bool(events) and events[-1].get("event") == "run_ended"
+    if waiting or (not live and not ended):
+        log = RunLog.open(root, run_id, lambda s: s, system_clock)
+        for stop in waiting:
             log.append("decision", stop=stop.id, choice="stop_now")
-            log.append("run_ended", status="stopped-now")
             stops.remove(root, stop.id)
+        if not waiting:
+            log.append("decision", stop=None, choice="stop_now")
+        log.append("run_ended", status="stopped-now")
+        if lock.exists() and not live:
+            lock.unlink(missing_ok=True)
     return run_id
 
 

@@ -81,7 +81,7 @@ class RunLog:
         if path.exists():
             events = read_events(path)
             seq = max((int(e.get("seq", 0)) for e in events), default=0)
-            _end_with_newline(path)
+            _drop_torn_tail(path)
         return cls(path, run_id, mask, clock, seq)
 
     def append(self, event: str, **fields: Any) -> Event:
@@ -104,17 +104,16 @@ class RunLog:
         return read_events(self.path)
 
 
-def _end_with_newline(path: Path) -> None:
-    """After a crash mid-append, the next event must start on its own line."""
+def _drop_torn_tail(path: Path) -> None:
+    """After a crash mid-append, cut the half-written last line, so the next event starts on a
+    line of its own and every line of the log stays whole JSON."""
     with open(path, "rb+") as handle:
-        handle.seek(0, os.SEEK_END)
-        if handle.tell() == 0:
+        data = handle.read()
+        if not data or data.endswith(b"\n"):
             return
-        handle.seek(-1, os.SEEK_END)
-        if handle.read(1) != b"\n":
-            handle.write(b"\n")
-            handle.flush()
-            os.fsync(handle.fileno())
+        handle.truncate(data.rfind(b"\n") + 1)
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def _iso(moment: float) -> str:
