@@ -14,7 +14,7 @@ from sdd_git.cli.role_cmds import role
 
 def _render(outcome: Any, as_json: bool, shown_from: int, root: Any) -> None:
     """The transcript of what this process did, then the reply or the stop, in plain words."""
-    from sdd_git.runner.run import event_text
+    from sdd_git.runner.control import event_text
     from sdd_git.runner.runlog import log_path, read_events
 
     if as_json:
@@ -29,7 +29,10 @@ def _render(outcome: Any, as_json: bool, shown_from: int, root: Any) -> None:
             ):
                 say(f"  · {event_text(event)}")
     stop = outcome.stop
-    if stop is not None and stop.kind == "approval":
+    if stop is not None and stop.kind == "draft":
+        click.echo(f"STOP {stop.id}: {stop.action}")
+        click.echo(f"choose: sdd allow {stop.id}  |  sdd deny {stop.id}")
+    elif stop is not None and stop.kind == "approval":
         click.echo(f"STOP {stop.id} ({stop.role} asks): {stop.action}")
         options = [f"sdd allow {stop.id}"]
         if "always allow" in stop.choices:
@@ -66,7 +69,7 @@ def _ask_inline(root: Any, outcome: Any) -> Any:
     """In a terminal, offer the stop's choices right away; `l` leaves it pending."""
     from sdd_git.runner.run import answer
 
-    while outcome.stop is not None and outcome.stop.kind == "approval":
+    while outcome.stop is not None and outcome.stop.kind in ("approval", "draft"):
         keys = "[o]nce, " + ("[a]lways, " if "always allow" in outcome.stop.choices else "")
         answer_text = click.prompt(
             f"Allow {keys}[d]eny, or [l]ater?", default="l", show_default=False, err=True
@@ -160,7 +163,7 @@ def role_runs(name: str | None, as_json: bool) -> None:
 @json_option
 def role_log(run_id: str, as_json: bool) -> None:
     """One run's log, event by event."""
-    from sdd_git.runner.run import event_text
+    from sdd_git.runner.control import event_text
     from sdd_git.runner.runlog import log_path, read_events
 
     events = read_events(log_path(current_root(), run_id))
@@ -177,7 +180,7 @@ def role_log(run_id: str, as_json: bool) -> None:
 def role_say(name: str, text: str) -> None:
     """Another instruction to the role's run in progress, read between provider calls."""
     from sdd_git.records.person import refuse_inside_run
-    from sdd_git.runner.run import say as deliver
+    from sdd_git.runner.control import say as deliver
 
     refuse_inside_run()
     run_id = deliver(current_root(), name, text)
@@ -189,7 +192,7 @@ def role_say(name: str, text: str) -> None:
 def role_stop(target: str) -> None:
     """ "Stop now": end the run's turn. What is done stays done."""
     from sdd_git.records.person import refuse_inside_run
-    from sdd_git.runner.run import stop_now
+    from sdd_git.runner.control import stop_now
 
     refuse_inside_run()
     run_id = stop_now(current_root(), target)

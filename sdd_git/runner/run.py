@@ -7,13 +7,12 @@ Nothing else in sdd executes a tool.
 from __future__ import annotations
 
 import os
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sdd_git import lockfile
-from sdd_git.errors import RecordError, SddError, UsageError
+from sdd_git.errors import RecordError, UsageError
 from sdd_git.providers.base import Message, Provider, ProviderError, ProviderRequest, ToolCall
 from sdd_git.roles.profile import RoleProfile
 from sdd_git.root import Root
@@ -21,7 +20,7 @@ from sdd_git.runner import conversation, gate, guard, prompt, stops
 from sdd_git.runner.boundary import BoundaryIndex
 from sdd_git.runner.clock import Clock, parse_duration, system_clock
 from sdd_git.runner.masking import Masker, child_environment
-from sdd_git.runner.runlog import Event, RunLog, log_path, new_run_id, read_events
+from sdd_git.runner.runlog import RunLog, log_path, new_run_id, read_events
 from sdd_git.runner.words import describe
 from sdd_git.tools.base import ToolContext, ToolFailed
 from sdd_git.tools.catalog import TOOL_CLASSES
@@ -132,8 +131,9 @@ def start(root: Root, request: RunRequest, clock: Clock = system_clock) -> RunOu
 
     gate.refuse_before_any_call(request.author, request.critic, request.task)
     author, _ = find_role(root, request.author, use_cache=False)
+    critic = None
     if request.critic is not None:
-        find_role(root, request.critic, use_cache=False)  # a critic that cannot load: no call
+        critic, _ = find_role(root, request.critic, use_cache=False)  # before any call
     if request.origin not in stops.ORIGINS:
         raise UsageError(f"unknown origin '{request.origin}'")
     registry = load_registry(root)
@@ -216,6 +216,10 @@ def start(root: Root, request: RunRequest, clock: Clock = system_clock) -> RunOu
             tuple(secret_names),
             messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
         )
+        if critic is not None:
+            from sdd_git.runner import loop
+
+            return loop.run(state, critic, plan)
         return _drive(state, pending=[])
 
 
@@ -247,6 +251,8 @@ def _rebuild(root: Root, run_id: str, clock: Clock) -> tuple[_Run, list[ToolCall
     answered: set[str] = set()
     for event in events:
         kind = event.get("event")
+        if event.get("thread") == "critic":
+            continue  # the critic's own context; the author never saw it
         if kind == "message":
             state.messages.append({"role": event["role"], "content": event["content"]})
         elif kind == "say":
@@ -544,13 +550,14 @@ def answer(root: Root, stop_id: str, choice: str, clock: Clock = system_clock) -
             hint=f'sdd accept reading {stop.change}  or  sdd correct reading {stop.change} "..."',
         )
     if choice == "always_allow" and "always allow" not in stop.choices:
+        if stop.kind == "draft":
+            why = "it asks about a draft, not a tool with inputs"
+        elif stop.tool == "run_command":
+            why = "an ask-first rule matches it, or the command cannot be classified with certainty"
+        else:
+            why = "an ask-first rule matches it"
         raise UsageError(
-            "this stop cannot be always allowed: "
-            + (
-                "an ask-first rule matches it"
-                if stop.tool != "run_command"
-                else "the command cannot be classified with certainty"
-            ),
+            f"this stop cannot be always allowed: {why}",
             hint=f"sdd allow {stop.id} (once) or sdd deny {stop.id}",
         )
     with lockfile.hold(
@@ -559,6 +566,8 @@ def answer(root: Root, stop_id: str, choice: str, clock: Clock = system_clock) -
         stale_hint=f"its run died; close it and clear the lock with: sdd role stop {stop.role}",
     ):
         state, pending = _rebuild(root, stop.run, clock)
+        if stop.kind == "draft":
+            return _after_draft(state, stop, choice)
         call = next((c for c in pending if c.id == stop.call_id), None)
         if call is None:
             stops.remove(root, stop.id)
@@ -598,99 +607,30 @@ def answer(root: Root, stop_id: str, choice: str, clock: Clock = system_clock) -
         return _drive(state, pending)
 
 
+def _after_draft(state: _Run, stop: stops.Stop, choice: str) -> RunOutcome:
+    """The loop's one stop: go on with the draft (each action still stops), or leave it."""
+    state.log.append("run_resumed", stop=stop.id)
+    expired = stop.expired(state.clock())
+    state.log.append("decision", stop=stop.id, choice="expired" if expired else choice)
+    stops.remove(state.root, stop.id)
+    if expired:
+        return _end(state, "expired", EXIT_STOPPED, f"stop {stop.id} expired; nothing ran")
+    if choice == "deny":
+        return _end(state, "denied", EXIT_DONE, "the draft stays in the run log; nothing was done")
+    state.offered = _offered(None)
+    note = (
+        "The person read the summary of your draft and its critique, and lets you go on: carry "
+        "out the draft now. Every action that changes something stops for the person."
+    )
+    state.messages.append({"role": "user", "content": note})
+    state.log.append("message", role="user", content=note)
+    return _drive(state, [])
+
+
 def _save_rule(root: Root, stop: stops.Stop) -> None:
     from sdd_git.roles.manage import add_always_allow
 
     assert stop.tool is not None
     add_always_allow(
         root, stop.role, stop.tool, {k: v for k, v in stop.args.items() if k != "purpose"}
-    )
-
-
-def stop_now(root: Root, target: str) -> str:
-    """ "Stop now": end the run's turn; completed actions stay. Returns the run id.
-
-    A run in progress reads the flag before its next provider call. A run waiting at a stop, or
-    one whose process died (SIGKILL, a crash), is closed here; the dead run's stale lock is
-    cleared, since the person asked for exactly that."""
-    run_id = target if target.startswith("run-") else _latest_run(root, target)
-    flag = control_folder(root, run_id) / "stop-now"
-    flag.parent.mkdir(parents=True, exist_ok=True)
-    flag.touch()
-    events = read_events(log_path(root, run_id))
-    started = next((e for e in events if e.get("event") == "run_started"), {})
-    role = (started.get("roles") or [""])[0]
-    lock = role_lock(root, role)
-    live = lock.exists() and not lockfile.describe_holder(lock)[1]
-    waiting = [s for s in stops.pending(root) if s.run == run_id]
-    ended = bool(events) and events[-1].get("event") == "run_ended"
-    if waiting or (not live and not ended):
-        log = RunLog.open(root, run_id, lambda s: s, system_clock)
-        for stop in waiting:
-            log.append("decision", stop=stop.id, choice="stop_now")
-            stops.remove(root, stop.id)
-        if not waiting:
-            log.append("decision", stop=None, choice="stop_now")
-        log.append("run_ended", status="stopped-now")
-        if lock.exists() and not live:
-            lock.unlink(missing_ok=True)
-    return run_id
-
-
-def say(root: Root, role: str, text: str) -> str:
-    import json
-
-    if not text.strip():
-        raise UsageError("say something", hint='sdd role say NAME "the next instruction"')
-    run_id = _latest_run(root, role)
-    inbox = control_folder(root, run_id) / "say.jsonl"
-    inbox.parent.mkdir(parents=True, exist_ok=True)
-    with open(inbox, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps({"text": text, "at": time.time()}) + "\n")
-    return run_id
-
-
-def _latest_run(root: Root, role: str) -> str:
-    from sdd_git.runner.history import runs
-
-    for summary in runs(root, role):
-        if summary.status in ("running", "stopped"):
-            return summary.run
-    raise SddError(
-        f"{role} has no run in progress or waiting",
-        hint=f'start one: sdd role run {role} --task "..."',
-    )
-
-
-def event_text(event: Event) -> str:
-    """One log event in plain words (for `sdd role log`)."""
-    kind = event.get("event")
-    if kind == "run_started":
-        return f'started: {", ".join(event.get("roles", []))} on "{event.get("task")}"'
-    if kind == "plan":
-        return f"plan: checks {', '.join(event.get('checks') or []) or 'none'}"
-    if kind == "provider_call":
-        return f"provider call {event.get('call')} as {event.get('role')} ({event.get('purpose')})"
-    if kind == "reply":
-        message = event.get("message") or {}
-        calls = ", ".join(c.get("name", "?") for c in message.get("tool_calls") or [])
-        text = " ".join(str(message.get("content") or "").split())[:120]
-        return f"reply: {text}" + (f" [calls {calls}]" if calls else "")
-    if kind == "tool_call":
-        return f"tool call {event.get('tool')} {event.get('args')}"
-    if kind == "tool_result":
-        text = " ".join(str(event.get("content") or "").split())[:120]
-        return f"result of {event.get('tool')}: {text}"
-    if kind == "rejected":
-        return f"rejected {event.get('tool')}: {event.get('message')} ({event.get('reason')})"
-    if kind == "stop":
-        return f"STOP {event.get('stop') or ''} [{event.get('kind')}]: {event.get('action')}"
-    if kind == "decision":
-        return f"decision on {event.get('stop') or 'the run'}: {event.get('choice')}"
-    if kind == "action_done":
-        return f"done: {event.get('tool')} ({event.get('by')})"
-    if kind == "run_ended":
-        return f"ended: {event.get('status')}"
-    return f"{kind}: " + ", ".join(
-        f"{k}={v}" for k, v in event.items() if k not in ("ts", "run", "seq", "event")
     )

@@ -1,0 +1,401 @@
+"""The accuracy loop: the author drafts, a different role critiques against the accepted spec,
+the author revises the gaps it was shown. At most three passes; the runner checks every cite.
+
+A pass is one author call (the draft, or a revision) and one critic call, each carrying its own
+role id, each in its own context: the critic never sees the author's conversation, only the
+draft. A critique whose gaps cite anything but this run's plan check ids, or a section id with
+its live decision id, spends its pass; so does a revision that names a gap never raised. An empty
+gap list ends the loop. A fourth pass calls nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from sdd_git.providers.base import Message, Provider, ProviderRequest, ToolCall
+from sdd_git.roles.profile import RoleProfile
+from sdd_git.runner import guard, stops
+from sdd_git.runner.gate import Plan
+from sdd_git.runner.run import (
+    EXIT_STOPPED,
+    RunOutcome,
+    _execute,
+    _masked,
+    _Run,
+    _schemas,
+    _settings,
+    _timeout,
+)
+from sdd_git.tools.catalog import TOOL_CLASSES
+
+MAX_PASSES = 3
+READ_TOOLS = tuple(name for name, kind in TOOL_CLASSES.items() if kind == "read")
+
+AUTHOR_RULES = """\
+A different role will critique your draft against the accepted spec. Submit the draft itself
+with submit_draft (text only; you cannot write files or run commands during the critique). When
+gaps come back, fix them and call submit_revision, naming the ids of the gaps you changed."""
+
+CRITIC_RULES = """\
+You critique a draft written by another role, against external evidence: the accepted spec
+sections and their checks listed below, never your own taste. Call report_gaps once. Each gap has
+an id (G1, G2, ...), a text saying what is missing or wrong, and cites: each cite is a check id
+from the list (e.g. {example}) or a section id with its decision id (e.g. {section}). A gap with
+any other cite is thrown away with your whole critique. Report an empty list when the draft
+meets every check."""
+
+
+@dataclass(frozen=True)
+class Gap:
+    id: str
+    cites: tuple[str, ...]
+    text: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"id": self.id, "cites": list(self.cites), "text": self.text}
+
+    def words(self) -> str:
+        return f"{self.id} ({', '.join(self.cites)}): {self.text}"
+
+
+class _Bad(Exception):
+    """A critique or revision the runner refuses; it spends its pass."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+class CiteChecker:
+    """Which cites are real: this run's plan check ids, or a section id with its live decision."""
+
+    def __init__(self, state: _Run, plan: Plan) -> None:
+        self.state = state
+        self.checks = set(plan.checks)
+        self.short: dict[str, list[str]] = {}
+        for check in plan.checks:
+            self.short.setdefault(check.rsplit("/", 1)[-1], []).append(check)
+
+    def problem(self, cite: str) -> str | None:
+        if cite in self.checks or len(self.short.get(cite, [])) == 1:
+            return None
+        section, _, decision = cite.rpartition("/")
+        if section and decision.startswith("D-") and "#S" in section:
+            return self._decision_problem(section, decision)
+        known = ", ".join(sorted(self.checks)) or "none"
+        return f"{cite} is not a check id of this run's plan ({known})"
+
+    def _decision_problem(self, section_id: str, decision_id: str) -> str | None:
+        from sdd_git.errors import RecordError
+        from sdd_git.records import decisions
+        from sdd_git.records.spec import read_spec
+
+        root = self.state.root
+        spec_id, _, number = section_id.partition("#")
+        try:
+            section = read_spec(root.spec_file(spec_id)).section(number)
+        except RecordError:
+            return f"{section_id} is not a section of this product"
+        current = decisions.load(root).section_acceptance(section.full_id, section.hash)
+        if current is None or current.id != decision_id:
+            return (
+                f"{section_id}/{decision_id} does not hold: {decision_id} is not the decision that "
+                f"accepts the section's current text"
+            )
+        return None
+
+
+def run(state: _Run, critic: RoleProfile, plan: Plan) -> RunOutcome:
+    """Draft, critique, revise; then one plain-language stop for the person."""
+    critic_provider, critic_masker, _ = _settings(state.root, critic)
+    checker = CiteChecker(state, plan)
+    state.messages[0] = {
+        "role": "system",
+        "content": f"{state.messages[0]['content']}\n\n{AUTHOR_RULES}",
+    }
+    critic_messages: list[Message] = [
+        {"role": "system", "content": _critic_system(critic, plan)},
+    ]
+    _log_message(state, critic_messages[0], "critic")
+    draft: str | None = None
+    open_gaps: list[Gap] = []
+    checked = False
+    passes = 0
+    for number in range(1, MAX_PASSES + 1):
+        passes = number
+        revising = draft is not None and bool(open_gaps)
+        wanted = "submit_revision" if revising else "submit_draft"
+        reply_calls = _call(
+            state,
+            state.role,
+            state.provider,
+            state.messages,
+            (*READ_TOOLS, wanted),
+            number,
+            "revision" if revising else "author",
+            "author",
+        )
+        try:
+            submitted = _loop_call(
+                state, state.role.name, reply_calls, wanted, state.messages, "author"
+            )
+            if revising:
+                draft, changed = _revision(submitted, open_gaps)
+                state.log.append("revision", **{"pass": number}, changed=changed, text=draft)
+                shown = f"Revision of {', '.join(changed)}:\n{draft}"
+            else:
+                draft = _draft(submitted)
+                state.log.append("draft", **{"pass": number}, text=draft)
+                shown = f"The draft to critique:\n{draft}"
+        except _Bad as bad:
+            state.log.append(
+                "rejected", tool=wanted, reason=bad.reason, message=bad.message, **{"pass": number}
+            )
+            continue  # a bad draft or revision spends its pass
+        critic_messages.append({"role": "user", "content": shown})
+        _log_message(state, critic_messages[-1], "critic")
+        critique_calls = _call(
+            state,
+            critic,
+            critic_provider,
+            critic_messages,
+            (*READ_TOOLS, "report_gaps"),
+            number,
+            "critic",
+            "critic",
+            masker=critic_masker,
+        )
+        try:
+            report = _loop_call(
+                state, critic.name, critique_calls, "report_gaps", critic_messages, "critic"
+            )
+            gaps = _gaps(report, checker)
+        except _Bad as bad:
+            state.log.append(
+                "rejected",
+                tool="report_gaps",
+                reason=bad.reason,
+                message=bad.message,
+                **{"pass": number},
+            )
+            continue
+        checked = True
+        open_gaps = gaps
+        state.log.append(
+            "critique", **{"pass": number}, role=critic.name, gaps=[g.as_json() for g in gaps]
+        )
+        if not gaps:
+            break
+        feedback = "\n".join(f"- {g.words()}" for g in gaps)
+        state.messages.append(
+            {
+                "role": "user",
+                "content": f"{critic.name} found gaps in your draft:\n{feedback}\n"
+                "Revise the draft with submit_revision, naming the gap ids you changed.",
+            }
+        )
+        state.log.append("message", role="user", content=state.messages[-1]["content"])
+    return _summary_stop(state, critic, plan, draft, open_gaps, checked, passes)
+
+
+def _critic_system(critic: RoleProfile, plan: Plan) -> str:
+    example = plan.checks[0] if plan.checks else "SPEC-0001#S1/C1"
+    section = f"{plan.sections[0]}/{plan.decisions[0]}" if plan.sections else "SPEC-0001#S1/D-0001"
+    checks = "\n".join(f"- {c}" for c in plan.checks) or "- (no accepted check)"
+    sections = ", ".join(f"{s}/{d}" for s, d in zip(plan.sections, plan.decisions, strict=True))
+    return (
+        f'{critic.description.strip()}\n\nYou are the role "{critic.name}". Your one job: '
+        f"{critic.job}\n\n{CRITIC_RULES.format(example=example, section=section)}\n\n"
+        f"The accepted sections: {sections or 'none'}. Their checks:\n{checks}"
+    )
+
+
+def _log_message(state: _Run, message: Message, thread: str) -> None:
+    state.log.append("message", role=message["role"], content=message["content"], thread=thread)
+
+
+def _call(
+    state: _Run,
+    role: RoleProfile,
+    provider: Provider,
+    messages: list[Message],
+    tools: tuple[str, ...],
+    number: int,
+    purpose: str,
+    thread: str,
+    masker: Any = None,
+) -> tuple[ToolCall, ...]:
+    """One provider call for one role, logged before it is made, its reply logged after."""
+    state.calls_made += 1
+    state.log.append(
+        "provider_call", role=role.name, purpose=purpose, call=state.calls_made, **{"pass": number}
+    )
+    outgoing = _masked(state, messages)
+    if masker is not None:
+        outgoing = [json.loads(masker(json.dumps(m, ensure_ascii=False))) for m in outgoing]
+    reply = provider.complete(
+        ProviderRequest(
+            role=role.name,
+            run_id=state.run_id,
+            call_index=state.calls_made,
+            messages=outgoing,
+            tools=_schemas(tools),
+        )
+    )
+    state.log.append(
+        "reply", role=role.name, message=reply.message, usage=reply.usage, thread=thread
+    )
+    messages.append(reply.message)
+    return reply.tool_calls
+
+
+def _loop_call(
+    state: _Run,
+    role: str,
+    calls: tuple[ToolCall, ...],
+    wanted: str,
+    messages: list[Message],
+    thread: str,
+) -> ToolCall:
+    """Answer every tool call of a loop reply; return the loop tool call, or refuse the pass."""
+    found: ToolCall | None = None
+    for call in calls:
+        state.log.append(
+            "tool_call", role=role, tool=call.name, args=call.args, call_id=call.id, thread=thread
+        )
+        if call.name == wanted and found is None:
+            found = call
+            text = "Received."
+        elif TOOL_CLASSES.get(call.name) == "read":
+            verdict = guard.check(call.name, call.args, state.root.path, READ_TOOLS)
+            if isinstance(verdict, guard.Rejection):
+                state.log.append(
+                    "rejected", tool=call.name, reason=verdict.code, message=verdict.message
+                )
+                text = f"Rejected: {verdict.message}."
+            else:
+                text = _execute(state, call)
+        else:
+            state.log.append(
+                "rejected",
+                tool=call.name,
+                reason="not_in_loop",
+                message="not offered during the critique",
+            )
+            text = "During the critique only read tools and the loop's own tool are available."
+        text = state.masker(text)
+        state.log.append(
+            "tool_result", call_id=call.id, tool=call.name, content=text, thread=thread
+        )
+        messages.append(
+            {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": text}
+        )
+    if found is None:
+        raise _Bad("missing_" + wanted, f"the reply did not call {wanted}")
+    return found
+
+
+def _draft(call: ToolCall) -> str:
+    text = call.args.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise _Bad("empty_draft", "submit_draft needs the draft's text")
+    return text
+
+
+def _revision(call: ToolCall, open_gaps: list[Gap]) -> tuple[str, list[str]]:
+    text = call.args.get("text")
+    changed = call.args.get("changed")
+    raised = {gap.id for gap in open_gaps}
+    if not isinstance(text, str) or not text.strip():
+        raise _Bad("empty_revision", "submit_revision needs the revised text")
+    if not isinstance(changed, list) or not changed or not all(isinstance(c, str) for c in changed):
+        raise _Bad("bad_revision", "a revision names the gap ids it changed")
+    never = [c for c in changed if c not in raised]
+    if never:
+        raise _Bad(
+            "bad_revision",
+            f"the revision names {', '.join(never)}, which no critique raised "
+            f"(open gaps: {', '.join(sorted(raised))})",
+        )
+    return text, list(changed)
+
+
+def _gaps(call: ToolCall, checker: CiteChecker) -> list[Gap]:
+    raw = call.args.get("gaps")
+    if not isinstance(raw, list):
+        raise _Bad("bad_critique", "report_gaps needs a list of gaps (an empty list when none)")
+    gaps: list[Gap] = []
+    for item in raw:
+        if not isinstance(item, dict):
+            raise _Bad("bad_critique", "each gap is an object with id, cites and text")
+        gap_id, cites, text = item.get("id"), item.get("cites"), item.get("text")
+        if not isinstance(gap_id, str) or not gap_id.strip() or any(g.id == gap_id for g in gaps):
+            raise _Bad("bad_critique", f"gap ids must be unique text, not {gap_id!r}")
+        if not isinstance(text, str) or not text.strip():
+            raise _Bad("bad_critique", f"gap {gap_id} says nothing")
+        if not isinstance(cites, list) or not cites or not all(isinstance(c, str) for c in cites):
+            raise _Bad("bad_cite", f"gap {gap_id} cites nothing; each gap cites the spec")
+        for cite in cites:
+            problem = checker.problem(cite)
+            if problem is not None:
+                raise _Bad("bad_cite", f"gap {gap_id}: {problem}")
+        gaps.append(Gap(gap_id, tuple(cites), text))
+    return gaps
+
+
+def _summary_stop(
+    state: _Run,
+    critic: RoleProfile,
+    plan: Plan,
+    draft: str | None,
+    open_gaps: list[Gap],
+    checked: bool,
+    passes: int,
+) -> RunOutcome:
+    author = state.role.name
+    if draft is None:
+        state.log.append("run_ended", status="no-draft")
+        return RunOutcome(
+            state.run_id,
+            "no-draft",
+            1,
+            f"{author} submitted no usable draft in {MAX_PASSES} passes; nothing to show",
+        )
+    first = " ".join(draft.split())
+    first = first if len(first) <= 140 else first[:137] + "..."
+    what = f'{author} drafted: "{first}".'
+    against = ", ".join(plan.sections) or "no accepted section"
+    if checked and not open_gaps:
+        verdict = (
+            f" {critic.name}, a second role, checked it in {passes} pass(es): it matches the "
+            f"reading you accepted ({against})."
+        )
+    elif checked:
+        verdict = (
+            f" {critic.name}, a second role, checked it; after {passes} passes these gaps are "
+            f"still open: " + "; ".join(g.words() for g in open_gaps) + "."
+        )
+    else:
+        verdict = f" No critique from {critic.name} held up, so no second role has checked it."
+    action = what + verdict + f" Allow {author} to go on with this draft (each action still stops)?"
+    now = state.clock()
+    stop = stops.Stop(
+        id=stops.new_stop_id(),
+        run=state.run_id,
+        role=author,
+        kind="draft",
+        action=action,
+        choices=stops.ASK_FIRST_CHOICES,
+        origin=state.origin,
+        created_at=now,
+        expires_at=None if state.origin == "person" else now + _timeout(state.root),
+        args={"gaps": [g.as_json() for g in open_gaps], "passes": passes},
+        change=state.change,
+    )
+    stops.save(state.root, stop)
+    state.log.append("stop", stop=stop.id, kind="draft", action=action, choices=list(stop.choices))
+    state.log.append("run_ended", status="stopped", waiting_for=stop.id)
+    return RunOutcome(state.run_id, "stopped", EXIT_STOPPED, action, stop=stop)
