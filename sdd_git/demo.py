@@ -39,6 +39,14 @@ def _git(root: Root, *args: str) -> str:
     return done.stdout.strip()
 
 
+def _loop_lines(root: Root, run_id: str) -> list[str]:
+    from sdd_git.runner.control import event_text
+    from sdd_git.runner.runlog import log_path, read_events
+
+    shown = ("draft", "critique", "revision", "rejected")
+    return [event_text(e) for e in read_events(log_path(root, run_id)) if e["event"] in shown]
+
+
 def run_demo(folder: Path, narrate: Callable[[str], None]) -> None:
     from sdd_git.runner.run import RunRequest, answer, start
 
@@ -72,9 +80,17 @@ def run_demo(folder: Path, narrate: Callable[[str], None]) -> None:
     narrate(f"5. sdd next: {move.before} -> {move.after} (the gate: an accepted section).")
 
     with _recorded("builder.yaml"):
-        first = start(root, RunRequest("builder", "Implement SPEC-0001#S1 and commit it."))
+        looped = start(
+            root, RunRequest("builder", "Implement SPEC-0001#S1 and commit it.", critic="qa-author")
+        )
+        narrate("6. The builder drafts; the qa-author, a different role, critiques it against C1, C2:")
+        for line in _loop_lines(root, looped.run_id or ""):
+            narrate(f"     {line}")
+        assert looped.stop is not None
+        narrate(f"   One stop in plain words: {looped.stop.action}")
+        first = answer(root, looped.stop.id, "allow_once")
         assert first.stop is not None
-        narrate(f"6. The builder works, then stops (exit {first.exit_code}): {first.stop.action}")
+        narrate(f"   She lets it go on. The builder stops (exit {first.exit_code}): {first.stop.action}")
         second = answer(root, first.stop.id, "allow_once")
         status = _git(root, "status", "--short", "src")
         narrate(

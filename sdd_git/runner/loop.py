@@ -366,7 +366,7 @@ def _summary_stop(
         )
     first = " ".join(draft.split())
     first = first if len(first) <= 140 else first[:137] + "..."
-    what = f'{author} drafted: "{first}".'
+    what = f'{author} drafted: "{first}"' + ("" if first.endswith((".", "!", "?")) else ".")
     against = ", ".join(plan.sections) or "no accepted section"
     if checked and not open_gaps:
         verdict = (
