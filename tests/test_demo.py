@@ -13,6 +13,16 @@ def test_demo_walks_the_whole_record_journey_offline(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert f"sdd demo in {folder}" in result.stdout
     assert "The reading she accepted is unchanged: yes." in result.stdout
+    assert "RECORDED" in result.stdout  # the model's replies are labelled as recorded
+    assert "qa-author found 1 gap(s): G1 (SPEC-0001#S1/C2)" in result.stdout
+    assert (
+        "pass 2: revision of G1" in result.stdout
+        and "pass 2: qa-author found no gap" in result.stdout
+    )
+    assert "The file is written and NOT committed" in result.stdout
+    assert (
+        "Commits in the repository: 1 (only the one a stop named and she allowed)." in result.stdout
+    )
     change = yaml.safe_load((folder / "changes/CH-0001/change.yaml").read_text())
     assert change["stage"] == "done"
     kinds = [d["kind"] for d in yaml.safe_load((folder / "memory/decisions.yaml").read_text())]
