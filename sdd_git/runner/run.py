@@ -90,6 +90,7 @@ class _Run:
     calls_made: int = 0
     says_seen: int = 0
     tool_context: ToolContext | None = None
+    boundary: BoundaryIndex | None = None
 
 
 def _settings(root: Root, role: RoleProfile) -> tuple[Provider, Masker, list[str]]:
@@ -337,8 +338,9 @@ def _handle_call(state: _Run, call: ToolCall, timeout: float) -> stops.Stop | No
     if kind != "consequential":
         _result(state, call, _execute(state, call))
         return None
-    boundary = BoundaryIndex(state.role.boundary)
-    decision = boundary.decide(call.name, call.args, certain=verdict.certain)
+    if state.boundary is None:
+        state.boundary = BoundaryIndex(state.role.boundary)
+    decision = state.boundary.decide(call.name, call.args, certain=verdict.certain)
     if decision.run:
         text = _execute(state, call)
         state.log.append("action_done", tool=call.name, args=call.args, by=decision.reason)

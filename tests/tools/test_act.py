@@ -8,25 +8,15 @@ import pytest
 
 from sdd_git.root import Root
 from sdd_git.tools.act import RunCommand
-from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
+from sdd_git.tools.base import ToolContext
 from sdd_git.tools.toolbox import TOOLS
 from tests.conftest import commit_all, git
-from tests.tools import SECRET, make_context
+from tests.tools import SECRET, fails, make_context, run
 
 
 @pytest.fixture
 def ctx(root: Root) -> ToolContext:
     return make_context(root)
-
-
-def run(ctx: ToolContext, tool: str, **args: Any) -> ToolOutcome:
-    return TOOLS[tool].run(args, ctx)
-
-
-def fails(ctx: ToolContext, tool: str, **args: Any) -> str:
-    with pytest.raises(ToolFailed) as caught:
-        TOOLS[tool].run(args, ctx)
-    return str(caught.value)
 
 
 # --- files ---------------------------------------------------------------------------------------

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 import yaml
@@ -9,9 +8,8 @@ import yaml
 from sdd_git.records import acceptance, changes
 from sdd_git.records.spec import read_spec
 from sdd_git.root import Root
-from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
-from sdd_git.tools.toolbox import TOOLS
-from tests.tools import make_context
+from sdd_git.tools.base import ToolContext
+from tests.tools import fails, make_context, run
 
 WORDS = "I can never find last month's hotel charge."
 
@@ -20,16 +18,6 @@ WORDS = "I can never find last month's hotel charge."
 def ctx(root: Root) -> ToolContext:
     changes.create(root, WORDS)
     return make_context(root, role="spec-steward", change="CH-0001")
-
-
-def run(ctx: ToolContext, tool: str, **args: Any) -> ToolOutcome:
-    return TOOLS[tool].run(args, ctx)
-
-
-def fails(ctx: ToolContext, tool: str, **args: Any) -> str:
-    with pytest.raises(ToolFailed) as caught:
-        TOOLS[tool].run(args, ctx)
-    return str(caught.value)
 
 
 def test_draft_reading_writes_s1_with_checks_and_no_decision(ctx: ToolContext, root: Root) -> None:

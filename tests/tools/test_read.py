@@ -2,31 +2,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from sdd_git.records import acceptance, changes
 from sdd_git.root import Root
-from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
+from sdd_git.tools.base import ToolContext
 from sdd_git.tools.toolbox import TOOLS
 from tests.conftest import commit_all
-from tests.tools import SECRET, make_context
+from tests.tools import SECRET, fails, make_context, run
 
 
 @pytest.fixture
 def ctx(root: Root) -> ToolContext:
     return make_context(root)
-
-
-def run(ctx: ToolContext, tool: str, **args: Any) -> ToolOutcome:
-    return TOOLS[tool].run(args, ctx)
-
-
-def fails(ctx: ToolContext, tool: str, **args: Any) -> str:
-    with pytest.raises(ToolFailed) as caught:
-        TOOLS[tool].run(args, ctx)
-    return str(caught.value)
 
 
 # --- read_file --------------------------------------------------------------------------------
