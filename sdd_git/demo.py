@@ -83,14 +83,18 @@ def run_demo(folder: Path, narrate: Callable[[str], None]) -> None:
         looped = start(
             root, RunRequest("builder", "Implement SPEC-0001#S1 and commit it.", critic="qa-author")
         )
-        narrate("6. The builder drafts; the qa-author, a different role, critiques it against C1, C2:")
+        narrate(
+            "6. The builder drafts; the qa-author, a different role, critiques it against C1, C2:"
+        )
         for line in _loop_lines(root, looped.run_id or ""):
             narrate(f"     {line}")
         assert looped.stop is not None
         narrate(f"   One stop in plain words: {looped.stop.action}")
         first = answer(root, looped.stop.id, "allow_once")
         assert first.stop is not None
-        narrate(f"   She lets it go on. The builder stops (exit {first.exit_code}): {first.stop.action}")
+        narrate(
+            f"   She lets it go on. The builder stops (exit {first.exit_code}): {first.stop.action}"
+        )
         second = answer(root, first.stop.id, "allow_once")
         status = _git(root, "status", "--short", "src")
         narrate(

@@ -1,7 +1,7 @@
 """Parsed role files and settings, keyed by the sha256 of their bytes.
 
-Listing 1,000 roles then stats the files and reads one JSON document, and imports no YAML
-parser at all. A changed file has a new fingerprint and is parsed again.
+Listing 1,000 roles then stats the files and reads the cache's JSON shards, and imports no YAML
+parser at all (see `sdd_git/parsecache.py`). A changed file has a new fingerprint.
 
 The cache serves listings. A role run must parse its role files itself (`find_role(...,
 use_cache=False)`): the boundary it enforces never comes from a file outside the repo's history.
@@ -11,70 +11,28 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
-import os
-import time
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from sdd_git.config import RolesConfig, roles_config
+from sdd_git.parsecache import ParseCache, fingerprint
 from sdd_git.paths import display
 from sdd_git.roles.profile import Boundary, RoleProfile, Rule
 from sdd_git.root import Root
 
-_VERSION = 4
-_RACY_NS = 2_000_000_000
 
-
-_SHARDS = 16
-
-
-def shard_of(key: str) -> int:
-    return zlib.crc32(key.encode()) % _SHARDS
-
-
-class RoleCache:
-    """Entries live in 16 shard files, so showing one role reads a sixteenth of the cache."""
+class RoleCache(ParseCache):
+    """Role profiles and the roles settings, in `.sdd/local/cache/roles/`."""
 
     def __init__(self, root: Root | None) -> None:
-        self.folder = root.local / "cache" / "roles" if root is not None else None
-        self.shards: dict[int, dict[str, Any]] = {}
-        self.used: set[str] = set()
-        self.dirty: set[int] = set()
-
-    def _shard(self, number: int) -> dict[str, Any]:
-        if number not in self.shards:
-            entries: Any = {}
-            if self.folder is not None:
-                try:
-                    data = json.loads((self.folder / f"{number:02d}.json").read_text("utf-8"))
-                    if isinstance(data, dict) and data.get("version") == _VERSION:
-                        entries = data.get("entries")
-                except (OSError, ValueError):
-                    pass
-            self.shards[number] = entries if isinstance(entries, dict) else {}
-        return self.shards[number]
-
-    def entries(self) -> dict[str, Any]:
-        """Every cached entry (tests and tools look inside; the code goes by key)."""
-        merged: dict[str, Any] = {}
-        for number in range(_SHARDS):
-            merged.update(self._shard(number))
-        return merged
+        super().__init__(root.local / "cache" / "roles" if root is not None else None)
 
     def _hit(self, key: str, digest: str) -> Any:
-        self.used.add(key)
-        entry = self._shard(shard_of(key)).get(key)
-        if isinstance(entry, dict) and entry.get("sha") == digest:
-            return entry.get("value")
-        return None
+        return self.get(key, digest)
 
     def _store(self, key: str, digest: str, value: Any) -> None:
-        number = shard_of(key)
-        self._shard(number)[key] = {"sha": digest, "value": value}
-        self.dirty.add(number)
+        self.put(key, digest, value)
 
     def file_profile(
         self, key: str, path: Path, source: str, folder_name: str | None
@@ -85,12 +43,8 @@ class RoleCache:
         ctime) changes with every edit. A file changed in the last two seconds is not cached:
         a second write within the clock's tick could otherwise keep the same fingerprint.
         """
-        info = os.stat(path)
-        fingerprint = f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
-        fresh = time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) < _RACY_NS
-        return self._profile(
-            key, fingerprint, path.read_bytes, path, source, folder_name, store=not fresh
-        )
+        stamp, settled = fingerprint(path)
+        return self._profile(key, stamp, path.read_bytes, path, source, folder_name, store=settled)
 
     def text_profile(
         self, key: str, raw: bytes, path: Path | None, source: str, folder_name: str | None
@@ -149,27 +103,6 @@ class RoleCache:
             "config", digest, [config.default_depth_cutoff, config.max_grantable_delegation]
         )
         return config
-
-    def save(self, prune: bool) -> None:
-        """Write the shards that changed; with `prune`, drop entries this scan did not see."""
-        if self.folder is None:
-            return
-        if prune:
-            for number in range(_SHARDS):
-                shard = self._shard(number)
-                stale = set(shard) - self.used
-                for key in stale:
-                    del shard[key]
-                if stale:
-                    self.dirty.add(number)
-        from sdd_git.atomicfile import write_text_atomic
-
-        for number in sorted(self.dirty):
-            document = {"version": _VERSION, "entries": self.shards[number]}
-            with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
-                text = json.dumps(document, separators=(",", ":"))
-                write_text_atomic(self.folder / f"{number:02d}.json", text)
-        self.dirty.clear()
 
 
 def _render(value: dict[str, Any], path: Path | None) -> list[str]:

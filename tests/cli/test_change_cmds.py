@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 
 from sdd_git.root import Root
@@ -114,3 +115,28 @@ def test_scenario_add_prints_the_reference(sdd: SddRunner, root: Root) -> None:
         {"id": "SC-1", "title": "Find it", "steps": "search hotel", "expected": "it is listed",
          "required": True}
     ]  # fmt: skip
+
+
+def test_the_listing_cache_never_shows_a_stale_or_broken_entry(
+    sdd: SddRunner, root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from sdd_git.parsecache import ParseCache
+
+    monkeypatch.setattr("sdd_git.parsecache.RACY_NS", 0)  # cache even files written just now
+    sdd("change", "new", WORDS)
+    assert json.loads(sdd("change", "list", "--json").stdout)[0]["stage"] == "reading"
+    cache = ParseCache(root.local / "cache" / "changes")
+    assert "CH-0001" in cache.entries()
+    path = root.path / "changes/CH-0001/change.yaml"
+    before = os.stat(path)
+    path.write_text(path.read_text().replace("stage: reading", "stage: verify "))  # same size
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert json.loads(sdd("change", "list", "--json").stdout)[0]["stage"] == "verify"
+    shard = next((root.local / "cache" / "changes").glob("*.json"))
+    document = json.loads(shard.read_text())
+    for entry in document["entries"].values():
+        entry["value"] = {"bogus": True}
+    shard.write_text(json.dumps(document))
+    assert json.loads(sdd("change", "list", "--json").stdout)[0]["stage"] == "verify"

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sdd_git.roles.cache import RoleCache, shard_of
+from sdd_git.parsecache import shard_of
+from sdd_git.roles.cache import RoleCache
 from sdd_git.roles.registry import find_role, load_registry
 from sdd_git.root import Root, init_root
 from tests.conftest import SddRunner
@@ -170,7 +171,7 @@ def test_a_role_folder_copied_into_another_clone_shows_up_there(
 def test_the_cache_never_serves_a_stale_role(root: Root, monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    monkeypatch.setattr("sdd_git.roles.cache._RACY_NS", 0)  # cache even a file written just now
+    monkeypatch.setattr("sdd_git.parsecache.RACY_NS", 0)  # cache even a file written just now
     path = write_role(root.sdd / "roles", "cached", level=10)
     assert load_registry(root).get("cached").level == 10  # type: ignore[union-attr]
     assert "repo:cached" in RoleCache(root).entries()
@@ -199,7 +200,7 @@ def test_a_run_reads_its_role_from_the_file_never_from_the_cache(
 ) -> None:
     import json
 
-    monkeypatch.setattr("sdd_git.roles.cache._RACY_NS", 0)
+    monkeypatch.setattr("sdd_git.parsecache.RACY_NS", 0)
     write_role(root.sdd / "roles", "builder", level=10)
     find_role(root, "builder")
     cache = root.local / "cache" / "roles" / f"{shard_of('repo:builder'):02d}.json"
