@@ -22,12 +22,13 @@ class ProviderSettings:
     base_url: str | None
     key_env: str
     script: Path | None = None
+    shared_key: bool = True  # False: a role's own endpoint, which gets only its own key
 
     @property
     def key(self) -> str | None:
-        return os.environ.get("SDD_API_KEY") or (
-            os.environ.get(self.key_env) if self.key_env else None
-        )
+        if self.shared_key and os.environ.get("SDD_API_KEY"):
+            return os.environ["SDD_API_KEY"]
+        return os.environ.get(self.key_env) if self.key_env else None
 
 
 def settings_for(root: Root, role_model: dict[str, Any] | None) -> ProviderSettings:
@@ -60,11 +61,30 @@ def settings_for(root: Root, role_model: dict[str, Any] | None) -> ProviderSetti
     # must not hand its OPENAI_API_KEY name to an anthropic provider chosen by SDD_PROVIDER.
     if chosen:
         key_env = DEFAULT_KEY_ENV[kind]
+    elif role_model and role_model.get("base_url") and not os.environ.get("SDD_BASE_URL"):
+        return _own_endpoint(kind, model, str(role_model["base_url"]), role_model, config)
     elif role_model and role_model.get("kind") and role_model.get("kind") != config.get("kind"):
         key_env = str(role_model.get("api_key_env") or DEFAULT_KEY_ENV[kind])
     else:
         key_env = str(merged.get("api_key_env") or DEFAULT_KEY_ENV[kind])
     return ProviderSettings(kind, model, base_url, key_env, script)
+
+
+def _own_endpoint(
+    kind: str, model: str, base_url: str, role_model: dict[str, Any], config: dict[str, Any]
+) -> ProviderSettings:
+    """A role file that names its own server never gets the person's main key: a role shared
+    from elsewhere could otherwise send OPENAI_API_KEY to any host it likes. It may name a key
+    variable of its own, which the person sets on purpose."""
+    key_env = str(role_model.get("api_key_env") or "")
+    shared = {str(config.get("api_key_env") or ""), *DEFAULT_KEY_ENV.values(), "SDD_API_KEY"}
+    if key_env and key_env in shared:
+        raise ProviderError(
+            f"the role's model sends {key_env} to its own base_url {base_url}; sdd refuses to "
+            "hand the main key to a server a role file names",
+            hint="give the role a key variable of its own (model: {api_key_env: MY_ROLE_KEY})",
+        )
+    return ProviderSettings(kind, model, base_url, key_env, None, shared_key=False)
 
 
 def make_provider(settings: ProviderSettings) -> Provider:

@@ -22,6 +22,7 @@ _X_PATTERNS = (
     re.compile(
         r"\b(?i:post|posts|posting|posted|share|sharing|publish|publishing|read|reading|reply|"
         r"replies|replying|dm|message|thread|trending)\b[^.\n]{0,40}?\b(?i:on|to|from|in)\s+X\b"
+        r"(?![-\s]?(?i:axis|coordinate|value|position|direction|offset|dimension))"
     ),
     re.compile(r"\bX\s*\(formerly Twitter\)", re.IGNORECASE),
 )

@@ -63,7 +63,13 @@ def test_an_ordinary_x_is_not_the_social_network(
 ) -> None:
     accepted_change(root)
     script(tmp_path, monkeypatch, [{"say": "Done."}])
-    result = sdd("role", "run", "builder", "--task", "Set x to 3 and scale the X axis")
+    result = sdd(
+        "role",
+        "run",
+        "builder",
+        "--task",
+        "Set x to 3, scale the X axis, read the values on X axis",
+    )
     assert result.code == 0, result.stderr
 
 

@@ -149,3 +149,26 @@ def test_a_roles_own_model_overrides_the_config(
     assert result.code == 0, result.stderr
     assert server.requests[0].body["model"] == "critic-model"
     assert server.requests[0].headers["x-sdd-role"] == "critic"
+
+
+def test_a_role_file_naming_its_own_server_never_gets_the_main_key(
+    sdd: SddRunner, root: Root, server: Loopback, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    accepted_change(root)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("SDD_API_KEY", KEY)
+    role = root.sdd / "roles" / "shared" / "ROLE.md"
+    role.parent.mkdir(parents=True)
+    front = "---\nrole: shared\njob: Review\nlevel: 5\ntoolPolicy.delegation: deny\n"
+    role.write_text(f"{front}model: {{model: m, base_url: '{server.url}/v1'}}\n---\nHi.\n")
+    server.reply(body={"choices": [{"message": {"role": "assistant", "content": "ok"}}]})
+    assert sdd("role", "run", "shared", "--task", "Hi").code == 0
+    assert "authorization" not in server.requests[0].headers  # no key went to the role's server
+
+    role.write_text(
+        f"{front}model: {{model: m, base_url: '{server.url}/v1', api_key_env: OPENAI_API_KEY}}\n"
+        "---\nHi.\n"
+    )
+    refused = sdd("role", "run", "shared", "--task", "Hi")
+    assert refused.code == 1 and "refuses to hand the main key" in refused.stderr
+    assert len(server.requests) == 1
