@@ -9,7 +9,6 @@ classified with certainty; such a command always stops and is never allowed by a
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +19,6 @@ from sdd_git.tools.catalog import TOOL_CLASSES
 PROTECTED_TOP = ("memory", "changes", ".sdd", ".git")
 _WRITE_PATH_ARGS = {"write_file": ("path",), "delete_file": ("path",)}
 _READ_PATH_ARGS = {"read_file": ("path",), "list_files": ("path",), "search_files": ("path",)}
-_SDD_WORD = re.compile(r"(?:^|[\s;&|()`$'\"/=<>{}\\])sdd(?:$|[\s;&|()`'\"<>{}\\])")
 
 
 @dataclass(frozen=True)
@@ -48,7 +46,7 @@ def check(
     if tool == "git_commit":
         paths = args.get("paths")
         for path in paths if isinstance(paths, list) else []:
-            problem = write_path_problem(root, path)
+            problem = write_path_problem(root, path, whole_tree=True)  # "." commits it all
             if problem:
                 return problem
     for key in _READ_PATH_ARGS.get(tool, ()):
@@ -74,11 +72,19 @@ def _shell(root: Path, command: str) -> Rejection | Clearance:
             f"sdd commands belong to the person; a role cannot run them by any route "
             f"({finding.reaches_sdd[0]})",
         )
-    for cwd, path, whole_tree in finding.writes:
+    certain = finding.certain
+    for cwd, path, whole_tree, soft in finding.writes:
         # A shell may write outside the product (a build folder in /tmp); only the record, sdd's
-        # files and git's folder are walled off.
-        problem = write_path_problem(root, str(Path(cwd) / path), whole_tree=whole_tree)
-        if problem is not None and problem.code == "protected_path":
+        # files and git's folder are walled off. A relative path is checked from every folder
+        # a `cd` in the command reached, since loops and functions reorder them.
+        for base in _bases(cwd, path, finding.cwds):
+            target = str(Path(base) / path)
+            problem = write_path_problem(root, target, whole_tree=whole_tree)
+            if problem is None or problem.code != "protected_path":
+                continue
+            if soft and _holds_only(root, target):
+                certain = False  # e.g. `find . -name '*.pyc' -delete`: the person decides
+                continue
             return Rejection(problem.code, f"the command writes {path}: {problem.message}")
     if finding.git_writes:
         return Rejection(
@@ -86,10 +92,23 @@ def _shell(root: Path, command: str) -> Rejection | Clearance:
             f"`git {finding.git_writes[0]}` changes the repository; commits, pushes and tags go "
             "through git_commit, git_push and git_tag, each named on a stop",
         )
-    # The parser found no route, but a plain word `sdd` still gets a second look: a route the
-    # parser cannot see must not pass as certain.
-    certain = finding.certain and not _SDD_WORD.search(command)
+    for cwd, path in finding.touches:
+        for base in _bases(cwd, path, finding.cwds):
+            target = str(Path(base) / path)
+            if _inside(root, target) is not None and write_path_problem(root, target) is not None:
+                certain = False  # a program nobody vouches for is handed part of the record
     return Clearance(certain=certain)
+
+
+def _bases(cwd: str, path: str, cwds: set[str]) -> set[str]:
+    return {"."} if path.startswith("/") else {cwd} | cwds
+
+
+def _holds_only(root: Path, value: str) -> bool:
+    """The path is the product folder (or above it): it holds the record but is not part of it."""
+    resolved = (root / value).resolve()
+    base = root.resolve()
+    return resolved == base or resolved in base.parents
 
 
 def _inside(root: Path, value: Any) -> Path | None:
@@ -116,6 +135,14 @@ def write_path_problem(root: Path, value: Any, whole_tree: bool = False) -> Reje
         return Rejection("outside_root", "that path is outside the product folder")
     relative = resolved.relative_to(root.resolve())
     top = relative.parts[0] if relative.parts else ""
+    # The entry itself, its last symlink not followed: a tool that deletes or commits a link
+    # acts on the link, which must not sit in the record either.
+    if isinstance(value, str) and not value.startswith("/"):
+        lexical = Path(os.path.normpath(root.resolve() / value))
+        if lexical != root.resolve() and root.resolve() in lexical.parents:
+            first = lexical.relative_to(root.resolve()).parts[0]
+            if first.casefold() in PROTECTED_TOP:
+                top = first
     if whole_tree and not top:
         return Rejection("protected_path", f"{value} holds the person's record and sdd's files")
     if top.casefold() in PROTECTED_TOP or _case_alias(root, top):

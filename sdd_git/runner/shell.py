@@ -2,50 +2,134 @@
 
 Every simple command in the tree is found, wherever it sits: lists, pipes, subshells, brace
 groups, loops, functions, command and process substitution. Wrappers (`env`, `timeout`, `xargs`,
-`find -exec`, ...) are unwrapped, `bash -c STRING` and here-documents fed to a shell are parsed
-in turn. The result says whether the command reaches `sdd`, which paths it writes, and whether
-it could be classified with certainty at all. Anything dynamic where it matters (a variable as a
-command name, `eval`, text piped into a shell, a parse error) is uncertain: it always stops.
+`find -exec`, ...) are unwrapped, and `bash -c STRING` and here-documents fed to a shell are
+parsed in turn. The result says whether the command reaches `sdd`, which paths it writes, which
+paths it hands to programs nobody can vouch for, and whether it could be classified with
+certainty at all.
+
+The stance is strict: a word is known only when it is fully static (no expansion, glob, brace or
+tilde), a wrapper option is known only when it is in the table, and anything else where it
+matters makes the command uncertain. An uncertain command always stops for the person and no
+saved rule allows it; the sink (SDD_RUN_ID) and the sandbox still hold after that.
 """
 
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
-# Commands that run their arguments as another command: how many leading words to skip is
-# decided per wrapper in `_unwrap`.
-WRAPPERS = frozenset(
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish"})
+# Builtins and programs that run text as code, rename commands or evaluate strings.
+UNCERTAIN_COMMANDS = frozenset(
     {
-        "env", "timeout", "nohup", "nice", "ionice", "command", "builtin", "exec", "time",
-        "stdbuf", "xargs", "sudo", "doas", "chrt", "taskset", "setsid", "unbuffer", "flock",
-        "chronic", "caffeinate", "watch", "systemd-run", "strace", "ltrace", "firejail",
+        "eval", "source", ".", "alias", "trap", "enable", "fc", "coproc", "hash", "mapfile",
+        "readarray", "let", "declare", "typeset", "shopt", "popd", "bind", "complete", "compgen",
+        "su", "runuser", "ssh", "sudoedit", "expect", "osascript", "at", "batch", "crontab",
     }
 )  # fmt: skip
-UNCERTAIN_COMMANDS = frozenset({"eval", "source", ".", "alias", "trap", "enable", "fc", "coproc"})
-INTERPRETERS = ("python", "python3", "pypy", "pypy3")
-# git subcommands that only read the repository; every other one writes `.git/`.
+PYTHON_LAUNCHERS = frozenset({"runpy", "cProfile", "profile", "pdb", "trace", "timeit", "code"})
+# Variables whose value becomes code, a path lookup or a config for a child process.
+DANGEROUS_ENV = frozenset(
+    {
+        "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "CDPATH", "HOME", "PAGER", "PS4",
+        "PROMPT_COMMAND", "LD_PRELOAD", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONSTARTUP",
+        "PYTHONHOME", "PATH", "IFS", "GLOBIGNORE", "EDITOR", "VISUAL", "MANPAGER", "LESSOPEN",
+        "PERL5OPT", "NODE_OPTIONS", "RUBYOPT",
+    }
+)  # fmt: skip
+DANGEROUS_ENV_PREFIXES = ("GIT_", "BASH_FUNC_", "SDD_")
+# Commands that run their arguments as another command, with the options each one knows:
+# an option outside the table makes the command uncertain. Values: options taking a value.
+WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    # name: (options with a value, options without)
+    "env": (
+        frozenset({"-u", "--unset"}),
+        frozenset({"-i", "--ignore-environment", "-0", "--null"}),
+    ),
+    "timeout": (
+        frozenset({"-s", "--signal", "-k", "--kill-after"}),
+        frozenset({"--foreground", "--preserve-status", "-v", "--verbose"}),
+    ),
+    "nohup": (frozenset(), frozenset()),
+    "nice": (frozenset({"-n", "--adjustment"}), frozenset()),
+    "ionice": (frozenset({"-c", "--class", "-n", "--classdata"}), frozenset({"-t"})),
+    "command": (frozenset(), frozenset({"-p"})),
+    "builtin": (frozenset(), frozenset()),
+    "exec": (frozenset({"-a"}), frozenset({"-c", "-l"})),
+    "time": (frozenset(), frozenset({"-p"})),
+    "stdbuf": (frozenset({"-i", "-o", "-e"}), frozenset()),
+    "setsid": (frozenset(), frozenset({"-f", "--fork", "-w", "--wait"})),
+    "xargs": (
+        frozenset({"-n", "--max-args", "-P", "--max-procs", "-L", "--max-lines", "-d",
+                   "--delimiter", "-s", "--max-chars", "-E", "-I", "--replace"}),
+        frozenset({"-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-x"}),
+    ),
+    "sudo": (frozenset({"-u", "--user", "-g", "--group"}), frozenset({"-n", "--non-interactive"})),
+    "doas": (frozenset({"-u"}), frozenset({"-n"})),
+    "chrt": (frozenset(), frozenset({"-b", "-f", "-i", "-o", "-r"})),
+    "taskset": (frozenset(), frozenset({"-c", "--cpu-list"})),
+    "unbuffer": (frozenset(), frozenset()),
+    "chronic": (frozenset(), frozenset()),
+}  # fmt: skip
+# Wrappers whose first positional word is a value (duration, priority, mask), not the command.
+WRAPPER_POSITIONAL = frozenset({"timeout", "chrt", "taskset"})
+# git subcommands that only read; a few read only with some first arguments.
 GIT_READS = frozenset(
     {
         "status", "log", "diff", "show", "blame", "grep", "ls-files", "ls-tree", "rev-parse",
-        "rev-list", "describe", "shortlog", "cat-file", "whatchanged", "version", "help",
-        "merge-base", "name-rev", "for-each-ref", "show-ref", "check-ignore", "count-objects",
+        "rev-list", "describe", "shortlog", "cat-file", "whatchanged", "version", "merge-base",
+        "name-rev", "for-each-ref", "show-ref", "check-ignore", "count-objects", "check-attr",
+        "ls-remote", "var", "cherry", "range-diff",
     }
 )  # fmt: skip
+GIT_READ_FIRST_ARGS: dict[str, frozenset[str]] = {
+    "stash": frozenset({"list", "show"}),
+    "remote": frozenset({"-v", "--verbose", "show", "get-url"}),
+    "tag": frozenset({"-l", "--list"}),
+    "reflog": frozenset({"show"}),
+    "worktree": frozenset({"list"}),
+    "notes": frozenset({"list", "show"}),
+    "submodule": frozenset({"status"}),
+}
+GIT_RUNS_PROGRAMS = ("-O", "--open-files-in-pager", "--ext-diff", "--textconv")
 WRITE_REDIRECTS = (">", ">>", ">|", "&>", "&>>", "<>", ">&")
+# Programs that only read their operands (unless an option below says otherwise).
+READERS = frozenset(
+    {
+        "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "ack", "wc",
+        "diff", "cmp", "ls", "stat", "file", "jq", "yq", "md5sum", "sha1sum", "sha256sum",
+        "sha512sum", "du", "tree", "nl", "od", "xxd", "hexdump", "strings", "cut", "comm", "join",
+        "paste", "fold", "fmt", "basename", "dirname", "realpath", "readlink", "test", "[",
+        "echo", "pwd", "true", "false", "column", "zcat", "bat", "which", "type", "whereis",
+        "printenv", "date", "sleep", "expr", "seq", "yes", "id", "whoami", "uname", "locale",
+    }
+)  # fmt: skip
+WRITERS_ALL = frozenset(
+    {
+        "touch", "rm", "rmdir", "mkdir", "truncate", "chmod", "chown", "chgrp", "shred", "unlink",
+        "mkfifo", "mknod", "setfacl", "chattr", "tee", "sponge", "link", "gzip", "gunzip",
+        "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd",
+    }
+)  # fmt: skip
+WRITERS_LAST = frozenset({"cp", "install", "rsync", "scp"})
+TREE_WRITERS = frozenset({"rm", "rmdir", "chmod", "chown", "chgrp", "shred", "setfacl", "chattr"})
 MAX_DEPTH = 8
+_SED_WRITES = re.compile(r"(?:^|[;{}\n]|/[gpIiMme0-9]*)\s*[wWe](?:\s|$)")
 
 
 @dataclass
 class ShellFinding:
     reaches_sdd: list[str] = field(default_factory=list)  # why, for each route found
-    # (cwd, path, whole tree): a path written; whole tree when everything under it may go too
-    writes: list[tuple[str, str, bool]] = field(default_factory=list)
-    git_writes: list[str] = field(default_factory=list)  # git subcommands that write .git/
+    # (cwd, path, whole tree, soft): a path written. Whole tree: everything under it may go.
+    # Soft: when the path only *holds* protected folders, the command stops rather than fails.
+    writes: list[tuple[str, str, bool, bool]] = field(default_factory=list)
+    touches: list[tuple[str, str]] = field(default_factory=list)  # operands of unknown programs
+    git_writes: list[str] = field(default_factory=list)  # git subcommands that change the repo
     uncertain: list[str] = field(default_factory=list)  # why it cannot be classified
+    cwds: set[str] = field(default_factory=lambda: {"."})  # every folder a `cd` reached
 
     @property
     def certain(self) -> bool:
@@ -66,11 +150,35 @@ def classify(command: str) -> ShellFinding:
     return finding
 
 
+def _join_continuations(source: str) -> str:
+    """Bash joins `\\` + newline before it splits words; tree-sitter splits there instead. Join
+    them first, except inside single quotes, where the backslash is literal."""
+    out: list[str] = []
+    quoted = False
+    index = 0
+    while index < len(source):
+        char = source[index]
+        if char == "'" and not quoted and (index == 0 or source[index - 1] != "\\"):
+            quoted = True
+        elif char == "'" and quoted:
+            quoted = False
+        elif char == "\\" and not quoted and index + 1 < len(source):
+            if source[index + 1] == "\n":
+                index += 2
+                continue
+            out.append(source[index : index + 2])
+            index += 2
+            continue
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
 def _classify(source: str, finding: ShellFinding, cwd: str, depth: int) -> None:
     if depth > MAX_DEPTH:
         finding.uncertain.append("commands nested too deep to follow")
         return
-    tree = _parser().parse(source.encode("utf-8"))
+    tree = _parser().parse(_join_continuations(source).encode("utf-8"))
     if tree.root_node.has_error:
         finding.uncertain.append("the command does not parse as shell")
     _walk(tree.root_node, finding, [cwd], depth)
@@ -81,10 +189,16 @@ def _walk(node: Any, finding: ShellFinding, cwd: list[str], depth: int) -> None:
     if kind == "command":
         _command(node, finding, cwd, depth)
         return
-    if kind == "file_redirect":
+    if kind == "variable_assignment":
+        _assignment(node, finding)
+    elif kind == "file_redirect":
         _redirect(node, finding, cwd[-1])
+    elif kind == "herestring_redirect":
+        pass
     elif kind == "pipeline":
-        _pipeline_into_shell(node, finding)
+        _pipeline_into_interpreter(node, finding)
+    elif kind in ("raw_string", "string_content") and _looks_like_code(node.text):
+        finding.uncertain.append("a string holds a command substitution that could be evaluated")
     elif kind in ("subshell", "command_substitution", "process_substitution"):
         cwd.append(cwd[-1])  # a `cd` inside stays inside
         for child in node.children:
@@ -95,27 +209,41 @@ def _walk(node: Any, finding: ShellFinding, cwd: list[str], depth: int) -> None:
         _walk(child, finding, cwd, depth)
 
 
-def _pipeline_into_shell(node: Any, finding: ShellFinding) -> None:
+def _looks_like_code(raw: bytes) -> bool:
+    return b"$(" in raw or b"`" in raw
+
+
+def _assignment(node: Any, finding: ShellFinding) -> None:
+    name_node = node.child_by_field_name("name")
+    name = name_node.text.decode("utf-8", "replace") if name_node is not None else ""
+    name = name.split("[", 1)[0]
+    if name in DANGEROUS_ENV or name.startswith(DANGEROUS_ENV_PREFIXES):
+        finding.uncertain.append(f"it sets {name}, which changes what later commands run")
+
+
+def _pipeline_into_interpreter(node: Any, finding: ShellFinding) -> None:
     commands = [c for c in node.named_children if c.type == "command"]
     for later in commands[1:]:
         words = _words(later)
         name = _base(words[0]) if words and words[0] is not None else None
-        if name in SHELLS and not any(w == "-c" for w in words[1:]):
+        if name is None:
+            continue
+        if name in SHELLS and not _shell_has_script(words[1:]):
             finding.uncertain.append(f"text is piped into {name}")
-        if name in INTERPRETERS and len(words) == 1:
-            finding.uncertain.append(f"text is piped into {name}")
+        elif _is_python(name) and not any(w in ("-c", "-m") for w in words[1:] if w):
+            positional = [w for w in words[1:] if w is None or not w.startswith("-")]
+            if not positional or positional[0] in (None, "-"):
+                finding.uncertain.append(f"text is piped into {name}")
 
 
 def _text(node: Any) -> str | None:
-    """The literal value of a word-like node, or None when it is not static."""
+    """The literal value of a word-like node, or None when it is not fully static."""
     kind = node.type
     raw: str = node.text.decode("utf-8", "replace")
-    if kind == "word" or kind == "number":
-        return _unescape(raw)
+    if kind in ("word", "number"):
+        return _static_word(raw)
     if kind == "raw_string":
         return raw[1:-1]
-    if kind == "ansi_c_string":
-        return None  # $'...' escapes: possible, but not certain enough
     if kind == "string":
         parts = []
         for child in node.named_children:
@@ -125,6 +253,11 @@ def _text(node: Any) -> str | None:
                 return None  # an expansion inside the quotes
         return "".join(parts)
     if kind == "concatenation":
+        bare = "".join(
+            c.text.decode("utf-8", "replace") for c in node.named_children if c.type == "word"
+        )
+        if "{" in bare and "}" in bare and ("," in bare or ".." in bare):
+            return None  # brace expansion: bash makes several words of it
         pieces = [_text(child) for child in node.named_children]
         if any(p is None for p in pieces):
             return None
@@ -132,19 +265,31 @@ def _text(node: Any) -> str | None:
     if kind == "command_name":
         inner = node.named_children
         return _text(inner[0]) if inner else None
-    return None
+    return None  # expansions, $'...' strings, arithmetic, brace expressions...
 
 
-def _unescape(text: str) -> str:
-    out, escaped = [], False
-    for char in text:
-        if escaped:
-            out.append(char)
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        else:
-            out.append(char)
+def _static_word(raw: str) -> str | None:
+    """An unquoted word: None when bash would expand it (glob, brace, tilde)."""
+    if raw.startswith("~"):
+        return None
+    out: list[str] = []
+    index = 0
+    while index < len(raw):
+        char = raw[index]
+        if char == "\\":
+            if index + 1 < len(raw):
+                if raw[index + 1] != "\n":  # backslash-newline is a line continuation
+                    out.append(raw[index + 1])
+                index += 2
+                continue
+            index += 1
+            continue
+        if char in "*?[":
+            return None
+        if char == "{" and ("," in raw[index:] or ".." in raw[index:]) and "}" in raw[index:]:
+            return None
+        out.append(char)
+        index += 1
     return "".join(out)
 
 
@@ -152,7 +297,10 @@ def _unescape_double(text: str) -> str:
     out, index = [], 0
     while index < len(text):
         char = text[index]
-        if char == "\\" and index + 1 < len(text) and text[index + 1] in '$`"\\\n':
+        if char == "\\" and index + 1 < len(text) and text[index + 1] == "\n":
+            index += 2  # a line continuation, inside double quotes too
+            continue
+        if char == "\\" and index + 1 < len(text) and text[index + 1] in '$`"\\':
             out.append(text[index + 1])
             index += 2
             continue
@@ -176,8 +324,7 @@ def _base(word: str) -> str:
 
 
 def _command(node: Any, finding: ShellFinding, cwd: list[str], depth: int) -> None:
-    # Substitutions inside the words run first, as their own commands.
-    for child in node.children:
+    for child in node.children:  # substitutions inside the words run as commands of their own
         _walk(child, finding, cwd, depth)
     if node.child_by_field_name("name") is None:
         return  # only assignments
@@ -185,10 +332,12 @@ def _command(node: Any, finding: ShellFinding, cwd: list[str], depth: int) -> No
 
 
 def _heredoc_body(node: Any) -> str | None:
+    """The text a here-document or here-string feeds to the command, or None."""
     parent = node.parent
-    if parent is None or parent.type != "redirected_statement":
-        return None
-    for redirect in parent.children_by_field_name("redirect"):
+    redirects = [c for c in node.children if c.type.endswith("_redirect")]
+    if parent is not None and parent.type == "redirected_statement":
+        redirects += parent.children_by_field_name("redirect")
+    for redirect in redirects:
         if redirect.type == "heredoc_redirect":
             body = next((c for c in redirect.named_children if c.type == "heredoc_body"), None)
             if body is None:
@@ -196,6 +345,9 @@ def _heredoc_body(node: Any) -> str | None:
             if any(c.type != "heredoc_content" for c in body.named_children):
                 return None
             return str(body.text.decode("utf-8", "replace"))
+        if redirect.type == "herestring_redirect":
+            value = next(iter(redirect.named_children), None)
+            return _text(value) if value is not None else None
     return None
 
 
@@ -204,7 +356,7 @@ def _argv(
     finding: ShellFinding,
     cwd: list[str],
     depth: int,
-    heredoc: str | None = None,
+    stdin_script: str | None = None,
 ) -> None:
     if not words:
         return
@@ -214,48 +366,83 @@ def _argv(
         return
     name = _base(head)
     args = words[1:]
-    if name in UNCERTAIN_COMMANDS:
-        finding.uncertain.append(f"`{name}` runs text that cannot be checked first")
-        return
-    if name == "sdd" or name.startswith("sdd-") or head.endswith("/sdd"):
+    if name == "sdd" or name.startswith("sdd-"):
         finding.reaches_sdd.append(f"it runs {head}")
-        return
-    if name in INTERPRETERS or name.startswith("python"):
-        _interpreter(args, finding)
-        return
-    if name in SHELLS:
-        _shell(name, args, finding, cwd, depth, heredoc)
-        return
-    if name in WRAPPERS:
-        inner = _unwrap(name, args, finding)
+    elif name in UNCERTAIN_COMMANDS:
+        finding.uncertain.append(f"`{name}` runs or rewrites commands that cannot be checked")
+    elif name in ("printf", "read") and any(a is None or "[" in a for a in args):
+        finding.uncertain.append(f"`{name}` may assign to an array subscript, which evaluates it")
+    elif name == "command" and any(a in ("-v", "-V") for a in args):
+        pass  # only looks the name up
+    elif _is_python(name):
+        _python(args, finding)
+    elif name in SHELLS:
+        _shell(name, args, finding, cwd, depth, stdin_script)
+    elif name in WRAPPERS or name in ("flock", "script", "strace", "ltrace"):
+        inner = _unwrap(name, args, finding, cwd, depth)
         if inner is not None:
             _argv(inner, finding, cwd, depth)
-        return
-    if name == "find":
+    elif name == "find":
         _find(args, finding, cwd, depth)
-        return
-    if name == "cd":
-        target = args[0] if args else "~"
-        if target is None:
-            finding.uncertain.append("`cd` to a folder that is not a fixed word")
-        else:
-            cwd[-1] = posixpath.normpath(posixpath.join(cwd[-1], target))
-        return
-    if name == "git":
-        _git(args, finding, cwd[-1])
-        return
-    _writes(name, args, finding, cwd[-1])
+    elif name in ("cd", "pushd"):
+        _cd(name, args, finding, cwd)
+    elif name == "git" or name.startswith("git-"):
+        _git([name[4:], *args] if name.startswith("git-") else args, finding, cwd[-1])
+    elif name == "sed":
+        _sed(args, finding, cwd[-1])
+    elif name == "perl" and any(_short_flag(a, "i") for a in args):
+        _perl_in_place(args, finding, cwd[-1])
+    elif name in ("ln", "cp", "mv") or name in WRITERS_ALL or name in WRITERS_LAST:
+        _writer(name, args, finding, cwd[-1])
+    elif name == "dd":
+        for arg in args:
+            if arg is None:
+                finding.uncertain.append("dd gets an operand that is not a fixed word")
+            elif arg.startswith("of="):
+                finding.writes.append((cwd[-1], arg[3:], False, False))
+    elif name not in READERS or any(a is not None and a.startswith("-o") for a in args):
+        _touches(args, finding, cwd[-1])
 
 
-def _interpreter(args: list[str | None], finding: ShellFinding) -> None:
-    for index, arg in enumerate(args):
-        if arg == "-m" and index + 1 < len(args):
-            module = args[index + 1]
-            if module is None:
-                finding.uncertain.append("python -m with a module that is not a fixed word")
+def _is_python(name: str) -> bool:
+    return re.fullmatch(r"(python|pypy)[0-9.]*", name) is not None
+
+
+def _python(args: list[str | None], finding: ShellFinding) -> None:
+    """`python -m MODULE`, clusters like `-Im`, and launchers that run another module."""
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg is None:
+            finding.uncertain.append("python gets an argument that is not a fixed word")
+            return
+        if arg == "-" or not arg.startswith("-"):
+            return  # a script file (or stdin): the sink and the sandbox hold there
+        if arg in ("-c",):
+            return  # code on the command line: the sink and the sandbox hold there
+        flags = arg[1:] if not arg.startswith("--") else ""
+        if "m" in flags:
+            module = flags.split("m", 1)[1] or (args[index + 1] if index + 1 < len(args) else "")
+            if module is None or not module:
+                finding.uncertain.append("python -m names a module that is not a fixed word")
             elif module.split(".")[0] == "sdd_git":
                 finding.reaches_sdd.append("it runs python -m sdd_git")
+            elif module.split(".")[0] in PYTHON_LAUNCHERS:
+                finding.uncertain.append(f"python -m {module} runs another module or script")
             return
+        if "c" in flags:
+            return
+        if arg in ("-W", "-X", "-Q") or flags in ("W", "X"):
+            index += 2
+            continue
+        index += 1
+
+
+def _shell_has_script(args: list[str | None]) -> bool:
+    return any(
+        a is not None and a.startswith("-") and not a.startswith("--") and "c" in a[1:]
+        for a in args
+    )
 
 
 def _shell(
@@ -264,77 +451,156 @@ def _shell(
     finding: ShellFinding,
     cwd: list[str],
     depth: int,
-    heredoc: str | None,
+    stdin_script: str | None,
 ) -> None:
-    for index, arg in enumerate(args):
+    """`bash [options] -c SCRIPT`, `bash FILE` or a shell reading its input."""
+    has_c = False
+    index = 0
+    while index < len(args):
+        arg = args[index]
         if arg is None:
             finding.uncertain.append(f"{name} gets an argument that is not a fixed word")
             return
-        if arg == "-c" or (arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]):
-            if index + 1 >= len(args) or args[index + 1] is None:
-                finding.uncertain.append(f"{name} -c runs text that is not a fixed string")
-                return
-            script = args[index + 1]
-            assert script is not None
-            _classify(script, finding, cwd[-1], depth + 1)
+        if arg == "--":
+            index += 1
+            break
+        if arg in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+            index += 2
+            continue
+        if arg.startswith(("-", "+")) and arg not in ("-", "+"):
+            if not arg.startswith("--") and "c" in arg[1:]:
+                has_c = True
+            # A cluster ending in o or O takes the option's name next: -euo pipefail.
+            index += 2 if not arg.startswith("--") and arg[-1] in "oO" else 1
+            continue
+        break
+    rest = args[index:]
+    if has_c:
+        if not rest or rest[0] is None:
+            finding.uncertain.append(f"{name} -c runs text that is not a fixed string")
             return
-        if not arg.startswith("-"):
-            finding.uncertain.append(f"{name} runs the script {arg}, which is not checked")
-            return
-    if heredoc is not None:
-        _classify(heredoc, finding, cwd[-1], depth + 1)
+        _classify(rest[0], finding, cwd[-1], depth + 1)
+        return
+    if rest and rest[0] not in (None, "-"):
+        finding.uncertain.append(f"{name} runs the script {rest[0]}, which is not checked")
+        return
+    if stdin_script is not None:
+        _classify(stdin_script, finding, cwd[-1], depth + 1)
         return
     finding.uncertain.append(f"{name} reads commands from its input")
 
 
-def _unwrap(name: str, args: list[str | None], finding: ShellFinding) -> list[str | None] | None:
-    """The command a wrapper runs, or None when it runs none (e.g. `env` alone)."""
+def _unwrap(
+    name: str, args: list[str | None], finding: ShellFinding, cwd: list[str], depth: int
+) -> list[str | None] | None:
+    """The command a wrapper runs, or None when it runs none we can name."""
+    if name in ("flock", "script", "strace", "ltrace"):
+        return _file_wrapper(name, args, finding, cwd, depth)
+    with_value, plain = WRAPPERS[name]
     index = 0
-    takes_value = {
-        "timeout": {"-s", "--signal", "-k", "--kill-after"},
-        "nice": {"-n", "--adjustment"},
-        "ionice": {"-c", "-n", "-p"},
-        "xargs": {"-I", "-i", "-n", "-P", "-L", "-s", "-d", "-E", "-a", "--arg-file",
-                  "--max-args", "--max-procs", "--delimiter", "--replace"},
-        "sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-U", "-r", "-t"},
-        "doas": {"-u", "-C"},
-        "stdbuf": {"-i", "-o", "-e"},
-        "env": {"-u", "--unset", "-C", "--chdir", "-S", "--split-string"},
-        "chrt": set(),
-        "taskset": set(),
-        "flock": {"-w", "--timeout", "-E", "--conflict-exit-code"},
-        "watch": {"-n", "--interval", "-d"},
-        "systemd-run": {"-p", "--property", "--unit", "-u"},
-        "strace": {"-e", "-o", "-p", "-s"},
-    }.get(name, set())  # fmt: skip
-    skips_positional = name in ("timeout", "taskset", "chrt", "flock")
+    positional_value = name in WRAPPER_POSITIONAL
     while index < len(args):
         arg = args[index]
         if arg is None:
             finding.uncertain.append(f"{name} gets an argument that is not a fixed word")
             return None
-        if name == "env" and arg in ("-S", "--split-string"):
-            finding.uncertain.append("env -S splits a string into a command")
-            return None
         if name == "env" and "=" in arg and not arg.startswith("-"):
+            key = arg.split("=", 1)[0]
+            if key in DANGEROUS_ENV or key.startswith(DANGEROUS_ENV_PREFIXES):
+                finding.uncertain.append(f"it sets {key}, which changes what later commands run")
             index += 1
             continue
         if arg == "--":
             index += 1
             break
-        if arg.startswith("-"):
-            index += 2 if arg in takes_value else 1
-            continue
-        if skips_positional:
-            skips_positional = False
-            index += 1  # the duration, the mask, the priority, the lock file
+        if arg.startswith("-") and arg != "-":
+            option = arg.split("=", 1)[0]
+            if option in with_value:
+                index += 1 if "=" in arg else 2
+                continue
+            if not arg.startswith("--") and arg[:2] in with_value:
+                index += 1  # a short option with its value attached: -o0, -n10
+                continue
+            if option in plain:
+                index += 1
+                continue
+            finding.uncertain.append(f"{name} {arg}: an option sdd does not know how to follow")
+            return None
+        if positional_value:
+            positional_value = False
+            index += 1
             continue
         break
     rest = args[index:]
-    if name == "watch" and rest:
-        joined = " ".join(w for w in rest if w is not None)
-        return ["sh", "-c", joined]
-    return rest or None
+    if not rest:
+        if name in ("env", "xargs"):
+            finding.uncertain.append(f"{name} runs a command named by its input")
+        return None
+    if name == "xargs":
+        inner = rest[0]
+        if inner is not None and (_base(inner) == "sdd" or _base(inner).startswith("sdd-")):
+            return rest  # reaches sdd: refused outright, not merely uncertain
+        if (
+            inner is None
+            or "{}" in (w or "" for w in rest)
+            or _base(inner)
+            in (
+                *SHELLS,
+                *WRAPPERS,
+                "find",
+            )
+            or _base(inner) in WRITERS_ALL | WRITERS_LAST | {"mv", "ln", "sed", "perl", "dd"}
+        ):
+            finding.uncertain.append("xargs hands its input to a command that runs or writes it")
+            return None
+    return rest
+
+
+def _file_wrapper(
+    name: str, args: list[str | None], finding: ShellFinding, cwd: list[str], depth: int
+) -> list[str | None] | None:
+    """flock LOCKFILE CMD / flock -c STRING, script [-c STRING] FILE, strace -o FILE CMD."""
+    options_with_file = {"strace": ("-o",), "ltrace": ("-o",), "script": ()}.get(name, ())
+    index = 0
+    positional: list[str | None] = []
+    while index < len(args):
+        arg = args[index]
+        if arg is None:
+            finding.uncertain.append(f"{name} gets an argument that is not a fixed word")
+            return None
+        if name in ("flock", "script") and (arg == "--command" or _short_flag(arg, "c")):
+            script = args[index + 1] if index + 1 < len(args) else None
+            if script is None:
+                finding.uncertain.append(f"{name} -c runs text that is not a fixed string")
+                return None
+            _classify(script, finding, cwd[-1], depth + 1)
+            index += 2
+            continue
+        if arg in options_with_file:
+            target = args[index + 1] if index + 1 < len(args) else None
+            if target is None:
+                finding.uncertain.append(f"{name} writes to a path that is not a fixed word")
+            else:
+                finding.writes.append((cwd[-1], target, False, False))
+            index += 2
+            continue
+        if arg.startswith("-"):
+            if name in ("strace", "ltrace"):
+                finding.uncertain.append(f"{name} {arg}: an option sdd does not know how to follow")
+                return None
+            index += 1
+            continue
+        if name == "flock" and not positional:
+            finding.writes.append((cwd[-1], arg, False, False))  # the lock file
+            positional.append(arg)
+            index += 1
+            continue
+        if name == "script":
+            finding.writes.append((cwd[-1], arg, False, False))  # the typescript file
+            index += 1
+            continue
+        return args[index:]
+    return None
 
 
 def _find(args: list[str | None], finding: ShellFinding, cwd: list[str], depth: int) -> None:
@@ -354,11 +620,61 @@ def _find(args: list[str | None], finding: ShellFinding, cwd: list[str], depth: 
             end = index + 1
             while end < len(args) and args[end] not in (";", "+"):
                 end += 1
-            _argv(args[index + 1 : end], finding, cwd, depth)
+            inner = args[index + 1 : end]
+            if not inner or inner[0] in (None, "{}"):
+                finding.uncertain.append("find -exec runs a command named by what it finds")
+            elif "{}" in inner[1:]:
+                # What it finds becomes the operands: the start paths stand for them.
+                probe = [inner[0], *("" if w == "{}" else w for w in inner[1:])]
+                before = (len(finding.writes), len(finding.touches), len(finding.uncertain))
+                _argv([w for w in probe if w != ""], finding, cwd, depth)
+                if (len(finding.writes), len(finding.touches)) != before[:2] or _writes_operands(
+                    inner
+                ):
+                    finding.writes.extend((cwd[-1], s, True, True) for s in starts)
+            else:
+                _argv(inner, finding, cwd, depth)
             index = end
         elif arg == "-delete":
-            finding.writes.extend((cwd[-1], p, True) for p in starts)
+            finding.writes.extend((cwd[-1], s, True, True) for s in starts)
+        elif arg in ("-fprint", "-fprint0", "-fprintf", "-fls"):
+            target = args[index + 1] if index + 1 < len(args) else None
+            if target is None:
+                finding.uncertain.append("find writes to a path that is not a fixed word")
+            else:
+                finding.writes.append((cwd[-1], target, False, False))
         index += 1
+
+
+def _writes_operands(inner: list[str | None]) -> bool:
+    name = _base(inner[0] or "")
+    return (
+        name in WRITERS_ALL
+        or name in ("mv", "ln", "dd")
+        or (name in ("sed", "perl") and any(_short_flag(a, "i") for a in inner))
+    )
+
+
+def _cd(name: str, args: list[str | None], finding: ShellFinding, cwd: list[str]) -> None:
+    operands = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "--":
+            operands.extend(args[index + 1 :])
+            break
+        if arg is not None and arg.startswith("-") and arg not in ("-",):
+            index += 1
+            continue
+        operands.append(arg)
+        index += 1
+    if not operands or operands[0] in (None, "-"):
+        finding.uncertain.append(f"`{name}` to a folder that is not a fixed word")
+        return
+    target = operands[0]
+    assert target is not None
+    cwd[-1] = posixpath.normpath(posixpath.join(cwd[-1], target))
+    finding.cwds.add(cwd[-1])
 
 
 def _git(args: list[str | None], finding: ShellFinding, cwd: str) -> None:
@@ -368,76 +684,193 @@ def _git(args: list[str | None], finding: ShellFinding, cwd: str) -> None:
         if arg is None:
             finding.uncertain.append("git gets an argument that is not a fixed word")
             return
-        if arg in ("-C", "-c", "--git-dir", "--work-tree", "--namespace"):
+        if arg in ("-c", "--config-env", "--exec-path") or arg.startswith(
+            ("--config-env=", "--exec-path=")
+        ):
+            finding.uncertain.append(f"git {arg} can make git run any program")
+            return
+        if arg in ("-C", "--git-dir", "--work-tree", "--namespace"):
             index += 2
             continue
         if arg.startswith("-"):
             index += 1
             continue
-        if arg not in GIT_READS:
-            finding.git_writes.append(arg)
-        if arg == "diff" and any(a is not None and a.startswith("--output") for a in args):
-            finding.git_writes.append("diff --output")
+        sub = arg
+        rest = args[index + 1 :]
+        for word in rest:
+            if word is None:
+                continue
+            if word.split("=", 1)[0] in GIT_RUNS_PROGRAMS:
+                finding.uncertain.append(f"git {sub} {word} runs another program")
+                return
+            if word.startswith("--output"):
+                target = word.split("=", 1)[1] if "=" in word else None
+                if target is None:
+                    finding.uncertain.append("git --output writes a file")
+                else:
+                    finding.writes.append((cwd, target, False, False))
+        if not _git_reads(sub, rest):
+            finding.git_writes.append(sub)
         return
-    return
 
 
-# Commands that write the paths they are given: which arguments are written.
-_WRITERS_ALL = frozenset(
-    {"touch", "rm", "rmdir", "mkdir", "truncate", "chmod", "chown", "chgrp", "shred", "unlink",
-     "ln", "mkfifo", "mknod", "setfacl", "chattr", "tee", "sponge"}
-)  # fmt: skip
-_WRITERS_LAST = frozenset({"cp", "mv", "install", "rsync", "scp"})
-
-
-_TREE_WRITERS = frozenset({"rm", "rmdir", "chmod", "chown", "chgrp", "shred", "setfacl", "chattr"})
-
-
-def _writes(name: str, args: list[str | None], finding: ShellFinding, cwd: str) -> None:
-    def written(path: str | None, whole_tree: bool = False) -> None:
-        if path is None:
-            finding.uncertain.append(f"{name} writes to a path that is not a fixed word")
-        else:
-            finding.writes.append((cwd, path, whole_tree))
-
-    operands = [a for a in args if a is None or not a.startswith("-")]
-    if name in _WRITERS_ALL or name in _WRITERS_LAST:
-        for index, arg in enumerate(args):
-            if arg in ("-t", "--target-directory") and index + 1 < len(args):
-                written(args[index + 1])
-                operands = [a for a in operands if a is not args[index + 1]]
-        if name in _WRITERS_LAST and name != "mv":
-            operands = operands[-1:]  # cp and friends write only their destination
-        for arg in operands:  # mv changes its sources too: they leave the record
-            written(arg, name in _TREE_WRITERS)
-    elif name == "sed" and any(_short_flag(a, "i") or a == "--in-place" for a in args):
-        scripted = any(a in ("-e", "--expression", "-f", "--file") for a in args)
-        for arg in operands if scripted else operands[1:]:
-            written(arg)
-    elif name == "perl" and any(_short_flag(a, "i") for a in args):
-        skip_next = False
-        for arg in args:
-            if skip_next:
-                skip_next = False
-                continue
-            if arg is not None and arg.startswith("-") and arg[-1:] in ("e", "E"):
-                skip_next = True  # the next word is the program
-                continue
-            if arg is None or not arg.startswith("-"):
-                written(arg)
-    elif name == "dd":
-        for arg in args:
-            if arg is not None and arg.startswith("of="):
-                written(arg[3:])
+def _git_reads(sub: str, rest: list[str | None]) -> bool:
+    if sub in GIT_READS:
+        return True
+    first = next((w for w in rest if w is not None), None)
+    if sub in GIT_READ_FIRST_ARGS:
+        if first is None:
+            return sub in ("remote", "tag", "reflog", "notes", "submodule")  # `git stash` pushes
+        return first in GIT_READ_FIRST_ARGS[sub]
+    if sub == "branch":
+        changing = {
+            "-d", "-D", "-m", "-M", "-c", "-C", "-f", "-u", "--delete", "--move", "--copy",
+            "--force", "--set-upstream-to", "--unset-upstream", "--edit-description",
+        }  # fmt: skip
+        return all(w is not None and w.startswith("-") and w not in changing for w in rest)
+    if sub == "config":
+        operands = [w for w in rest if w is not None and not w.startswith("-")]
+        reading = any(w in ("--get", "--get-all", "--get-regexp", "--list", "-l") for w in rest)
+        return reading or len(operands) == 1
+    return False
 
 
 def _short_flag(arg: str | None, flag: str) -> bool:
     return arg is not None and arg.startswith("-") and not arg.startswith("--") and flag in arg[1:]
 
 
-def _redirect(node: Any, finding: ShellFinding, cwd: str) -> None:
-    if node.type != "file_redirect":
+def _sed(args: list[str | None], finding: ShellFinding, cwd: str) -> None:
+    scripts: list[str | None] = []
+    operands: list[str | None] = []
+    in_place = False
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg in ("-e", "--expression", "-f", "--file"):
+            scripts.append(args[index + 1] if index + 1 < len(args) else None)
+            if arg in ("-f", "--file"):
+                scripts[-1] = None  # a script file: not read here
+            index += 2
+            continue
+        if arg is not None and (arg.startswith("--in-place") or _short_flag(arg, "i")):
+            in_place = True
+        elif arg is None or not arg.startswith("-"):
+            operands.append(arg)
+        index += 1
+    if not scripts and operands:
+        scripts.append(operands.pop(0))
+    for script in scripts:
+        if script is None or _SED_WRITES.search(script):
+            finding.uncertain.append("the sed script writes files or runs commands")
+            return
+    if in_place:
+        for arg in operands:
+            if arg is None:
+                finding.uncertain.append("sed -i edits a path that is not a fixed word")
+            else:
+                finding.writes.append((cwd, arg, False, False))
+    else:
+        _touches(operands, finding, cwd)
+
+
+def _perl_in_place(args: list[str | None], finding: ShellFinding, cwd: str) -> None:
+    skip_next = False
+    for arg in args:
+        if skip_next:
+            skip_next = False
+            continue
+        if arg is not None and arg.startswith("-") and arg[-1:] in ("e", "E"):
+            skip_next = True  # the next word is the program
+            continue
+        if arg is None:
+            finding.uncertain.append("perl -i edits a path that is not a fixed word")
+        elif not arg.startswith("-"):
+            finding.writes.append((cwd, arg, False, False))
+
+
+def _writer(name: str, args: list[str | None], finding: ShellFinding, cwd: str) -> None:
+    def written(path: str | None, whole_tree: bool = False) -> None:
+        if path is None:
+            finding.uncertain.append(f"{name} writes to a path that is not a fixed word")
+        else:
+            finding.writes.append((cwd, path, whole_tree, False))
+
+    operands: list[str | None] = []
+    target_dir = False
+    hard_link = name == "link"
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg is None:
+            operands.append(None)
+        elif arg == "--":
+            operands.extend(args[index + 1 :])
+            break
+        elif arg.startswith("--target-directory"):
+            target_dir = True
+            written(
+                arg.split("=", 1)[1]
+                if "=" in arg
+                else (args[index + 1] if index + 1 < len(args) else None)
+            )
+            index += 1 if "=" in arg else 2
+            continue
+        elif arg in ("--link", "--hard-link"):
+            hard_link = True
+        elif arg.startswith("-") and not arg.startswith("--") and len(arg) > 1:
+            flags = arg[1:]
+            if "l" in flags and name == "cp":
+                hard_link = True
+            if "t" in flags and name in ("cp", "mv", "install", "ln"):
+                target_dir = True
+                value = flags.split("t", 1)[1] or (
+                    args[index + 1] if index + 1 < len(args) else None
+                )
+                written(value)
+                index += 1 if flags.split("t", 1)[1] else 2
+                continue
+        elif not arg.startswith("-"):
+            operands.append(arg)
+        index += 1
+    if name == "ln":
+        _link(operands, finding, cwd, target_dir)
         return
+    if hard_link or name == "mv" or name in WRITERS_ALL:
+        for arg in operands:  # moved and hard-linked sources leave or share the record
+            written(arg, name in TREE_WRITERS)
+    elif not target_dir:
+        written(operands[-1] if operands else None)
+
+
+def _link(operands: list[str | None], finding: ShellFinding, cwd: str, target_dir: bool) -> None:
+    """`ln [-s] TARGET LINK`: the link is written, and the target must not be the record: a
+    link into it made now would be written through later in the same command."""
+    if not operands or any(o is None for o in operands):
+        finding.uncertain.append("ln gets an operand that is not a fixed word")
+        return
+    names = [o for o in operands if o is not None]
+    link = names[-1] if len(names) > 1 and not target_dir else "."
+    targets = names[:-1] if len(names) > 1 and not target_dir else names
+    finding.writes.append((cwd, link, False, False))
+    link_dir = posixpath.dirname(posixpath.join(cwd, link)) if link != "." else cwd
+    for target in targets:
+        seen_from = target if target.startswith("/") else posixpath.join(link_dir, target)
+        finding.writes.append((".", posixpath.normpath(seen_from), True, False))
+
+
+def _touches(args: list[str | None], finding: ShellFinding, cwd: str) -> None:
+    """Operands of a program nobody can vouch for: one inside the record makes it uncertain."""
+    for arg in args:
+        if arg is None:
+            continue
+        value = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
+        if arg.startswith("-o") and len(arg) > 2:
+            value = arg[2:]
+        if value and not value.startswith("-"):
+            finding.touches.append((cwd, value))
+
+
+def _redirect(node: Any, finding: ShellFinding, cwd: str) -> None:
     operator = next((c.type for c in node.children if not c.is_named), "")
     if operator not in WRITE_REDIRECTS:
         return
@@ -450,6 +883,6 @@ def _redirect(node: Any, finding: ShellFinding, cwd: str) -> None:
         return
     if operator == ">&" and (target.isdigit() or target == "-"):
         return  # 2>&1 and friends duplicate a descriptor; they write no file
-    if target in ("/dev/null", "/dev/stdout", "/dev/stderr"):
+    if target in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"):
         return
-    finding.writes.append((cwd, target, False))
+    finding.writes.append((cwd, target, False, False))
