@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from sdd_git.errors import RecordError
+from sdd_git.errors import RecordError, UsageError
 from sdd_git.paths import display as display  # re-exported for the record modules
 
 try:
@@ -77,11 +77,39 @@ def dump_yaml(data: Any) -> str:
     """Render new data as block YAML that the reader loads back to the same values.
 
     PyYAML writes it: ruamel.yaml speaks YAML 1.2, where `yes` is text, while the C loader speaks
-    1.1, where it is true; writing with the reader's own dialect keeps every word verbatim.
+    1.1, where it is true; writing with the reader's own dialect keeps every word verbatim. The
+    result is read back before anyone writes it: a character YAML folds (U+0085) makes it fall
+    back to escapes, and text that is not Unicode at all is refused.
     """
-    return yaml.safe_dump(
-        data, default_flow_style=False, sort_keys=False, allow_unicode=True, width=4096
-    )
+    refuse_surrogates(data)
+    for readable in (True, False):
+        text = yaml.safe_dump(
+            data, default_flow_style=False, sort_keys=False, allow_unicode=readable, width=4096
+        )
+        try:
+            if yaml.load(text, Loader=_Loader) == data:
+                return text
+        except yaml.YAMLError:
+            continue
+    raise RecordError("these words cannot be written to YAML and read back the same")
+
+
+def refuse_surrogates(data: Any) -> None:
+    if isinstance(data, str):
+        try:
+            data.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UsageError(
+                "the words hold bytes that are not valid UTF-8 text; nothing was written",
+                hint="type them in a UTF-8 terminal (LANG=C.UTF-8 or similar)",
+            ) from None
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            refuse_surrogates(key)
+            refuse_surrogates(value)
+    elif isinstance(data, list | tuple):
+        for value in data:
+            refuse_surrogates(value)
 
 
 def edit_mapping(path: Path, updates: dict[str, Any]) -> str:
@@ -94,7 +122,7 @@ def edit_mapping(path: Path, updates: dict[str, Any]) -> str:
     editor = YAML(typ="rt")
     editor.width = 4096
     editor.preserve_quotes = True
-    document = editor.load(original)
+    document = round_trip_load(editor, original, path)
     for key, value in updates.items():
         document[key] = value
     buffer = io.StringIO()
@@ -116,3 +144,20 @@ def require_str(data: dict[str, Any], key: str, source: Path) -> str:
             hint=f"add a line '{key}: ...' with a non-empty value",
         )
     return value
+
+
+def round_trip_load(editor: Any, text: str, source: Path, line_offset: int = 0) -> Any:
+    """ruamel.yaml's round-trip load, its errors (a duplicate key, say) turned into ours."""
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        return editor.load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = (mark.line + 1 + line_offset) if mark is not None else 1 + line_offset
+        raise RecordError(
+            f"{display(source)}:{line}: {exc.problem or exc.context or 'malformed YAML'}",
+            hint="fix it by hand (a key written twice, say); nothing was changed",
+        ) from None
+    except YAMLError as exc:
+        raise RecordError(f"{display(source)}: {exc}", hint="nothing was changed") from None

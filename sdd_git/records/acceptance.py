@@ -23,9 +23,9 @@ from sdd_git.records.scenarios import (
     qa_path,
     scenarios_path,
 )
-from sdd_git.records.spec import Spec, read_spec, with_section_body
+from sdd_git.records.spec import Spec, parse_spec, read_spec, with_section_body
 from sdd_git.root import Root
-from sdd_git.yamlio import display, dump_yaml
+from sdd_git.yamlio import display, dump_yaml, refuse_surrogates
 
 _SECTION_REF = re.compile(r"^(SPEC-\d{4,})#(S\d+)$")
 READING_SECTION = "S1"
@@ -87,10 +87,18 @@ def correct_reading(root: Root, change_id: str, words: str) -> Spec:
         raise UsageError(
             "the correction is empty", hint='sdd correct reading CH-0001 "what you mean"'
         )
+    refuse_surrogates(words)
+    if re.search(r"^## S\d+", words, re.MULTILINE):
+        raise UsageError(
+            "the correction holds a section heading ('## S<n>'); a reading is one section",
+            hint="write the reading's text only; other sections are edited in the spec file",
+        )
     with person_write(root):
         pack = changes.load(root, change_id)
         spec = spec_of(root, pack)
-        write_text_atomic(spec.path, with_section_body(spec, READING_SECTION, words))
+        text = with_section_body(spec, READING_SECTION, words)
+        parse_spec(spec.path, text)  # never write a spec that would not read back
+        write_text_atomic(spec.path, text)
         return read_spec(spec.path)
 
 
@@ -194,15 +202,24 @@ def accept_failure(root: Root, ref: str, words: str) -> Decision:
     with person_write(root):
         pack = changes.load(root, change_id)
         find_scenario(pack.folder, scenario_id)
-        latest = latest_result(load_results(pack.folder), scenario_id)
+        results = load_results(pack.folder)
+        latest = latest_result(results, scenario_id)
         if latest is None or latest.result != "fail":
             state = "has no result" if latest is None else "last passed"
             raise RecordError(
                 f"{change_id}/{scenario_id} {state}; there is no failure to accept",
                 hint=f'record it first: sdd qa record {change_id}/{scenario_id} fail "WORDS"',
             )
+        # The decision names the very result it accepts (its place in qa.yaml, which only
+        # grows): a later failure of the same scenario is a new failure, not accepted.
         return decisions.append(
-            root, "accept-failure", words, change=change_id, scenario=scenario_id
+            root,
+            "accept-failure",
+            words,
+            change=change_id,
+            scenario=scenario_id,
+            result=results.index(latest) + 1,
+            result_at=latest.at,
         )
 
 

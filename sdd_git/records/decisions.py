@@ -30,7 +30,10 @@ KINDS = (
     "release",
 )
 DECISION_ID = re.compile(r"^D-(\d{4,})$")
-SUBJECT_KEYS = ("section", "hash", "change", "scenario", "required", "release", "changes")
+SUBJECT_KEYS = (
+    "section", "hash", "change", "scenario", "required", "release", "changes", "result",
+    "result_at",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -172,7 +172,16 @@ def statuses(change_id: str, change_folder: Path, log: DecisionLog) -> list[Scen
         accepted = next(
             (d for d in reversed(acceptances) if d.get("scenario") == scenario.id), None
         )
-        failure = next((d for d in reversed(failures) if d.get("scenario") == scenario.id), None)
+        latest = latest_result(results, scenario.id)
+        latest_number = results.index(latest) + 1 if latest is not None else None
+        failure = next(
+            (
+                d
+                for d in reversed(failures)
+                if d.get("scenario") == scenario.id and d.get("result") == latest_number
+            ),
+            None,
+        )
         out.append(
             ScenarioStatus(
                 scenario=scenario,
@@ -180,7 +189,7 @@ def statuses(change_id: str, change_folder: Path, log: DecisionLog) -> list[Scen
                 required=bool(accepted.get("required")) if accepted else False,
                 changed_since_accepted=accepted is not None
                 and accepted.get("hash") != scenario.hash,
-                result=latest_result(results, scenario.id),
+                result=latest,
                 failure_accepted_by=failure.id if failure else None,
             )
         )

@@ -12,6 +12,7 @@ from typing import Any
 
 from sdd_git.paths import display
 from sdd_git.roles.rolefile import parse_role, split_front_matter
+from sdd_git.yamlio import round_trip_load
 
 DELEGATION_KEY = "toolPolicy.delegation"
 
@@ -26,8 +27,8 @@ def edit_role_text(
     split = split_front_matter(text, display(path))
     front = split.front
     if updates:
-        editor = _editor_for(front)
-        document = editor.load(front) or {}
+        editor = _editor_for(front, path)
+        document = round_trip_load(editor, front, path, line_offset=1) or {}
         for key, value in updates.items():
             if key == DELEGATION_KEY and DELEGATION_KEY not in document:
                 policy = document.get("toolPolicy")
@@ -50,8 +51,8 @@ def edit_role_text(
 def add_rule_text(text: str, path: Path, section: str, rule: dict[str, Any]) -> str:
     """The ROLE.md text with `rule` appended to `boundary.<section>`, everything else kept."""
     split = split_front_matter(text, display(path))
-    editor = _editor_for(split.front)
-    document = editor.load(split.front) or {}
+    editor = _editor_for(split.front, path)
+    document = round_trip_load(editor, split.front, path, line_offset=1) or {}
     boundary = document.get("boundary")
     if boundary is None:
         document["boundary"] = boundary = {}
@@ -66,7 +67,7 @@ def add_rule_text(text: str, path: Path, section: str, rule: dict[str, Any]) -> 
     return new_text
 
 
-def _editor_for(front: str) -> Any:
+def _editor_for(front: str, path: Path) -> Any:
     """A round-trip YAML whose layout reproduces `front` unchanged, so untouched lines stay."""
     from ruamel.yaml import YAML
 
@@ -79,7 +80,9 @@ def _editor_for(front: str) -> Any:
             editor.preserve_quotes = True
             editor.indent(mapping=mapping, sequence=offset + 2, offset=offset)
             editor.representer.add_representer(type(None), _represent_null)
-            rendered = _dump(editor, editor.load(front)).splitlines()
+            rendered = _dump(
+                editor, round_trip_load(editor, front, path, line_offset=1)
+            ).splitlines()
             same = sum(1 for a, b in zip(rendered, original, strict=False) if a == b)
             if rendered == original:
                 return editor

@@ -471,3 +471,57 @@ def test_a_second_writer_fails_naming_the_holder_and_changes_nothing(
     )
     assert "nothing was changed" in result.stderr
     assert decisions(root) == []
+
+
+def test_an_accepted_failure_does_not_cover_a_later_regression(sdd: SddRunner, root: Root) -> None:
+    through_build(sdd)
+    accepted_scenario(sdd)
+    sdd("qa", "record", "CH-0001/SC-1", "fail", "Slow.")
+    sdd("accept", "failure", "CH-0001/SC-1", "Slow is acceptable for now.")
+    sdd("qa", "record", "CH-0001/SC-1", "pass", "Fast now.")
+    sdd("qa", "record", "CH-0001/SC-1", "fail", "Regression: the charge is gone.")
+    blocked = sdd("release", "generate", "CH-0001")
+    assert blocked.code == 1 and "SC-1 failed and its failure is not accepted" in blocked.stderr
+    assert decisions(root)[-1]["result"] == 1
+
+
+@pytest.mark.parametrize("words", ["Line one\x85line two", "tab\tand\u2028separator", "yes", "~"])
+def test_words_are_kept_verbatim_whatever_their_characters(
+    sdd: SddRunner, root: Root, words: str
+) -> None:
+    with_reading(sdd)
+    assert sdd("accept", "reading", "CH-0001", "--words", words).code == 0
+    assert decisions(root)[0]["words"] == words
+
+
+def test_words_that_are_not_unicode_are_refused_and_nothing_is_written(
+    sdd: SddRunner, root: Root
+) -> None:
+    with_reading(sdd)
+    before = root.decisions.read_text()
+    result = sdd("accept", "reading", "CH-0001", "--words", "caf\udce9 ok")
+    assert result.code == 2 and "not valid UTF-8" in result.stderr
+    assert root.decisions.read_text() == before
+    assert sdd("decision", "list").code == 0
+
+
+def test_a_correction_with_a_section_heading_is_refused_and_the_spec_kept(
+    sdd: SddRunner, root: Root
+) -> None:
+    with_reading(sdd)
+    before = root.spec_file("SPEC-0001").read_text()
+    result = sdd("correct", "reading", "CH-0001", "Fine.\n## S1 Again\nmore")
+    assert result.code == 2 and "section heading" in result.stderr
+    assert root.spec_file("SPEC-0001").read_text() == before
+
+
+def test_a_key_written_twice_is_reported_not_crashed_on(sdd: SddRunner, root: Root) -> None:
+    with_reading(sdd)
+    sdd("accept", "reading", "CH-0001")
+    path = root.path / "changes/CH-0001/change.yaml"
+    text = path.read_text() + "stage: reading\n"
+    path.write_text(text)
+    result = sdd("next")
+    assert result.code == 1 and "error: changes/CH-0001/change.yaml:" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert path.read_text() == text

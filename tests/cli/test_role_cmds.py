@@ -426,3 +426,14 @@ def test_role_changes_refuse_inside_a_role_run(
     assert result.code == 1
     assert "person commands cannot run inside a role run" in result.stderr
     assert {p: p.read_bytes() for p in root.sdd.rglob("*") if p.is_file()} == before
+
+
+def test_a_role_file_with_a_key_written_twice_is_reported_on_edit(
+    sdd: SddRunner, root: Root
+) -> None:
+    path = with_builder(root)
+    text = COMMENTED.replace("hidden: false", "hidden: false\nhidden: true")
+    path.write_text(text)
+    result = sdd("role", "pin", "builder")
+    assert result.code == 1 and "error: .sdd/roles/builder/ROLE.md:" in result.stderr
+    assert path.read_text() == text
