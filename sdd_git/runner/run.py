@@ -7,6 +7,7 @@ Nothing else in sdd executes a tool.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -373,6 +374,7 @@ def _handle_call(state: _Run, call: ToolCall, timeout: float) -> stops.Stop | No
         tool=call.name,
         args=call.args,
         choices=list(stop.choices),
+        call_id=call.id,
         because=decision.reason,
         expires_at=stop.as_json()["expires_at"],
     )
@@ -540,90 +542,158 @@ def _reading_stop(state: _Run) -> stops.Stop | None:
 
 
 def answer(root: Root, stop_id: str, choice: str, clock: Clock = system_clock) -> RunOutcome:
-    """The person's answer to an approval stop: allow_once, always_allow or deny; then the run
-    continues from its log."""
+    """The person's answer to an approval or draft stop: allow_once, always_allow or deny; then
+    the run continues from its log.
+
+    A stop file is only a file: what the answer acts on (kind, tool, inputs, choices, expiry)
+    comes from the `stop` event in the run log, and the stop file must still be there once the
+    role's lock is held, so two answers (or an answer and "Stop now") cannot both act."""
     from sdd_git.records.person import refuse_inside_run
 
     refuse_inside_run()
-    stop = stops.load(root, stop_id)
-    if stop.kind == "reading":
+    shown = stops.load(root, stop_id)
+    if shown.kind == "reading":
         raise UsageError(
             "a reading is accepted or corrected, never allowed or denied",
-            hint=f'sdd accept reading {stop.change}  or  sdd correct reading {stop.change} "..."',
-        )
-    if choice == "always_allow" and "always allow" not in stop.choices:
-        if stop.kind == "draft":
-            why = "it asks about a draft, not a tool with inputs"
-        elif stop.tool == "run_command":
-            why = "an ask-first rule matches it, or the command cannot be classified with certainty"
-        else:
-            why = "an ask-first rule matches it"
-        raise UsageError(
-            f"this stop cannot be always allowed: {why}",
-            hint=f"sdd allow {stop.id} (once) or sdd deny {stop.id}",
+            hint=f'sdd accept reading {shown.change}  or  sdd correct reading {shown.change} "..."',
         )
     with lockfile.hold(
-        role_lock(root, stop.role),
+        role_lock(root, shown.role),
         wait_seconds=0,
-        stale_hint=f"its run died; close it and clear the lock with: sdd role stop {stop.role}",
+        stale_hint=f"its run died; close it and clear the lock with: sdd role stop {shown.role}",
     ):
-        state, pending = _rebuild(root, stop.run, clock)
-        if stop.kind == "draft":
-            return _after_draft(state, stop, choice)
-        call = next((c for c in pending if c.id == stop.call_id), None)
-        if call is None:
-            stops.remove(root, stop.id)
-            raise RecordError(f"stop {stop.id} no longer matches its run {stop.run}")
-        pending.remove(call)
-        state.log.append("run_resumed", stop=stop.id)
-        if choice == "always_allow":
-            _save_rule(root, stop)
-        if stop.expired(clock()):
-            state.log.append("decision", stop=stop.id, choice="expired")
-            _result(state, call, "The approval expired before the person answered; it did not run.")
-            stops.remove(root, stop.id)
-            saved = " The rule was saved; nothing ran." if choice == "always_allow" else ""
-            return _end(
-                state,
-                "expired",
-                EXIT_STOPPED,
-                f"stop {stop.id} expired at {stop.as_json()['expires_at']}; its action did not "
-                f"run.{saved} Start a new run to try again.",
+        stops.load(root, stop_id)  # still unanswered now that the lock is ours
+        state, pending = _rebuild(root, shown.run, clock)
+        stop = _logged_stop(root, shown, state)
+        if choice == "always_allow" and "always allow" not in stop.choices:
+            raise UsageError(
+                f"this stop cannot be always allowed: {_why_not_always(stop)}",
+                hint=f"sdd allow {stop.id} (once) or sdd deny {stop.id}",
             )
-        state.log.append("decision", stop=stop.id, choice=choice)
+        try:
+            if stop.kind == "draft":
+                return _after_draft(state, stop, choice)
+            return _after_approval(state, stop, choice, pending)
+        except KeyboardInterrupt:
+            state.log.append("decision", stop=None, choice="stop_now")
+            state.log.append("run_ended", status="interrupted")
+            return RunOutcome(
+                state.run_id, "interrupted", EXIT_INTERRUPTED, "interrupted; completed actions stay"
+            )
+
+
+def _logged_stop(root: Root, shown: stops.Stop, state: _Run) -> stops.Stop:
+    """The stop as the run log recorded it when it was raised."""
+    events = read_events(log_path(root, shown.run))
+    event = next(
+        (e for e in events if e.get("event") == "stop" and e.get("stop") == shown.id), None
+    )
+    if event is None or event.get("kind") not in ("approval", "draft"):
+        raise RecordError(
+            f"stop {shown.id} is not in the log of its run {shown.run}",
+            hint="`sdd stops` lists the stops that are really waiting",
+        )
+    expires = event.get("expires_at")
+    return stops.Stop(
+        id=shown.id,
+        run=shown.run,
+        role=state.role.name,
+        kind=str(event["kind"]),
+        action=str(event.get("action", "")),
+        choices=tuple(str(c) for c in event.get("choices") or ()),
+        origin=state.origin,
+        created_at=shown.created_at,
+        expires_at=_epoch(expires) if isinstance(expires, str) else None,
+        tool=event.get("tool"),
+        args=dict(event.get("args") or {}),
+        call_id=event.get("call_id"),
+        change=state.change,
+    )
+
+
+def _epoch(iso: str) -> float:
+    import calendar
+
+    return float(calendar.timegm(time.strptime(iso, "%Y-%m-%dT%H:%M:%SZ")))
+
+
+def _why_not_always(stop: stops.Stop) -> str:
+    if stop.kind == "draft":
+        return "it asks about a draft, not a tool with inputs"
+    if stop.tool == "run_command":
+        return "an ask-first rule matches it, or the command cannot be classified with certainty"
+    return "an ask-first rule matches it"
+
+
+def _after_approval(
+    state: _Run, stop: stops.Stop, choice: str, pending: list[ToolCall]
+) -> RunOutcome:
+    root = state.root
+    call = next((c for c in pending if c.id == stop.call_id), None)
+    if call is None:
         stops.remove(root, stop.id)
-        # The wall holds after an answer too: a stop file is only a file, so what it allows is
-        # checked again, from the call in the run log, before anything runs.
-        verdict = guard.check(call.name, call.args, root.path, state.offered)
-        if choice == "deny":
-            _result(state, call, "The person denied this action; it was not done.")
-        elif isinstance(verdict, guard.Rejection):
-            state.log.append(
-                "rejected", tool=call.name, reason=verdict.code, message=verdict.message
-            )
-            _result(state, call, f"Rejected: {verdict.message}. It did not run.")
-        else:
-            text = _execute(state, call)
-            state.log.append("action_done", tool=call.name, args=call.args, by=choice)
-            _result(state, call, text)
-        return _drive(state, pending)
+        raise RecordError(f"stop {stop.id} no longer matches its run {stop.run}")
+    pending.remove(call)
+    state.log.append("run_resumed", stop=stop.id)
+    if choice == "always_allow":
+        _save_rule(root, stop)
+        _reload_role(state)  # the rule holds for the rest of this run too
+    if stop.expired(state.clock()):
+        state.log.append("decision", stop=stop.id, choice="expired")
+        _result(state, call, "The approval expired before the person answered; it did not run.")
+        stops.remove(root, stop.id)
+        saved = " The rule was saved; nothing ran." if choice == "always_allow" else ""
+        return _end(
+            state,
+            "expired",
+            EXIT_STOPPED,
+            f"stop {stop.id} expired at {stop.as_json()['expires_at']}; its action did not "
+            f"run.{saved} Start a new run to try again.",
+        )
+    state.log.append("decision", stop=stop.id, choice=choice)
+    stops.remove(root, stop.id)
+    # The wall holds after an answer too: what it allows is checked again before it runs.
+    verdict = guard.check(call.name, call.args, root.path, state.offered)
+    if choice == "deny":
+        _result(state, call, "The person denied this action; it was not done.")
+    elif isinstance(verdict, guard.Rejection):
+        state.log.append("rejected", tool=call.name, reason=verdict.code, message=verdict.message)
+        _result(state, call, f"Rejected: {verdict.message}. It did not run.")
+    else:
+        text = _execute(state, call)
+        state.log.append("action_done", tool=call.name, args=call.args, by=choice)
+        _result(state, call, text)
+    return _drive(state, pending)
+
+
+def _reload_role(state: _Run) -> None:
+    from sdd_git.roles.registry import find_role
+
+    state.role, _ = find_role(state.root, state.role.name, use_cache=False)
+    state.boundary = None
 
 
 def _after_draft(state: _Run, stop: stops.Stop, choice: str) -> RunOutcome:
-    """The loop's one stop: go on with the draft (each action still stops), or leave it."""
+    """The loop's one stop: go on with the draft (each action still stops), or decline it and
+    let the author close with that denial."""
     state.log.append("run_resumed", stop=stop.id)
     expired = stop.expired(state.clock())
     state.log.append("decision", stop=stop.id, choice="expired" if expired else choice)
     stops.remove(state.root, stop.id)
     if expired:
         return _end(state, "expired", EXIT_STOPPED, f"stop {stop.id} expired; nothing ran")
-    if choice == "deny":
-        return _end(state, "denied", EXIT_DONE, "the draft stays in the run log; nothing was done")
     state.offered = _offered(None)
-    note = (
-        "The person read the summary of your draft and its critique, and lets you go on: carry "
-        "out the draft now. Every action that changes something stops for the person."
-    )
+    if choice == "deny":
+        note = (
+            "The person declined this draft. Do not carry it out; reply in one or two sentences "
+            "with what you would need to change it."
+        )
+        state.offered = tuple(n for n in state.offered if TOOL_CLASSES[n] == "read")
+    else:
+        note = (
+            "The person read the summary of your draft and its critique, and lets you go on: "
+            "carry out the draft now. Every action that changes something stops for the person."
+        )
     state.messages.append({"role": "user", "content": note})
     state.log.append("message", role="user", content=note)
     return _drive(state, [])

@@ -222,16 +222,25 @@ def test_allowing_the_draft_lets_the_author_act_with_the_usual_stops(
     assert stops.pending(root) == []
 
 
-def test_denying_the_draft_ends_the_run_and_runs_nothing(
+def test_denying_the_draft_continues_the_run_with_the_denial_and_runs_nothing(
     sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     accepted_change(root)
-    script(tmp_path, monkeypatch, [draft(), gaps()])
+    script(
+        tmp_path,
+        monkeypatch,
+        [draft(), gaps(), {"role": "builder", "say": "Understood: I need the merchant list."}],
+    )
     outcome = run_loop(sdd)
     result = sdd("deny", outcome["stop"]["id"])
-    assert result.code == 0
-    assert events(root, outcome["run"])[-1]["status"] == "denied"
-    assert len(transcript(tmp_path)) == 2
+    assert result.code == 0 and "I need the merchant list." in result.stdout
+    last = transcript(tmp_path)[-1]
+    assert "declined this draft" in last["messages"][-1]["content"]
+    assert {t["name"] for t in last["tools"]} <= {
+        "read_file", "list_files", "search_files", "git_status", "git_log", "git_diff",
+        "read_record",
+    }  # fmt: skip
+    assert events(root, outcome["run"])[-1]["status"] == "done"
 
 
 def test_a_critic_that_cannot_load_fails_before_any_call(
