@@ -86,9 +86,16 @@ def cli(ctx: click.Context, directory: str | None, no_agent: bool) -> None:
     ctx.obj = {"no_agent": no_agent}
 
 
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM ends like Ctrl-C: logs closed, locks released
+
+
 def main(argv: list[str] | None = None) -> None:
+    import signal
+
     from sdd_git.errors import SddError
 
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         result = cli.main(args=argv, prog_name="sdd", standalone_mode=False)
     except SddError as exc:

@@ -48,6 +48,8 @@ def _render(outcome: Any, as_json: bool, shown_from: int, root: Any) -> None:
         click.echo("choose: accept  |  correct  |  not yet")
     elif outcome.reply is not None:
         click.echo(outcome.reply)
+    elif outcome.exit_code == 1:
+        click.echo(f"error: {outcome.message}", err=True)
     else:
         click.echo(outcome.message)
     if outcome.run_id:

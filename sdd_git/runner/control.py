@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from sdd_git import lockfile
-from sdd_git.errors import SddError, UsageError
+from sdd_git.errors import LockError, SddError, UsageError
 from sdd_git.root import Root
 from sdd_git.runner import stops
 from sdd_git.runner.clock import system_clock
@@ -19,28 +19,39 @@ def stop_now(root: Root, target: str) -> str:
     A run in progress reads the flag before its next provider call. A run waiting at a stop, or
     one whose process died (SIGKILL, a crash), is closed here; the dead run's stale lock is
     cleared, since the person asked for exactly that."""
-    run_id = target if target.startswith("run-") else _latest_run(root, target)
-    flag = control_folder(root, run_id) / "stop-now"
-    flag.parent.mkdir(parents=True, exist_ok=True)
-    flag.touch()
+    is_run = target.startswith("run-") and log_path(root, target).exists()
+    run_id = target if is_run else _latest_run(root, target)
     events = read_events(log_path(root, run_id))
     started = next((e for e in events if e.get("event") == "run_started"), {})
     role = (started.get("roles") or [""])[0]
+    flag = control_folder(root, run_id) / "stop-now"
+    flag.parent.mkdir(parents=True, exist_ok=True)
+    flag.touch()
     lock = role_lock(root, role)
-    live = lock.exists() and not lockfile.describe_holder(lock)[1]
+    if lock.exists() and lockfile.describe_holder(lock)[1]:
+        lock.unlink()  # its holder died: the person asked to close the run, so clear it
+    try:
+        # Not while an answer or the run itself holds the role: it reads the flag instead.
+        with lockfile.hold(lock, wait_seconds=0.5):
+            _close(root, run_id)
+    except LockError:
+        pass
+    return run_id
+
+
+def _close(root: Root, run_id: str) -> None:
+    events = read_events(log_path(root, run_id))
     waiting = [s for s in stops.pending(root) if s.run == run_id]
     ended = bool(events) and events[-1].get("event") == "run_ended"
-    if waiting or (not live and not ended):
-        log = RunLog.open(root, run_id, lambda s: s, system_clock)
-        for stop in waiting:
-            log.append("decision", stop=stop.id, choice="stop_now")
-            stops.remove(root, stop.id)
-        if not waiting:
-            log.append("decision", stop=None, choice="stop_now")
-        log.append("run_ended", status="stopped-now")
-        if lock.exists() and not live:
-            lock.unlink(missing_ok=True)
-    return run_id
+    if ended and not waiting:
+        return
+    log = RunLog.open(root, run_id, lambda s: s, system_clock)
+    for stop in waiting:
+        log.append("decision", stop=stop.id, choice="stop_now")
+        stops.remove(root, stop.id)
+    if not waiting:
+        log.append("decision", stop=None, choice="stop_now")
+    log.append("run_ended", status="stopped-now")
 
 
 def say(root: Root, role: str, text: str) -> str:

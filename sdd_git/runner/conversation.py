@@ -57,8 +57,10 @@ def add_message(root: Root, role: str, mask: Callable[[str], str], **fields: Any
     path = conversation_path(root, role)
     path.parent.mkdir(parents=True, exist_ok=True)
     entry = {"id": f"M{len(messages(root, role)) + 1}", "at": _now(), **fields}
-    with open(path, "a", encoding="utf-8") as handle:
-        handle.write(mask(json.dumps(entry, ensure_ascii=False)) + "\n")
+    with open(path, "ab") as handle:
+        handle.write(
+            (mask(json.dumps(entry, ensure_ascii=False)) + "\n").encode("utf-8", "replace")
+        )
         handle.flush()
     return entry
 

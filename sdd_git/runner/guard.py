@@ -39,6 +39,8 @@ def check(
         return Rejection("unknown_tool", f"there is no tool '{tool}' for roles")
     if tool not in offered:
         return Rejection("not_offered", f"'{tool}' is not available in this run")
+    if _holds_nul(args):
+        return Rejection("bad_input", "an argument holds a NUL byte, which no path or command may")
     for key in _WRITE_PATH_ARGS.get(tool, ()):
         problem = write_path_problem(root, args.get(key))
         if problem:
@@ -163,3 +165,13 @@ def _case_alias(root: Path, top: str) -> bool:
         for name in PROTECTED_TOP
         if candidate.exists()
     )
+
+
+def _holds_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_holds_nul(k) or _holds_nul(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_holds_nul(v) for v in value)
+    return False

@@ -14,18 +14,25 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from sdd_git.errors import SddError
 from sdd_git.providers.base import Message, Provider, ProviderRequest, ToolCall
 from sdd_git.roles.profile import RoleProfile
+from sdd_git.root import Root
 from sdd_git.runner import guard, stops
 from sdd_git.runner.gate import Plan
 from sdd_git.runner.run import (
+    EXIT_DONE,
+    EXIT_INTERRUPTED,
     EXIT_STOPPED,
     RunOutcome,
+    _end,
     _execute,
     _masked,
+    _new_says,
     _Run,
     _schemas,
     _settings,
+    _stop_requested,
     _timeout,
 )
 from sdd_git.tools.catalog import TOOL_CLASSES
@@ -72,9 +79,10 @@ class _Bad(Exception):
 class CiteChecker:
     """Which cites are real: this run's plan check ids, or a section id with its live decision."""
 
-    def __init__(self, state: _Run, plan: Plan) -> None:
-        self.state = state
+    def __init__(self, root: Root, plan: Plan) -> None:
+        self.root = root
         self.checks = set(plan.checks)
+        self.sections = set(plan.sections)
         self.short: dict[str, list[str]] = {}
         for check in plan.checks:
             self.short.setdefault(check.rsplit("/", 1)[-1], []).append(check)
@@ -84,6 +92,8 @@ class CiteChecker:
             return None
         section, _, decision = cite.rpartition("/")
         if section and decision.startswith("D-") and "#S" in section:
+            if section not in self.sections:
+                return f"{section} is not an accepted section of this run's plan"
             return self._decision_problem(section, decision)
         known = ", ".join(sorted(self.checks)) or "none"
         return f"{cite} is not a check id of this run's plan ({known})"
@@ -93,11 +103,11 @@ class CiteChecker:
         from sdd_git.records import decisions
         from sdd_git.records.spec import read_spec
 
-        root = self.state.root
+        root = self.root
         spec_id, _, number = section_id.partition("#")
         try:
             section = read_spec(root.spec_file(spec_id)).section(number)
-        except RecordError:
+        except (RecordError, ValueError, OSError):
             return f"{section_id} is not a section of this product"
         current = decisions.load(root).section_acceptance(section.full_id, section.hash)
         if current is None or current.id != decision_id:
@@ -108,10 +118,30 @@ class CiteChecker:
         return None
 
 
+class _StopNow(Exception):
+    """The person asked the run to stop now, between two provider calls."""
+
+
 def run(state: _Run, critic: RoleProfile, plan: Plan) -> RunOutcome:
-    """Draft, critique, revise; then one plain-language stop for the person."""
+    """Draft, critique, revise; then one plain-language stop for the person. Stop now, Ctrl-C
+    and a failing provider end the run in its log like any other run."""
+    try:
+        return _loop(state, critic, plan)
+    except _StopNow:
+        state.log.append("decision", stop=None, choice="stop_now")
+        return _end(state, "stopped-now", EXIT_DONE, "stopped now; what was done stays done")
+    except KeyboardInterrupt:
+        state.log.append("decision", stop=None, choice="stop_now")
+        return _end(state, "interrupted", EXIT_INTERRUPTED, "interrupted; completed actions stay")
+    except SddError as exc:
+        state.log.append("error", message=exc.message)
+        state.log.append("run_ended", status="failed")
+        raise
+
+
+def _loop(state: _Run, critic: RoleProfile, plan: Plan) -> RunOutcome:
     critic_provider, critic_masker, _ = _settings(state.root, critic)
-    checker = CiteChecker(state, plan)
+    checker = CiteChecker(state.root, plan)
     state.messages[0] = {
         "role": "system",
         "content": f"{state.messages[0]['content']}\n\n{AUTHOR_RULES}",
@@ -229,6 +259,13 @@ def _call(
     masker: Any = None,
 ) -> tuple[ToolCall, ...]:
     """One provider call for one role, logged before it is made, its reply logged after."""
+    if _stop_requested(state):
+        raise _StopNow
+    if thread == "author":
+        for text in _new_says(state):
+            state.says_seen += 1
+            state.log.append("say", text=text)
+            messages.append({"role": "user", "content": text})
     state.calls_made += 1
     state.log.append(
         "provider_call", role=role.name, purpose=purpose, call=state.calls_made, **{"pass": number}

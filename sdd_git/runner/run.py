@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from sdd_git import lockfile
-from sdd_git.errors import RecordError, UsageError
+from sdd_git.errors import RecordError, SddError, UsageError
 from sdd_git.providers.base import Message, Provider, ProviderError, ProviderRequest, ToolCall
 from sdd_git.roles.profile import RoleProfile
 from sdd_git.root import Root
@@ -21,7 +21,7 @@ from sdd_git.runner import conversation, gate, guard, prompt, stops
 from sdd_git.runner.boundary import BoundaryIndex
 from sdd_git.runner.clock import Clock, parse_duration, system_clock
 from sdd_git.runner.masking import Masker, child_environment
-from sdd_git.runner.runlog import RunLog, log_path, new_run_id, read_events
+from sdd_git.runner.runlog import Event, RunLog, log_path, new_run_id, read_events
 from sdd_git.runner.words import describe
 from sdd_git.tools.base import ToolContext, ToolFailed
 from sdd_git.tools.catalog import TOOL_CLASSES
@@ -227,12 +227,25 @@ def start(root: Root, request: RunRequest, clock: Clock = system_clock) -> RunOu
 
 def _rebuild(root: Root, run_id: str, clock: Clock) -> tuple[_Run, list[ToolCall]]:
     """A paused run, from its log: its messages, calls made, and tool calls still to handle."""
-    from sdd_git.roles.registry import find_role
 
     events = read_events(log_path(root, run_id))
     started = next((e for e in events if e.get("event") == "run_started"), None)
-    if started is None:
+    if started is None or not isinstance(started.get("roles"), list) or not started["roles"]:
         raise RecordError(f"run {run_id} has no run_started event; it cannot continue")
+    try:
+        return _replay(root, run_id, events, started, clock)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise RecordError(
+            f"the log of run {run_id} is damaged ({type(exc).__name__}: {exc}); it cannot continue",
+            hint=f"close it with: sdd role stop {run_id}",
+        ) from None
+
+
+def _replay(
+    root: Root, run_id: str, events: list[Event], started: Event, clock: Clock
+) -> tuple[_Run, list[ToolCall]]:
+    from sdd_git.roles.registry import find_role
+
     role, _ = find_role(root, started["roles"][0], use_cache=False)
     provider, masker, secret_names = _settings(root, role)
     log = RunLog.open(root, run_id, masker, clock)
@@ -470,6 +483,16 @@ def _drive(state: _Run, pending: list[ToolCall]) -> RunOutcome:
         return RunOutcome(
             state.run_id, "interrupted", EXIT_INTERRUPTED, "interrupted; completed actions stay"
         )
+    except (SddError, OSError):
+        raise  # already logged where it happened, or a plain I/O failure the CLI reports
+    except Exception as exc:  # a bug must still end the run in its log
+        state.log.append("error", message=f"{type(exc).__name__}: {exc}")
+        state.log.append("run_ended", status="failed")
+        raise SddError(
+            f"the run stopped on an internal error ({type(exc).__name__}: {exc})",
+            hint=f"this is a bug in sdd; the run log .sdd/role-runs/{state.run_id}.jsonl shows "
+            "what happened before it",
+        ) from exc
 
 
 def _masked(state: _Run, messages: list[Message]) -> list[Message]:

@@ -52,7 +52,8 @@ def read_events(path: Path) -> list[Event]:
             continue
         try:
             event = json.loads(line)
-        except ValueError:
+            int(event.get("seq", 0))
+        except (ValueError, TypeError, AttributeError):
             if number >= len(lines) - 1:
                 break  # the torn tail of a crash mid-append
             raise RecordError(f"{path}:{number}: this line of the run log is not JSON") from None
@@ -80,7 +81,7 @@ class RunLog:
         seq = 0
         if path.exists():
             events = read_events(path)
-            seq = max((int(e.get("seq", 0)) for e in events), default=0)
+            seq = max((int(e.get("seq", 0)) for e in events), default=0)  # checked on read
             _drop_torn_tail(path)
         return cls(path, run_id, mask, clock, seq)
 
@@ -94,8 +95,10 @@ class RunLog:
             **fields,
         }
         line = self.mask(json.dumps(record, ensure_ascii=False, default=str)) + "\n"
-        with open(self.path, "a", encoding="utf-8") as handle:
-            handle.write(line)
+        # A model may send a lone surrogate (valid JSON, not valid UTF-8): it becomes U+FFFD
+        # rather than a crash or a log no reader can open.
+        with open(self.path, "ab") as handle:
+            handle.write(line.encode("utf-8", "replace"))
             handle.flush()
             os.fsync(handle.fileno())
         return record

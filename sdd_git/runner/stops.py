@@ -78,8 +78,18 @@ def load(root: Root, stop_id: str) -> Stop:
         ) from None
     except ValueError:
         raise RecordError(f"{path}: this stop file is not JSON") from None
-    data["choices"] = tuple(data.get("choices", ()))
-    return Stop(**data)
+    try:
+        data["choices"] = tuple(str(c) for c in data.get("choices", ()))
+        stop = Stop(**data)
+        float(stop.created_at)
+        if stop.expires_at is not None:
+            float(stop.expires_at)
+    except (TypeError, ValueError, AttributeError):
+        raise RecordError(
+            f"{path}: this stop file is damaged",
+            hint=f"`sdd role stop {data.get('run', 'RUN')}` closes its run; the log keeps it",
+        ) from None
+    return stop
 
 
 def pending(root: Root) -> list[Stop]:

@@ -192,7 +192,7 @@ def test_a_stale_decision_makes_a_cite_invalid(
     outcome = run_loop(sdd)
     (bad,) = of(root, outcome["run"], "rejected")
     assert bad["reason"] == "bad_cite"
-    assert "SPEC-0001#S2/D-0002 does not hold" in bad["message"]
+    assert "SPEC-0001#S2 is not an accepted section of this run's plan" in bad["message"]
     assert [c["pass"] for c in of(root, outcome["run"], "critique")] == [2, 3]
 
 
@@ -271,3 +271,45 @@ def test_the_log_renders_the_loop_readably(
     assert "pass 1: qa-author found 1 gap(s): G1 (SPEC-0001#S1/C2): No empty message." in text
     assert "pass 2: revision of G1: Search; say when nothing matches." in text
     assert "pass 2: qa-author found no gap" in text
+
+
+def test_a_decision_gone_stale_during_the_run_makes_its_cite_invalid(
+    root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sdd_git.runner.gate import plan_for, resolve_change
+    from sdd_git.runner.loop import CiteChecker
+
+    accepted_change(root)
+    plan = plan_for(root, resolve_change(root, "CH-0001"))
+    checker = CiteChecker(root, plan)
+    assert checker.problem("SPEC-0001#S1/D-0001") is None
+    assert checker.problem("C1") is None and checker.problem(C2) is None
+    spec = root.spec_file("SPEC-0001")
+    spec.write_text(spec.read_text().replace("Search by month.", "Search by year."))
+    assert "does not hold" in (checker.problem("SPEC-0001#S1/D-0001") or "")
+    assert checker.problem("SPEC-0001#S1/D-0009") is not None
+
+
+def test_stop_now_and_a_failing_provider_end_the_loop_in_its_log(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    accepted_change(root)
+    script(tmp_path, monkeypatch, [draft()])  # exhausted at the critic's call
+    result = sdd("role", "run", "builder", "--task", "Draft", "--with", "qa-author", "--json")
+    assert result.code == 1 and "script exhausted after 1 calls" in result.stderr
+    run_id = next((root.sdd / "role-runs").glob("run-*.jsonl")).stem
+    assert events(root, run_id)[-1] == {**events(root, run_id)[-1], "status": "failed"}
+
+    from sdd_git.runner.run import RunRequest, start
+
+    script(tmp_path, monkeypatch, [draft(), gaps()], name="again")
+    checks: list[int] = []
+
+    def stop_after_the_first_call(state: object) -> bool:
+        checks.append(1)
+        return len(checks) > 1  # "Stop now" arrives while the author's call is answered
+
+    monkeypatch.setattr("sdd_git.runner.loop._stop_requested", stop_after_the_first_call)
+    stopped = start(root, RunRequest("builder", "Draft", critic="qa-author"))
+    assert stopped.status == "stopped-now"
+    assert [t["role"] for t in transcript(tmp_path, "again")] == ["builder"]

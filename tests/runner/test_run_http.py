@@ -172,3 +172,25 @@ def test_a_role_file_naming_its_own_server_never_gets_the_main_key(
     refused = sdd("role", "run", "shared", "--task", "Hi")
     assert refused.code == 1 and "refuses to hand the main key" in refused.stderr
     assert len(server.requests) == 1
+
+
+def test_a_reply_with_a_lone_surrogate_does_not_break_the_run_or_its_log(
+    root: Root, server: Loopback, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.conftest import run_cli
+
+    accepted_change(root)
+    server.reply(
+        body={"choices": [{"message": {"role": "assistant", "content": "odd \ud800 text"}}]}
+    )
+    env = {
+        "SDD_PROVIDER": "openai",
+        "SDD_BASE_URL": f"{server.url}/v1",
+        "SDD_MODEL": "m",
+        "OPENAI_API_KEY": KEY,
+    }
+    result = run_cli("role", "run", "builder", "--task", "Hi", cwd=root.path, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "odd" in result.stdout
+    run_id = next((root.sdd / "role-runs").glob("run-*.jsonl")).stem
+    assert events(root, run_id)[-1]["status"] == "done"

@@ -319,3 +319,48 @@ def test_two_runs_of_one_role_at_once_the_second_fails_fast(
     assert f"the role builder is locked by pid {first.pid}" in second.stderr
     out, _ = first.communicate(timeout=30)
     assert first.returncode == 0 and "first done" in out
+
+
+def test_a_nul_byte_in_a_tool_argument_is_rejected_not_crashed_on(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    accepted_change(root)
+    read = {"tool": "read_file", "args": {"path": "a\u0000b"}}
+    script(tmp_path, monkeypatch, [{"tool_calls": [read]}, {"say": "ok"}])
+    result = sdd("role", "run", "builder", "--task", "Read", "--json")
+    assert result.code == 0, result.stderr
+    run_id = json.loads(result.stdout)["run"]
+    assert [e["reason"] for e in events(root, run_id) if e["event"] == "rejected"] == ["bad_input"]
+
+
+def test_a_damaged_run_log_is_an_error_not_a_traceback(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    accepted_change(root)
+    script(tmp_path, monkeypatch, [{"tool_calls": [command("echo hi")]}, {"say": "ok"}])
+    stop = json.loads(sdd("role", "run", "builder", "--task", "Hi", "--json").stdout)["stop"]
+    log = root.sdd / "role-runs" / f"{stop['run']}.jsonl"
+    log.write_text(
+        log.read_text().replace(
+            '"event": "reply", "role": "builder", "message"',
+            '"event": "reply", "role": "builder", "gone"',
+        )
+    )
+    result = sdd("allow", stop["id"])
+    assert result.code == 1 and "is damaged" in result.stderr and "Traceback" not in result.stderr
+    assert sdd("role", "stop", stop["run"]).code == 0
+    assert stops.pending(root) == []
+
+
+def test_a_role_named_like_a_run_can_be_stopped(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    accepted_change(root)
+    add_role(root, "run-fast")
+    script(tmp_path, monkeypatch, [{"tool_calls": [command("echo hi")]}, {"say": "ok"}])
+    stop = json.loads(sdd("role", "run", "run-fast", "--task", "Hi", "--json").stdout)["stop"]
+    assert sdd("role", "stop", "run-fast").code == 0
+    assert events(root, stop["run"])[-1]["status"] == "stopped-now"
+    unknown = sdd("role", "stop", "run-20990101-000000-abcdef")
+    assert unknown.code == 1
+    assert not (root.local / "runs" / "run-20990101-000000-abcdef").exists()
