@@ -157,22 +157,22 @@ def _decode(payload: bytes, where: str, secrets: list[str]) -> dict[str, Any]:
         raise ProviderError(f"{where}: the answer is not JSON: {snippet!r}") from None
     if not isinstance(answer, dict):
         raise ProviderError(f"{where}: the answer is not a JSON object")
-    cleaned: dict[str, Any] = _whole_characters(answer)
+    cleaned: dict[str, Any] = whole_characters(answer)
     return cleaned
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _whole_characters(value: Any) -> Any:
+def whole_characters(value: Any) -> Any:
     """JSON may carry a lone surrogate (\\ud800), which is no character: it becomes U+FFFD,
     so nothing downstream (a log, a terminal, the next request) fails to encode it."""
     if isinstance(value, str):
         return _LONE_SURROGATE.sub("\ufffd", value)
     if isinstance(value, dict):
-        return {_whole_characters(k): _whole_characters(v) for k, v in value.items()}
+        return {whole_characters(k): whole_characters(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_whole_characters(v) for v in value]
+        return [whole_characters(v) for v in value]
     return value
 
 

@@ -15,7 +15,7 @@ from sdd_git.providers.base import (
     ToolCall,
     ToolSchema,
 )
-from sdd_git.providers.http import Sleep, post_json
+from sdd_git.providers.http import Sleep, post_json, whole_characters
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -150,7 +150,7 @@ def _tool_call(call: Any, n: int) -> ToolCall:
         args = {}
     else:
         try:
-            decoded = json.loads(arguments)
+            decoded = whole_characters(json.loads(arguments))  # JSON inside JSON: clean it too
         except (TypeError, ValueError):
             decoded = None
         args = decoded if isinstance(decoded, dict) else {"_unparsed": str(arguments)}

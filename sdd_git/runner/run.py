@@ -656,11 +656,11 @@ def _after_approval(
     if call is None:
         stops.remove(root, stop.id)
         raise RecordError(f"stop {stop.id} no longer matches its run {stop.run}")
-    pending.remove(call)
-    state.log.append("run_resumed", stop=stop.id)
-    if choice == "always_allow":
+    if choice == "always_allow":  # first: a role file that cannot take the rule changes nothing
         _save_rule(root, stop)
         _reload_role(state)  # the rule holds for the rest of this run too
+    pending.remove(call)
+    state.log.append("run_resumed", stop=stop.id)
     if stop.expired(state.clock()):
         state.log.append("decision", stop=stop.id, choice="expired")
         _result(state, call, "The approval expired before the person answered; it did not run.")
