@@ -122,9 +122,9 @@ def run_demo(folder: Path, narrate: Callable[[str], None]) -> None:
         root, scenario_ref, "pass", "The March hotel charge showed up first."
     )
     narrate(f'10. She tries it and records: {result.result}, "{result.words}"')
-    for _ in range(2):
+    for step in ("11a", "11b"):
         move = stages.advance(root, pack.id)
-        narrate(f"11. sdd next: {move.before} -> {move.after}.")
+        narrate(f"{step}. sdd next: {move.before} -> {move.after}.")
     release = releases.generate(root, [pack.id], tag=None)
     narrate(
         f"12. She chooses the release: {release.id} ({release.path.relative_to(root.path)}); "

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +56,42 @@ def _render(outcome: Any, as_json: bool, shown_from: int, root: Any) -> None:
         click.echo(outcome.message)
     if outcome.run_id:
         say(f"run {outcome.run_id}: {outcome.status}")
+
+
+def _refuse_no_agent(command: str) -> None:
+    """`sdd --no-agent ...` promises that no model is called: commands that would, refuse."""
+    from sdd_git.errors import UsageError
+
+    context = click.get_current_context()
+    options = context.find_root().obj or {}
+    if options.get("no_agent"):
+        raise UsageError(
+            f"{command} calls a model, and --no-agent was given",
+            hint="drop --no-agent to run a role; person commands never call a model",
+        )
+
+
+@contextlib.contextmanager
+def _json_errors(as_json: bool) -> Iterator[None]:
+    """With --json, a refusal or an error is one JSON document on stdout too."""
+    from sdd_git.errors import SddError
+
+    try:
+        yield
+    except SddError as exc:
+        if as_json:
+            status = "refused" if exc.exit_code == 2 else "error"
+            emit_json(
+                {
+                    "run": None,
+                    "status": status,
+                    "exit_code": exc.exit_code,
+                    "message": exc.message,
+                    "stop": None,
+                    "reply": None,
+                }
+            )
+        raise
 
 
 def _last_seq(root: Any, run_id: str) -> int:
@@ -115,6 +153,7 @@ def role_run(
     from sdd_git.runner.run import RunRequest, start
 
     refuse_inside_run()
+    _refuse_no_agent("sdd role run")
     if len(attach) != len(what):
         raise UsageError(
             "each --attach needs its own --as saying what the file is",
@@ -130,7 +169,8 @@ def role_run(
         reply_to=reply_to,
         prompt_append=prompt_append,
     )
-    outcome = start(root, request)
+    with _json_errors(as_json):
+        outcome = start(root, request)
     _render(outcome, as_json, 0, root)
     if not as_json and _interactive():
         outcome = _ask_inline(root, outcome)
@@ -278,9 +318,11 @@ def deny_command(stop_id: str, as_json: bool) -> None:
 def _answer(root: Any, stop_id: str, choice: str, as_json: bool, answer: Any) -> None:
     from sdd_git.runner import stops
 
-    run_id = stops.load(root, stop_id).run
-    start = _last_seq(root, run_id)
-    outcome = answer(root, stop_id, choice)
+    _refuse_no_agent(f"sdd {'deny' if choice == 'deny' else 'allow'}")
+    with _json_errors(as_json):
+        run_id = stops.load(root, stop_id).run
+        start = _last_seq(root, run_id)
+        outcome = answer(root, stop_id, choice)
     _render(outcome, as_json, start, root)
     if not as_json and _interactive():
         outcome = _ask_inline(root, outcome)

@@ -97,9 +97,13 @@ def make_provider(settings: ProviderSettings) -> Provider:
         return ScriptProvider(settings.script)
     key = settings.key
     if key is not None and len(key) < MIN_SECRET_LENGTH:
+        source = (
+            "SDD_API_KEY"
+            if settings.shared_key and os.environ.get("SDD_API_KEY")
+            else settings.key_env
+        )
         raise ProviderError(
-            f"the API key in {settings.key_env or 'SDD_API_KEY'} is shorter than "
-            f"{MIN_SECRET_LENGTH} characters",
+            f"the API key in {source} is shorter than {MIN_SECRET_LENGTH} characters",
             hint="sdd refuses it: masking so short a value would hide ordinary words in logs",
         )
     if not settings.model:

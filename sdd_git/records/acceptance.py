@@ -162,7 +162,7 @@ def accept_scenario(
         decision = decisions.append(
             root,
             "accept-scenario",
-            _words(words, f"{scenario.title}: {scenario.expected}"),
+            _words(words, pack.words),  # her sentence, not the drafter's title
             change=change_id,
             scenario=scenario_id,
             hash=scenario.hash,

@@ -177,8 +177,14 @@ def load_registry(root: Root | None) -> Registry:
     warnings: list[str] = []
     chosen: dict[str, RoleProfile] = {r.name: r for r in BUILTINS}
 
+    broken: set[str] = set()  # a name whose file did not load: no later source stands in for it
+
     def offer(profile: RoleProfile | None, where: str | Path) -> None:
         if profile is None:
+            if isinstance(where, Path):
+                broken.add(where.parent.name)
+            return
+        if profile.name in broken:
             return
         if profile.name in BUILTIN_NAMES:
             warnings.append(
@@ -236,6 +242,12 @@ def find_role(
     registry = load_registry(root)
     found = registry.get(name)
     if found is None:
+        trouble = [w for w in registry.warnings if f"/{name}/" in w or f"'{name}'" in w]
+        if trouble:
+            raise RecordError(
+                f"role '{name}' did not load: {trouble[0].removeprefix('warning: ')}",
+                hint="fix the file; `sdd role validate PATH` lists every problem",
+            )
         raise RecordError(
             f"no role '{name}'",
             hint="`sdd role list --all` shows every role; `sdd role create NAME --job ...` adds",

@@ -24,6 +24,7 @@ def edit_role_text(
     description: str | None = None,
 ) -> str:
     """The ROLE.md text with `updates` set in its front matter and, if given, a new description."""
+    text = canonical(text, path)
     split = split_front_matter(text, display(path))
     front = split.front
     if updates:
@@ -50,6 +51,7 @@ def edit_role_text(
 
 def add_rule_text(text: str, path: Path, section: str, rule: dict[str, Any]) -> str:
     """The ROLE.md text with `rule` appended to `boundary.<section>`, everything else kept."""
+    text = canonical(text, path)
     split = split_front_matter(text, display(path))
     editor = _editor_for(split.front, path)
     document = round_trip_load(editor, split.front, path, line_offset=1) or {}
@@ -65,6 +67,18 @@ def add_rule_text(text: str, path: Path, section: str, rule: dict[str, Any]) -> 
     new_text = text[: text.index("\n") + 1] + front + "---\n" + split.body
     parse_role(new_text, path)
     return new_text
+
+
+def canonical(text: str, path: Path) -> str:
+    """A foreign role file (the other daemon's pack, another host's agent) in sdd's own keys,
+    so an edit never leaves a file that only loads by guesswork; sdd's own files pass as they
+    are, byte for byte."""
+    from sdd_git.roles.rolefile import render_role
+
+    parsed = parse_role(text, path)
+    if parsed.shape == "sdd":
+        return text
+    return render_role(parsed.profile)
 
 
 def _editor_for(front: str, path: Path) -> Any:

@@ -90,6 +90,7 @@ class RoleFileError(RecordError):
 class ParsedRole:
     profile: RoleProfile
     warnings: tuple[Problem, ...]
+    shape: str = "sdd"  # or "daemon" (the other daemon's pack) or "host" (another host's agent)
 
 
 @dataclass(frozen=True)
@@ -482,7 +483,7 @@ def parse_role(
     errors = [p for p in problems if p.severity == "error"]
     if errors:
         raise RoleFileError(errors, [p for p in problems if p.severity == "warning"])
-    return ParsedRole(profile, tuple(p for p in problems if p.severity == "warning"))
+    return ParsedRole(profile, tuple(p for p in problems if p.severity == "warning"), shape)
 
 
 def read_role(path: Path, source: str = "repo", folder_name: str | None = None) -> ParsedRole:

@@ -62,7 +62,13 @@ def resolve_change(root: Root, change_id: str | None) -> ChangePack | None:
     if change_id:
         return changes.load(root, change_id)
     open_packs = [p for p in changes.list_all(root) if p.stage != "done"]
-    return open_packs[0] if len(open_packs) == 1 else None
+    if len(open_packs) > 1:
+        names = ", ".join(p.id for p in open_packs)
+        raise UsageError(
+            f"more than one change is open ({names}); the run needs to know which",
+            hint="name it: --change CH-0001",
+        )
+    return open_packs[0] if open_packs else None
 
 
 def plan_for(root: Root, pack: ChangePack | None) -> Plan:

@@ -28,6 +28,7 @@ UNCERTAIN_COMMANDS = frozenset(
         "eval", "source", ".", "alias", "trap", "enable", "fc", "coproc", "hash", "mapfile",
         "readarray", "let", "declare", "typeset", "shopt", "popd", "bind", "complete", "compgen",
         "su", "runuser", "ssh", "sudoedit", "expect", "osascript", "at", "batch", "crontab",
+        "parallel", "entr", "inotifywait", "nsenter", "chroot", "unshare", "systemd-run",
     }
 )  # fmt: skip
 PYTHON_LAUNCHERS = frozenset({"runpy", "cProfile", "profile", "pdb", "trace", "timeit", "code"})
@@ -378,6 +379,8 @@ def _argv(
         _python(args, finding)
     elif name in SHELLS:
         _shell(name, args, finding, cwd, depth, stdin_script)
+    elif name == "watch":
+        _watch(args, finding, cwd, depth)
     elif name in WRAPPERS or name in ("flock", "script", "strace", "ltrace"):
         inner = _unwrap(name, args, finding, cwd, depth)
         if inner is not None:
@@ -402,6 +405,27 @@ def _argv(
                 finding.writes.append((cwd[-1], arg[3:], False, False))
     elif name not in READERS or any(a is not None and a.startswith("-o") for a in args):
         _touches(args, finding, cwd[-1])
+
+
+def _watch(args: list[str | None], finding: ShellFinding, cwd: list[str], depth: int) -> None:
+    """`watch [-n N] [-d] [-t] CMD...` runs `sh -c "CMD..."` again and again."""
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg in ("-n", "--interval"):
+            index += 2
+        elif arg in ("-d", "--differences", "-t", "--no-title", "-b", "--beep", "-e", "-g"):
+            index += 1
+        elif arg is not None and arg.startswith("-"):
+            finding.uncertain.append(f"watch {arg}: an option sdd does not know how to follow")
+            return
+        else:
+            break
+    rest = args[index:]
+    if not rest or any(w is None for w in rest):
+        finding.uncertain.append("watch runs text that is not a fixed string")
+        return
+    _classify(" ".join(w for w in rest if w is not None), finding, cwd[-1], depth + 1)
 
 
 def _is_python(name: str) -> bool:

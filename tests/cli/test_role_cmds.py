@@ -437,3 +437,19 @@ def test_a_role_file_with_a_key_written_twice_is_reported_on_edit(
     result = sdd("role", "pin", "builder")
     assert result.code == 1 and "error: .sdd/roles/builder/ROLE.md:" in result.stderr
     assert path.read_text() == text
+
+
+def test_editing_a_pack_of_the_other_daemon_writes_it_in_sdds_own_keys(
+    sdd: SddRunner, root: Root
+) -> None:
+    path = root.sdd / "roles" / "reviewer" / "ROLE.md"
+    path.parent.mkdir(parents=True)
+    path.write_text(
+        "---\nrole: reviewer\nlevel: 50\ntoolPolicy.delegation: deny\nskills: a, b\n---\n"
+        "You review code. Carefully.\n"
+    )
+    assert sdd("role", "pin", "reviewer").code == 0
+    data = front(root, "reviewer")
+    assert data["job"] == "You review code." and data["pinned"] is True
+    assert data["skills"] == ["a", "b"] and data["level"] == 50
+    assert path.read_text().endswith("---\nYou review code. Carefully.\n")

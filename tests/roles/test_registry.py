@@ -237,3 +237,15 @@ def test_the_six_shipped_templates_load_cleanly() -> None:
     assert (
         levels["module-lead"] > levels["builder"] and levels["product-lead"] > levels["module-lead"]
     )
+
+
+def test_a_broken_repo_role_is_not_replaced_by_a_template_of_the_same_name(
+    root: Root, isolated_home: Path, sdd: SddRunner
+) -> None:
+    broken = write_role(root.sdd / "roles", "builder")
+    broken.write_text(broken.read_text().replace("level: 10", "level: high"))
+    write_role(isolated_home / ".sdd" / "roles", "mine")
+    (isolated_home / ".sdd" / "roles" / "mine" / "ROLE.md").write_text("no front matter\n")
+    assert load_registry(root).get("builder") is None
+    shown = sdd("role", "show", "mine")
+    assert shown.code == 1 and "role 'mine' did not load:" in shown.stderr

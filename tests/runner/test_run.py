@@ -701,3 +701,43 @@ def test_an_always_allow_rule_holds_for_the_rest_of_the_same_run(
     stop = json.loads(sdd("role", "run", "builder", "--task", "W", "--json").stdout)["stop"]
     result = sdd("allow", stop["id"], "--always", "--json")
     assert result.code == 0 and json.loads(result.stdout)["reply"] == "Done twice."
+
+
+def test_no_agent_refuses_every_command_that_would_call_a_model(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    accepted_change(root)
+    script(tmp_path, monkeypatch, [{"tool_calls": [write_call("a.txt")]}, {"say": "ok"}])
+    refused = sdd("--no-agent", "role", "run", "builder", "--task", "W")
+    assert refused.code == 2 and "--no-agent" in refused.stderr
+    assert transcript(tmp_path) == []
+    stop = json.loads(sdd("role", "run", "builder", "--task", "W", "--json").stdout)["stop"]
+    assert sdd("--no-agent", "allow", stop["id"]).code == 2
+    assert len(transcript(tmp_path)) == 1
+    assert not (root.path / "a.txt").exists()
+
+
+def test_role_run_json_prints_one_document_for_refusals_and_errors_too(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    accepted_change(root)
+    refused = sdd("role", "run", "builder", "--task", "x", "--with", "builder", "--json")
+    assert refused.code == 2
+    assert json.loads(refused.stdout)["status"] == "refused"
+    script(tmp_path, monkeypatch, [])
+    failed = sdd("role", "run", "builder", "--task", "x", "--json")
+    assert failed.code == 1
+    document = json.loads(failed.stdout)
+    assert document["status"] == "error" and "script exhausted" in document["message"]
+
+
+def test_with_several_open_changes_the_run_asks_which_before_any_call(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    accepted_change(root)
+    sdd("change", "new", "Another thing")
+    script(tmp_path, monkeypatch, [{"say": "ok"}])
+    result = sdd("role", "run", "builder", "--task", "Build")
+    assert result.code == 2 and "more than one change is open (CH-0001, CH-0002)" in result.stderr
+    assert transcript(tmp_path) == []
+    assert sdd("role", "run", "builder", "--task", "Build", "--change", "CH-0001").code == 0
