@@ -84,6 +84,8 @@ class ParseCache:
                     del shard[key]
                 if stale:
                     self.dirty.add(number)
+        if not self.dirty:
+            return  # a warm listing writes nothing, and imports nothing to write with
         from sdd_git.atomicfile import write_text_atomic
 
         for number in sorted(self.dirty):

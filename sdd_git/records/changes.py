@@ -7,10 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError, UsageError
-from sdd_git.records.person import person_write
-from sdd_git.records.spec import new_spec_text
 from sdd_git.root import Root
 from sdd_git.yamlio import display, dump_yaml, edit_mapping, read_mapping
 
@@ -183,6 +180,11 @@ def create(
         )
     if not bug and (happened or expected):
         raise UsageError("--happened and --expected belong to a bug", hint="add --bug")
+    # Imported here: `sdd change list`, the hot path, needs none of the writing machinery.
+    from sdd_git.atomicfile import write_text_atomic
+    from sdd_git.records.person import person_write
+    from sdd_git.records.spec import new_spec_text
+
     with person_write(root):
         change_id = f"CH-{_next_number(root.changes, CHANGE_ID):04d}"
         spec_id = f"SPEC-{_next_number(root.specs, _SPEC_FILE):04d}"
@@ -221,6 +223,8 @@ def create(
 
 def set_stage(pack: ChangePack, stage: str) -> ChangePack:
     """Write a new stage into change.yaml (caller holds the lock), keeping the person's comments."""
+    from sdd_git.atomicfile import write_text_atomic
+
     write_text_atomic(pack.path, edit_mapping(pack.path, {"stage": stage}))
     return _from_file(pack.path)
 
