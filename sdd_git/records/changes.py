@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from sdd_git.errors import RecordError, UsageError
+from sdd_git.paths import display
 from sdd_git.root import Root
-from sdd_git.yamlio import display, dump_yaml, edit_mapping, read_mapping
 
 STAGES = ("reading", "build", "verify", "release", "done")
 KINDS = ("feature", "connection", "bug")
@@ -68,6 +68,8 @@ def load(root: Root, change_id: str) -> ChangePack:
 
 
 def _from_file(path: Path) -> ChangePack:
+    from sdd_git.yamlio import read_mapping  # only on a cache miss: a warm listing reads no YAML
+
     data = read_mapping(path)
     folder_id = path.parent.name
     fields: dict[str, str] = {}
@@ -184,6 +186,7 @@ def create(
     from sdd_git.atomicfile import write_text_atomic
     from sdd_git.records.person import person_write
     from sdd_git.records.spec import new_spec_text
+    from sdd_git.yamlio import dump_yaml
 
     with person_write(root):
         change_id = f"CH-{_next_number(root.changes, CHANGE_ID):04d}"
@@ -224,6 +227,7 @@ def create(
 def set_stage(pack: ChangePack, stage: str) -> ChangePack:
     """Write a new stage into change.yaml (caller holds the lock), keeping the person's comments."""
     from sdd_git.atomicfile import write_text_atomic
+    from sdd_git.yamlio import edit_mapping
 
     write_text_atomic(pack.path, edit_mapping(pack.path, {"stage": stage}))
     return _from_file(pack.path)
