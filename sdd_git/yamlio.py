@@ -136,16 +136,6 @@ def edit_mapping(path: Path, updates: dict[str, Any]) -> str:
     return text
 
 
-def require_str(data: dict[str, Any], key: str, source: Path) -> str:
-    value = data.get(key)
-    if not isinstance(value, str) or not value.strip():
-        raise RecordError(
-            f"{display(source)}: key '{key}' is missing or not text",
-            hint=f"add a line '{key}: ...' with a non-empty value",
-        )
-    return value
-
-
 def round_trip_load(editor: Any, text: str, source: Path, line_offset: int = 0) -> Any:
     """ruamel.yaml's round-trip load, its errors (a duplicate key, say) turned into ours."""
     from ruamel.yaml.error import MarkedYAMLError, YAMLError

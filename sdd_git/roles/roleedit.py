@@ -114,9 +114,3 @@ def _dump(editor: Any, document: Any) -> str:
     buffer = io.StringIO()
     editor.dump(document, buffer)
     return buffer.getvalue()
-
-
-def edit_role_file(
-    path: Path, updates: dict[str, Any] | None = None, description: str | None = None
-) -> str:
-    return edit_role_text(path.read_text(encoding="utf-8"), path, updates, description)

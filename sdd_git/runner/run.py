@@ -502,15 +502,9 @@ def _masked(state: _Run, messages: list[Message]) -> list[Message]:
 
 
 def _schemas(offered: tuple[str, ...]) -> list[Any]:
-    from sdd_git.tools.toolbox import LOOP_SCHEMAS, TOOLS
+    from sdd_git.tools.toolbox import schemas
 
-    out = []
-    for name in offered:
-        if name in TOOLS:
-            out.append(TOOLS[name].schema)
-        elif name in LOOP_SCHEMAS:
-            out.append(LOOP_SCHEMAS[name])
-    return out
+    return schemas(offered)
 
 
 def _finish(state: _Run, reply: str) -> RunOutcome:
