@@ -1,0 +1,90 @@
+"""What a sandboxed command may touch, as data every backend (bubblewrap, Landlock, Seatbelt)
+turns into its own rules. The product folder is writable except the protected parts; the rest of
+the machine is read-only; credential files are hidden; /tmp and HOME are a private scratch folder.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+# Inside the product folder: the person's record, sdd's own files and git's folder.
+RECORD_FOLDERS = ("memory", "changes", ".sdd", ".git")
+# Folders that define roles, skills and routines, or carry rules for them: rules come only from
+# the person, so no role writes here either.
+RULE_FOLDERS = (
+    "templates",
+    ".agents/skills",
+    ".claude/agents",
+    ".claude/skills",
+    ".github/agents",
+    ".github/skills",
+)
+# A file with one of these names defines a role or a skill wherever it lives.
+RULE_FILE_NAMES = ("ROLE.md", "SKILL.md")
+PROTECTED_IN_PRODUCT = RECORD_FOLDERS + RULE_FOLDERS
+# Under the person's home: files that sign in somewhere. Hidden, not only read-only.
+CREDENTIALS = (
+    ".netrc",
+    ".ssh",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".kube",
+    ".docker/config.json",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    ".config/gh",
+    ".config/hub",
+    ".gnupg",
+    ".password-store",
+    ".terraform.d/credentials.tfrc.json",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".gem/credentials",
+    ".m2/settings.xml",
+    ".config/op",
+    ".vault-token",
+)
+
+
+@dataclass(frozen=True)
+class Policy:
+    product: Path  # resolved: writable, except `read_only`
+    read_only: tuple[Path, ...]  # existing paths inside the product that stay read-only
+    hidden: tuple[Path, ...]  # existing credential files and folders: unreadable
+    scratch: Path  # a private folder that stands for /tmp and HOME inside the sandbox
+    home: Path  # the person's real home: read-only
+    network: bool
+
+
+def sdd_home() -> Path:
+    return Path(os.environ.get("SDD_HOME") or Path.home() / ".sdd")
+
+
+def policy_for(product: Path, scratch: Path, network: bool) -> Policy:
+    base = product.resolve()
+    read_only: list[Path] = []
+    for name in PROTECTED_IN_PRODUCT:
+        path = base / name
+        if os.path.lexists(path):
+            read_only.append(path)
+    # The person's Python environment, when it lives inside the product (a .venv beside the
+    # code): a .pth file written there would run in her next `sdd`.
+    for prefix in {sys.prefix, sys.base_prefix}:
+        resolved = Path(prefix).resolve()
+        if resolved != base and resolved.is_relative_to(base) and resolved not in read_only:
+            read_only.append(resolved)
+    home = Path.home().resolve()
+    hidden = tuple(home / name for name in CREDENTIALS if os.path.lexists(home / name))
+    return Policy(
+        product=base,
+        read_only=tuple(read_only),
+        hidden=hidden,
+        scratch=scratch,
+        home=home,
+        network=network,
+    )
