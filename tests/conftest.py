@@ -42,6 +42,9 @@ def isolated_home(
     for key, value in IDENTITY.items():
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("NO_COLOR", "1")
+    from sdd_git.sandbox.choose import current
+
+    current.cache_clear()  # SDD_SANDBOX is read once per process; each test sets its own
     return home
 
 

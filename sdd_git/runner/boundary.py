@@ -26,7 +26,7 @@ def canonical_inputs(args: dict[str, Any]) -> str:
 @dataclass(frozen=True)
 class Verdict:
     run: bool
-    reason: str  # "always_allow", "ask_first", "not allowed", "uncertain"
+    reason: str  # "always_allow", "ask_first", "not allowed", "no sandbox"
 
 
 class BoundaryIndex:
@@ -41,12 +41,25 @@ class BoundaryIndex:
     def asks_first(self, tool: str, args: dict[str, Any]) -> bool:
         return any(_inputs_match(pattern, args) for pattern in self.ask_first.get(tool, ()))
 
-    def decide(self, tool: str, args: dict[str, Any], certain: bool = True) -> Verdict:
-        """Whether a consequential call may run without asking the person."""
+    def decide(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        certain: bool = True,
+        runs_code: bool = False,
+        sandboxed: bool = True,
+    ) -> Verdict:
+        """Whether a consequential call may run without asking the person.
+
+        A command that runs code, or that the guard could not classify, is matched by a saved
+        rule only where a working sandbox holds it; with no sandbox no saved rule runs any
+        command at all (the person reads "no sandbox" on every such stop)."""
         if self.asks_first(tool, args):
             return Verdict(False, "ask_first")
-        if not certain:
-            return Verdict(False, "uncertain")  # never allowed by a saved rule
+        if tool == "run_command" and not sandboxed:
+            return Verdict(False, "no sandbox")
+        if (not certain or runs_code) and not sandboxed:
+            return Verdict(False, "no sandbox")
         if (tool, canonical_inputs(args)) in self.allowed:
             return Verdict(True, "always_allow")
         return Verdict(False, "not allowed")

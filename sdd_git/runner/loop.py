@@ -18,22 +18,23 @@ from sdd_git.errors import SddError
 from sdd_git.providers.base import Message, Provider, ProviderRequest, ToolCall
 from sdd_git.roles.profile import RoleProfile
 from sdd_git.root import Root
-from sdd_git.runner import guard, stops
+from sdd_git.runner import stops
+from sdd_git.runner.dispatch import dispatch
 from sdd_git.runner.gate import Plan
-from sdd_git.runner.run import (
+from sdd_git.runner.state import (
     EXIT_DONE,
     EXIT_INTERRUPTED,
     EXIT_STOPPED,
     RunOutcome,
-    _end,
-    _execute,
-    _masked,
-    _new_says,
-    _Run,
-    _schemas,
-    _settings,
-    _stop_requested,
-    _timeout,
+    RunState,
+    approval_timeout,
+    end,
+    masked,
+    new_says,
+    provider_settings,
+    stop_requested,
+    tool_result,
+    tool_schemas,
 )
 from sdd_git.tools.catalog import TOOL_CLASSES
 
@@ -122,25 +123,25 @@ class _StopNow(Exception):
     """The person asked the run to stop now, between two provider calls."""
 
 
-def run(state: _Run, critic: RoleProfile, plan: Plan) -> RunOutcome:
+def run(state: RunState, critic: RoleProfile, plan: Plan) -> RunOutcome:
     """Draft, critique, revise; then one plain-language stop for the person. Stop now, Ctrl-C
     and a failing provider end the run in its log like any other run."""
     try:
         return _loop(state, critic, plan)
     except _StopNow:
         state.log.append("decision", stop=None, choice="stop_now")
-        return _end(state, "stopped-now", EXIT_DONE, "stopped now; what was done stays done")
+        return end(state, "stopped-now", EXIT_DONE, "stopped now; what was done stays done")
     except KeyboardInterrupt:
         state.log.append("decision", stop=None, choice="stop_now")
-        return _end(state, "interrupted", EXIT_INTERRUPTED, "interrupted; completed actions stay")
+        return end(state, "interrupted", EXIT_INTERRUPTED, "interrupted; completed actions stay")
     except SddError as exc:
         state.log.append("error", message=exc.message)
         state.log.append("run_ended", status="failed")
         raise
 
 
-def _loop(state: _Run, critic: RoleProfile, plan: Plan) -> RunOutcome:
-    critic_provider, critic_masker, _ = _settings(state.root, critic)
+def _loop(state: RunState, critic: RoleProfile, plan: Plan) -> RunOutcome:
+    critic_provider, critic_masker, _ = provider_settings(state.root, critic)
     checker = CiteChecker(state.root, plan)
     state.messages[0] = {
         "role": "system",
@@ -243,12 +244,12 @@ def _critic_system(critic: RoleProfile, plan: Plan) -> str:
     )
 
 
-def _log_message(state: _Run, message: Message, thread: str) -> None:
+def _log_message(state: RunState, message: Message, thread: str) -> None:
     state.log.append("message", role=message["role"], content=message["content"], thread=thread)
 
 
 def _call(
-    state: _Run,
+    state: RunState,
     role: RoleProfile,
     provider: Provider,
     messages: list[Message],
@@ -259,10 +260,10 @@ def _call(
     masker: Any = None,
 ) -> tuple[ToolCall, ...]:
     """One provider call for one role, logged before it is made, its reply logged after."""
-    if _stop_requested(state):
+    if stop_requested(state):
         raise _StopNow
     if thread == "author":
-        for text in _new_says(state):
+        for text in new_says(state):
             state.says_seen += 1
             state.log.append("say", text=text)
             messages.append({"role": "user", "content": text})
@@ -270,7 +271,7 @@ def _call(
     state.log.append(
         "provider_call", role=role.name, purpose=purpose, call=state.calls_made, **{"pass": number}
     )
-    outgoing = _masked(state, messages)
+    outgoing = masked(state, messages)
     if masker is not None:
         outgoing = [json.loads(masker(json.dumps(m, ensure_ascii=False))) for m in outgoing]
     reply = provider.complete(
@@ -279,7 +280,7 @@ def _call(
             run_id=state.run_id,
             call_index=state.calls_made,
             messages=outgoing,
-            tools=_schemas(tools),
+            tools=tool_schemas(tools),
         )
     )
     state.log.append(
@@ -290,7 +291,7 @@ def _call(
 
 
 def _loop_call(
-    state: _Run,
+    state: RunState,
     role: str,
     calls: tuple[ToolCall, ...],
     wanted: str,
@@ -300,36 +301,35 @@ def _loop_call(
     """Answer every tool call of a loop reply; return the loop tool call, or refuse the pass."""
     found: ToolCall | None = None
     for call in calls:
-        state.log.append(
-            "tool_call", role=role, tool=call.name, args=call.args, call_id=call.id, thread=thread
-        )
         if call.name == wanted and found is None:
             found = call
-            text = "Received."
+            state.log.append(
+                "tool_call", role=role, tool=call.name, args=call.args, call_id=call.id,
+                thread=thread,
+            )  # fmt: skip
+            tool_result(state, call, "Received.", messages, thread)
         elif TOOL_CLASSES.get(call.name) == "read":
-            verdict = guard.check(call.name, call.args, state.root.path, READ_TOOLS)
-            if isinstance(verdict, guard.Rejection):
-                state.log.append(
-                    "rejected", tool=call.name, reason=verdict.code, message=verdict.message
-                )
-                text = f"Rejected: {verdict.message}."
-            else:
-                text = _execute(state, call)
+            dispatch(
+                state, call, offered=READ_TOOLS, messages=messages, thread=thread, caller=role
+            )
         else:
+            state.log.append(
+                "tool_call", role=role, tool=call.name, args=call.args, call_id=call.id,
+                thread=thread,
+            )  # fmt: skip
             state.log.append(
                 "rejected",
                 tool=call.name,
                 reason="not_in_loop",
                 message="not offered during the critique",
             )
-            text = "During the critique only read tools and the loop's own tool are available."
-        text = state.masker(text)
-        state.log.append(
-            "tool_result", call_id=call.id, tool=call.name, content=text, thread=thread
-        )
-        messages.append(
-            {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": text}
-        )
+            tool_result(
+                state,
+                call,
+                "During the critique only read tools and the loop's own tool are available.",
+                messages,
+                thread,
+            )
     if found is None:
         raise _Bad("missing_" + wanted, f"the reply did not call {wanted}")
     return found
@@ -384,7 +384,7 @@ def _gaps(call: ToolCall, checker: CiteChecker) -> list[Gap]:
 
 
 def _summary_stop(
-    state: _Run,
+    state: RunState,
     critic: RoleProfile,
     plan: Plan,
     draft: str | None,
@@ -428,7 +428,7 @@ def _summary_stop(
         choices=stops.ASK_FIRST_CHOICES,
         origin=state.origin,
         created_at=now,
-        expires_at=None if state.origin == "person" else now + _timeout(state.root),
+        expires_at=None if state.origin == "person" else now + approval_timeout(state.root),
         args={"gaps": [g.as_json() for g in open_gaps], "passes": passes},
         change=state.change,
     )

@@ -1,35 +1,58 @@
 """One run of a role, from the person's task to a reply or a stop, resumable from its log.
 
-Every tool call crosses one choke point, `_handle_call`: guard, then boundary, then execute.
-Nothing else in sdd executes a tool.
+Every tool call crosses the one dispatch (`dispatch.dispatch`): guard, gate, boundary, execute,
+log. Nothing else in sdd executes a tool.
 """
 
 from __future__ import annotations
 
-import os
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
 
 from sdd_git import lockfile
 from sdd_git.errors import RecordError, SddError, UsageError
-from sdd_git.providers.base import Message, Provider, ProviderError, ProviderRequest, ToolCall
-from sdd_git.roles.profile import RoleProfile
+from sdd_git.providers.base import ProviderError, ProviderRequest, ToolCall
 from sdd_git.root import Root
-from sdd_git.runner import conversation, gate, guard, prompt, stops
-from sdd_git.runner.boundary import BoundaryIndex
-from sdd_git.runner.clock import Clock, parse_duration, system_clock
-from sdd_git.runner.masking import Masker, child_environment
+from sdd_git.runner import conversation, gate, prompt, stops
+from sdd_git.runner.clock import Clock, system_clock
+from sdd_git.runner.dispatch import dispatch
 from sdd_git.runner.runlog import Event, RunLog, log_path, new_run_id, read_events
-from sdd_git.runner.words import describe
-from sdd_git.tools.base import ToolContext, ToolFailed
+from sdd_git.runner.state import (
+    EXIT_DONE,
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_NO_SPEC,
+    EXIT_STOPPED,
+    RunOutcome,
+    RunState,
+    control_folder,
+    end,
+    masked,
+    new_says,
+    offered_tools,
+    provider_settings,
+    role_lock,
+    stop_requested,
+    tool_result,
+    tool_schemas,
+)
 from sdd_git.tools.catalog import TOOL_CLASSES
 
-MAX_PROVIDER_CALLS = 200
-DEFAULT_TIMEOUT_SECONDS = 600.0
+__all__ = [
+    "EXIT_DONE",
+    "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
+    "EXIT_NO_SPEC",
+    "EXIT_STOPPED",
+    "RunOutcome",
+    "RunRequest",
+    "answer",
+    "control_folder",
+    "role_lock",
+    "start",
+]
 
-EXIT_DONE, EXIT_ERROR, EXIT_STOPPED, EXIT_NO_SPEC, EXIT_INTERRUPTED = 0, 1, 3, 4, 130
+MAX_PROVIDER_CALLS = 200
 
 
 @dataclass(frozen=True)
@@ -44,87 +67,10 @@ class RunRequest:
     origin: str = "person"
 
 
-@dataclass(frozen=True)
-class RunOutcome:
-    run_id: str | None
-    status: str  # done, stopped, no-spec, expired, stopped-now, interrupted, failed
-    exit_code: int
-    message: str
-    stop: stops.Stop | None = None
-    reply: str | None = None
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "run": self.run_id,
-            "status": self.status,
-            "exit_code": self.exit_code,
-            "message": self.message,
-            "stop": self.stop.as_json() if self.stop else None,
-            "reply": self.reply,
-        }
-
-
-def control_folder(root: Root, run_id: str) -> Path:
-    return root.local / "runs" / run_id
-
-
-def role_lock(root: Root, role: str) -> Path:
-    return root.local / "locks" / f"role-{role}.lock"
-
-
-@dataclass
-class _Run:
-    """The state of a run, rebuilt from its log whenever it continues."""
-
-    root: Root
-    run_id: str
-    role: RoleProfile
-    provider: Provider
-    log: RunLog
-    masker: Masker
-    clock: Clock
-    change: str | None
-    origin: str
-    offered: tuple[str, ...]
-    secret_names: tuple[str, ...] = ()
-    messages: list[Message] = field(default_factory=list)
-    calls_made: int = 0
-    says_seen: int = 0
-    tool_context: ToolContext | None = None
-    boundary: BoundaryIndex | None = None
-
-
-def _settings(root: Root, role: RoleProfile) -> tuple[Provider, Masker, list[str]]:
-    from sdd_git.providers.select import make_provider, settings_for
-
-    settings = settings_for(root, role.model)
-    provider = make_provider(settings)
-    secrets = [s for s in (settings.key, os.environ.get("SDD_API_KEY")) if s]
-    names = [settings.key_env] if settings.key_env else []
-    return provider, Masker(secrets), names
-
-
 def _sandbox() -> str:
-    from sdd_git.tools.sandbox import availability
+    from sdd_git.sandbox.choose import current
 
-    return availability()
-
-
-def _timeout(root: Root) -> float:
-    from sdd_git.yamlio import read_mapping
-
-    approvals = read_mapping(root.config).get("approvals") or {}
-    value = approvals.get("timeout") if isinstance(approvals, dict) else None
-    return parse_duration(value, DEFAULT_TIMEOUT_SECONDS)
-
-
-def _offered(critic: str | None) -> tuple[str, ...]:
-    loop = ("submit_draft", "report_gaps", "submit_revision")
-    return tuple(
-        name
-        for name, kind in TOOL_CLASSES.items()
-        if name != "handoff" and (kind != "loop" or (critic is not None and name in loop))
-    )
+    return current().label
 
 
 def start(root: Root, request: RunRequest, clock: Clock = system_clock) -> RunOutcome:
@@ -145,7 +91,7 @@ def start(root: Root, request: RunRequest, clock: Clock = system_clock) -> RunOu
     )
     pack = gate.resolve_change(root, request.change)
     plan = gate.plan_for(root, pack)
-    provider, masker, secret_names = _settings(root, author)
+    provider, masker, secret_names = provider_settings(root, author)
     run_id = new_run_id(clock())
     with lockfile.hold(
         role_lock(root, author.name),
@@ -204,7 +150,7 @@ def start(root: Root, request: RunRequest, clock: Clock = system_clock) -> RunOu
         )
         log.append("message", role="system", content=system)
         log.append("message", role="user", content=user, conversation_id=person["id"])
-        state = _Run(
+        state = RunState(
             root,
             run_id,
             author,
@@ -214,7 +160,8 @@ def start(root: Root, request: RunRequest, clock: Clock = system_clock) -> RunOu
             clock,
             plan.change,
             request.origin,
-            _offered(request.critic),
+            offered_tools(request.critic),
+            bool(plan.sections),
             tuple(secret_names),
             messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
         )
@@ -225,7 +172,7 @@ def start(root: Root, request: RunRequest, clock: Clock = system_clock) -> RunOu
         return _drive(state, pending=[])
 
 
-def _rebuild(root: Root, run_id: str, clock: Clock) -> tuple[_Run, list[ToolCall]]:
+def _rebuild(root: Root, run_id: str, clock: Clock) -> tuple[RunState, list[ToolCall]]:
     """A paused run, from its log: its messages, calls made, and tool calls still to handle."""
 
     events = read_events(log_path(root, run_id))
@@ -243,13 +190,13 @@ def _rebuild(root: Root, run_id: str, clock: Clock) -> tuple[_Run, list[ToolCall
 
 def _replay(
     root: Root, run_id: str, events: list[Event], started: Event, clock: Clock
-) -> tuple[_Run, list[ToolCall]]:
+) -> tuple[RunState, list[ToolCall]]:
     from sdd_git.roles.registry import find_role
 
     role, _ = find_role(root, started["roles"][0], use_cache=False)
-    provider, masker, secret_names = _settings(root, role)
+    provider, masker, secret_names = provider_settings(root, role)
     log = RunLog.open(root, run_id, masker, clock)
-    state = _Run(
+    state = RunState(
         root,
         run_id,
         role,
@@ -259,7 +206,8 @@ def _replay(
         clock,
         started.get("change"),
         started.get("origin", "person"),
-        _offered(started["roles"][1] if len(started["roles"]) > 1 else None),
+        offered_tools(started["roles"][1] if len(started["roles"]) > 1 else None),
+        _accepted_now(root, started.get("change")),
         tuple(secret_names),
     )
     last_calls: list[ToolCall] = []
@@ -295,148 +243,49 @@ def _replay(
     return state, [c for c in last_calls if c.id not in answered]
 
 
-def _result(state: _Run, call: ToolCall, content: str, **fields: Any) -> None:
-    content = state.masker(content)
-    state.log.append("tool_result", call_id=call.id, tool=call.name, content=content, **fields)
-    state.messages.append(
-        {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
-    )
+def _accepted_now(root: Root, change: str | None) -> bool:
+    """Whether the change has an accepted section as the record stands now (a run resumed after
+    she edited accepted text meets the gate again)."""
+    if not change:
+        return False
+    from sdd_git.records import changes
 
-
-def _context(state: _Run) -> ToolContext:
-    if state.tool_context is not None:
-        return state.tool_context
-    from sdd_git.runner.masking import is_secret_name, secrets_from_environment
-
-    # Tools may read files holding any secret of the environment (a .env, a config): mask them
-    # all, not only the provider's key.
-    masker = Masker(secrets_from_environment(n for n in os.environ if is_secret_name(n)))
-
-    def mask(text: str) -> str:
-        return state.masker(masker(text))
-
-    state.tool_context = ToolContext(
-        root=state.root,
-        role=state.role.name,
-        run_id=state.run_id,
-        change=state.change,
-        child_env=child_environment(os.environ, state.run_id, state.secret_names),
-        mask=mask,
-    )
-    return state.tool_context
-
-
-def _execute(state: _Run, call: ToolCall) -> str:
-    from sdd_git.tools.toolbox import TOOLS
-
-    tool = TOOLS.get(call.name)
-    if tool is None:
-        return f"{call.name} is not available to roles in this version."
     try:
-        return tool.run(call.args, _context(state)).text
-    except ToolFailed as exc:
-        return f"{call.name} failed: {exc}"
+        return bool(gate.plan_for(root, changes.load(root, change)).sections)
+    except RecordError:
+        return False
 
 
-def _handle_call(state: _Run, call: ToolCall, timeout: float) -> stops.Stop | None:
-    """The choke point: guard, boundary, execute. Returns a stop when the person must decide."""
-    state.log.append(
-        "tool_call", role=state.role.name, tool=call.name, args=call.args, call_id=call.id
+def _no_spec(state: RunState, why: str) -> RunOutcome:
+    """The gate on the action: no Allow or Deny, nothing to answer; the run ends at exit 4."""
+    state.log.append("stop", stop=None, kind="no-spec", action=why, choices=[])
+    state.log.append("run_ended", status="no-spec")
+    return RunOutcome(
+        state.run_id,
+        "no-spec",
+        EXIT_NO_SPEC,
+        f"stopped before the action: {why}. Accept a section first (sdd accept reading CH or "
+        "sdd accept section SPEC#Sn); there is nothing to allow.",
     )
-    verdict = guard.check(call.name, call.args, state.root.path, state.offered)
-    if isinstance(verdict, guard.Rejection):
-        state.log.append("rejected", tool=call.name, reason=verdict.code, message=verdict.message)
-        _result(state, call, f"Rejected: {verdict.message}. This action is not available to roles.")
-        return None
-    kind = TOOL_CLASSES[call.name]
-    if kind != "consequential":
-        _result(state, call, _execute(state, call))
-        return None
-    if state.boundary is None:
-        state.boundary = BoundaryIndex(state.role.boundary)
-    decision = state.boundary.decide(call.name, call.args, certain=verdict.certain)
-    if decision.run:
-        text = _execute(state, call)
-        state.log.append("action_done", tool=call.name, args=call.args, by=decision.reason)
-        _result(state, call, text)
-        return None
-    now = state.clock()
-    stop = stops.Stop(
-        id=stops.new_stop_id(),
-        run=state.run_id,
-        role=state.role.name,
-        kind="approval",
-        action=describe(call.name, call.args),
-        choices=stops.APPROVAL_CHOICES
-        if decision.reason == "not allowed"
-        else stops.ASK_FIRST_CHOICES,
-        origin=state.origin,
-        created_at=now,
-        expires_at=None if state.origin == "person" else now + timeout,
-        tool=call.name,
-        args=call.args,
-        call_id=call.id,
-        change=state.change,
-    )
-    stops.save(state.root, stop)
-    state.log.append(
-        "stop",
-        stop=stop.id,
-        kind=stop.kind,
-        action=stop.action,
-        tool=call.name,
-        args=call.args,
-        choices=list(stop.choices),
-        call_id=call.id,
-        because=decision.reason,
-        expires_at=stop.as_json()["expires_at"],
-    )
-    return stop
 
 
-def _stop_requested(state: _Run) -> bool:
-    return (control_folder(state.root, state.run_id) / "stop-now").exists()
-
-
-def _new_says(state: _Run) -> list[str]:
-    import json
-
-    inbox = control_folder(state.root, state.run_id) / "say.jsonl"
-    if not inbox.exists():
-        return []
-    lines = [line for line in inbox.read_text(encoding="utf-8").splitlines() if line.strip()]
-    fresh = lines[state.says_seen :]
-    out = []
-    for line in fresh:
-        try:
-            out.append(str(json.loads(line)["text"]))
-        except (ValueError, KeyError, TypeError):
-            continue
-    return out
-
-
-def _end(state: _Run, status: str, code: int, message: str, **extra: Any) -> RunOutcome:
-    state.log.append("run_ended", status=status)
-    return RunOutcome(state.run_id, status, code, message, **extra)
-
-
-def _drive(state: _Run, pending: list[ToolCall]) -> RunOutcome:
-    timeout = _timeout(state.root)
+def _drive(state: RunState, pending: list[ToolCall]) -> RunOutcome:
     try:
         while True:
             for index, call in enumerate(pending):
-                stop = _handle_call(state, call, timeout)
-                if stop is not None:
+                done = dispatch(state, call)
+                if done.no_spec is not None:
+                    return _no_spec(state, done.no_spec)
+                if done.stop is not None:
+                    stop = done.stop
                     state.log.append("run_ended", status="stopped", waiting_for=stop.id)
                     del pending[: index + 1]
                     return RunOutcome(state.run_id, "stopped", EXIT_STOPPED, stop.action, stop=stop)
             pending = []
-            if _stop_requested(state):
+            if stop_requested(state):
                 state.log.append("decision", stop=None, choice="stop_now")
-                return _end(
-                    state, "stopped-now", EXIT_DONE, "stopped now; what was done stays done"
-                )
-            for text in _new_says(state):
+                return end(state, "stopped-now", EXIT_DONE, "stopped now; what was done stays done")
+            for text in new_says(state):
                 state.says_seen += 1
                 state.log.append("say", text=text)
                 state.messages.append({"role": "user", "content": text})
@@ -444,7 +293,7 @@ def _drive(state: _Run, pending: list[ToolCall]) -> RunOutcome:
             if last.get("role") == "assistant" and not last.get("tool_calls"):
                 return _finish(state, str(last.get("content") or ""))
             if state.calls_made >= MAX_PROVIDER_CALLS:
-                return _end(
+                return end(
                     state,
                     "failed",
                     EXIT_ERROR,
@@ -464,8 +313,8 @@ def _drive(state: _Run, pending: list[ToolCall]) -> RunOutcome:
                         role=state.role.name,
                         run_id=state.run_id,
                         call_index=state.calls_made,
-                        messages=_masked(state, state.messages),
-                        tools=_schemas(state.offered),
+                        messages=masked(state, state.messages),
+                        tools=tool_schemas(state.offered),
                     )
                 )
             except ProviderError as exc:
@@ -495,19 +344,7 @@ def _drive(state: _Run, pending: list[ToolCall]) -> RunOutcome:
         ) from exc
 
 
-def _masked(state: _Run, messages: list[Message]) -> list[Message]:
-    import json
-
-    return [json.loads(state.masker(json.dumps(m, ensure_ascii=False))) for m in messages]
-
-
-def _schemas(offered: tuple[str, ...]) -> list[Any]:
-    from sdd_git.tools.toolbox import schemas
-
-    return schemas(offered)
-
-
-def _finish(state: _Run, reply: str) -> RunOutcome:
+def _finish(state: RunState, reply: str) -> RunOutcome:
     conversation.add_message(
         state.root, state.role.name, state.masker, run=state.run_id, **{"from": state.role.name},
         text=reply,
@@ -519,10 +356,10 @@ def _finish(state: _Run, reply: str) -> RunOutcome:
             return RunOutcome(
                 state.run_id, "stopped", EXIT_STOPPED, reading.action, stop=reading, reply=reply
             )
-    return _end(state, "done", EXIT_DONE, "done", reply=reply)
+    return end(state, "done", EXIT_DONE, "done", reply=reply)
 
 
-def _reading_stop(state: _Run) -> stops.Stop | None:
+def _reading_stop(state: RunState) -> stops.Stop | None:
     """A drafted reading ends in the person's choice: accept, correct, or not yet. Never allow."""
     from sdd_git.records import changes, decisions
     from sdd_git.records.spec import read_spec
@@ -599,7 +436,7 @@ def answer(root: Root, stop_id: str, choice: str, clock: Clock = system_clock) -
             )
 
 
-def _logged_stop(root: Root, shown: stops.Stop, state: _Run) -> stops.Stop:
+def _logged_stop(root: Root, shown: stops.Stop, state: RunState) -> stops.Stop:
     """The stop as the run log recorded it when it was raised."""
     events = read_events(log_path(root, shown.run))
     event = next(
@@ -643,7 +480,7 @@ def _why_not_always(stop: stops.Stop) -> str:
 
 
 def _after_approval(
-    state: _Run, stop: stops.Stop, choice: str, pending: list[ToolCall]
+    state: RunState, stop: stops.Stop, choice: str, pending: list[ToolCall]
 ) -> RunOutcome:
     root = state.root
     call = next((c for c in pending if c.id == stop.call_id), None)
@@ -657,10 +494,10 @@ def _after_approval(
     state.log.append("run_resumed", stop=stop.id)
     if stop.expired(state.clock()):
         state.log.append("decision", stop=stop.id, choice="expired")
-        _result(state, call, "The approval expired before the person answered; it did not run.")
+        tool_result(state, call, "The approval expired before the person answered; it did not run.")
         stops.remove(root, stop.id)
         saved = " The rule was saved; nothing ran." if choice == "always_allow" else ""
-        return _end(
+        return end(
             state,
             "expired",
             EXIT_STOPPED,
@@ -669,28 +506,24 @@ def _after_approval(
         )
     state.log.append("decision", stop=stop.id, choice=choice)
     stops.remove(root, stop.id)
-    # The wall holds after an answer too: what it allows is checked again before it runs.
-    verdict = guard.check(call.name, call.args, root.path, state.offered)
     if choice == "deny":
-        _result(state, call, "The person denied this action; it was not done.")
-    elif isinstance(verdict, guard.Rejection):
-        state.log.append("rejected", tool=call.name, reason=verdict.code, message=verdict.message)
-        _result(state, call, f"Rejected: {verdict.message}. It did not run.")
+        tool_result(state, call, "The person denied this action; it was not done.")
     else:
-        text = _execute(state, call)
-        state.log.append("action_done", tool=call.name, args=call.args, by=choice)
-        _result(state, call, text)
+        # The wall holds after an answer too: the guard and the gate are checked again.
+        done = dispatch(state, call, allowed_by=choice, logged=True)
+        if done.no_spec is not None:
+            return _no_spec(state, done.no_spec)
     return _drive(state, pending)
 
 
-def _reload_role(state: _Run) -> None:
+def _reload_role(state: RunState) -> None:
     from sdd_git.roles.registry import find_role
 
     state.role, _ = find_role(state.root, state.role.name, use_cache=False)
     state.boundary = None
 
 
-def _after_draft(state: _Run, stop: stops.Stop, choice: str) -> RunOutcome:
+def _after_draft(state: RunState, stop: stops.Stop, choice: str) -> RunOutcome:
     """The loop's one stop: go on with the draft (each action still stops), or decline it and
     let the author close with that denial."""
     state.log.append("run_resumed", stop=stop.id)
@@ -698,8 +531,8 @@ def _after_draft(state: _Run, stop: stops.Stop, choice: str) -> RunOutcome:
     state.log.append("decision", stop=stop.id, choice="expired" if expired else choice)
     stops.remove(state.root, stop.id)
     if expired:
-        return _end(state, "expired", EXIT_STOPPED, f"stop {stop.id} expired; nothing ran")
-    state.offered = _offered(None)
+        return end(state, "expired", EXIT_STOPPED, f"stop {stop.id} expired; nothing ran")
+    state.offered = offered_tools(None)
     if choice == "deny":
         note = (
             "The person declined this draft. Do not carry it out; reply in one or two sentences "

@@ -33,6 +33,7 @@ class Stop:
     args: dict[str, Any] = field(default_factory=dict)
     call_id: str | None = None
     change: str | None = None
+    sandbox: str | None = None  # the sandbox a command would run in, as the run log names it
 
     def expired(self, now: float) -> bool:
         return self.expires_at is not None and now >= self.expires_at

@@ -1,48 +1,116 @@
-"""An action in the person's words: what will happen and with which inputs. Never a diff."""
+"""An action in the person's words: what will happen and with which inputs. Never a diff.
+
+What a stop shows is the real action, whole: a command is shown in full, a long or multi-line one
+as an indented block with its lines kept; every control character (escape sequences that could
+redraw the line, carriage returns, bidirectional overrides) is shown escaped, never sent raw to
+her terminal. A file write shows its path, its size and how it starts; `sdd stops show STOP`
+shows all of it."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-_SHORT = 160
+from sdd_git.sandbox.choose import NO_SANDBOX_WARNING
+
+_INLINE = 100  # a command longer than this, or with a newline, is shown as a block
+_CONTENT_START_LINES = 12
+_CONTENT_START_CHARS = 600
+# C0 and C1 controls but tab and newline, DEL, and the Unicode characters that reorder or hide
+# text on a terminal (bidirectional overrides and isolates, line and paragraph separators,
+# zero-width characters).
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 
 
-def _quote(value: Any) -> str:
-    text = " ".join(str(value).split())
-    return f'"{text if len(text) <= _SHORT else text[: _SHORT - 3] + "..."}"'
+def _escape_char(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def describe(tool: str, args: dict[str, Any]) -> str:
-    """One plain sentence naming exactly the action a stop would run."""
+def visible(text: str, keep_newlines: bool = True) -> str:
+    """`text` with every control character shown as an escape; newlines kept or shown as \\n."""
+    shown = _CONTROL.sub(_escape_char, text)
+    return shown if keep_newlines else shown.replace("\n", "\\n").replace("\t", "\\t")
+
+
+def _inline(value: Any) -> str:
+    return f'"{visible(str(value), keep_newlines=False)}"'
+
+
+def _plain(value: Any) -> str:
+    """A path or a name: unquoted, on one line, controls escaped."""
+    return visible(str(value), keep_newlines=False)
+
+
+def _block(text: str) -> str:
+    return "\n".join("    " + line for line in visible(text).split("\n"))
+
+
+def _command(command: str) -> str:
+    if "\n" in command or len(command) > _INLINE:
+        lines = command.count("\n") + 1
+        return (
+            f"Run this command ({lines} line(s), {len(command):,} characters) in the product "
+            + (f"folder:\n{_block(command)}\n")
+        )
+    return f"Run the command {_inline(command)} in the product folder"
+
+
+def content_start(content: str) -> str:
+    lines = content.rstrip("\n").split("\n")
+    start = "\n".join(lines[:_CONTENT_START_LINES])[:_CONTENT_START_CHARS]
+    return start + ("\n..." if len(start) < len(content.rstrip("\n")) else "")
+
+
+def describe(tool: str, args: dict[str, Any], sandbox: str | None = None) -> str:
+    """The action a stop would run, in plain words, with every input it would run with."""
     a = args
+    said: str
     if tool == "write_file":
-        size = len(str(a.get("content", "")).encode())
-        said = f"Write the file {a.get('path')} ({size:,} bytes)"
+        content = str(a.get("content", ""))
+        size = len(content.encode())
+        said = (
+            f"Write the file {_plain(a.get('path'))} ({size:,} bytes, "
+            f"{len(content.splitlines()):,} line(s)), starting:\n"
+            f"{_block(content_start(content))}\n"
+        )
     elif tool == "delete_file":
-        said = f"Delete the file {a.get('path')}"
+        said = f"Delete the file {_plain(a.get('path'))}"
     elif tool == "run_command":
-        said = f"Run the command {_quote(a.get('command'))} in the product folder"
+        said = _command(str(a.get("command", "")))
         if a.get("network") is True:
-            said += ", with network access"
+            said += ", with network access" if not said.endswith("\n") else "With network access"
     elif tool == "git_commit":
-        paths = ", ".join(str(p) for p in a.get("paths") or []) or "(no paths)"
-        said = f"Commit {paths} with the message {_quote(a.get('message'))}"
+        paths = ", ".join(_plain(p) for p in a.get("paths") or []) or "(no paths)"
+        said = (
+            f"Commit {paths} with the message {_inline(a.get('message'))} (git hooks are skipped)"
+        )
     elif tool == "git_push":
-        said = f"Push the branch {a.get('branch') or '(current)'} to {a.get('remote') or 'origin'}"
+        branch = f"the branch {_plain(a['branch'])}" if a.get("branch") else "the current branch"
+        remote = _plain(a["remote"]) if a.get("remote") else "its upstream"
+        said = f"Push {branch} to {remote} (git hooks are skipped)"
     elif tool == "git_tag":
-        said = f"Write the git tag {a.get('name')}"
+        said = f"Write the git tag {_plain(a.get('name'))}"
+        if a.get("message"):
+            said += f" with the message {_inline(a.get('message'))}"
     elif tool == "open_pull_request":
-        said = f"Open a pull request titled {_quote(a.get('title'))}"
+        said = f"Open a pull request titled {_inline(a.get('title'))}"
     elif tool == "merge_pull_request":
-        said = f"Merge pull request #{a.get('number')}"
+        said = f"Merge pull request #{_plain(a.get('number'))}"
     elif tool == "deploy":
-        said = f"Deploy to {a.get('target')}"
+        said = f"Deploy to {_plain(a.get('target'))}"
     elif tool == "handoff":
-        said = f"Hand the task {_quote(a.get('task'))} to the role {a.get('to')}"
+        said = f"Hand the task {_inline(a.get('task'))} to the role {_plain(a.get('to'))}"
     else:
-        shown = ", ".join(f"{k}={_quote(v)}" for k, v in args.items() if k != "purpose")
+        shown = ", ".join(f"{k}={_inline(v)}" for k, v in args.items() if k != "purpose")
         said = f"Use {tool} with {shown or 'no inputs'}"
     purpose = a.get("purpose")
     if purpose:
-        said += f", because {_quote(purpose)}"
-    return said + "."
+        said += ("Because " if said.endswith("\n") else ", because ") + _inline(purpose)
+    said = said if said.endswith("\n") else said + "."
+    if tool == "run_command" and sandbox is not None:
+        if sandbox.startswith("none"):
+            said += f"\n{NO_SANDBOX_WARNING[0].upper()}{NO_SANDBOX_WARNING[1:]} ({sandbox[6:]})."
+        else:
+            said += f"\nSandbox: {sandbox} (the record, git and your home are read-only to it)."
+    return said.rstrip("\n")

@@ -7,17 +7,12 @@ child process gets `context.child_env`, and every text that leaves goes through 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import signal
 import subprocess
-import threading
 from pathlib import Path
-from typing import IO
 
 from sdd_git.atomicfile import write_text_atomic
-from sdd_git.tools import sandbox
 from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
 from sdd_git.tools.catalog import ToolClass
 from sdd_git.tools.read import (
@@ -116,130 +111,6 @@ class DeleteFile(ActTool):
             raise ToolFailed(f"{rel} is a folder; delete_file deletes one file")
         entry.unlink()
         return ToolOutcome(f"Deleted {rel}.", {"path": rel})
-
-
-class _Output:
-    """A command's output as it streams: the first and the last bytes, and how many in all."""
-
-    def __init__(self) -> None:
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.total = 0
-
-    def drain(self, stream: IO[bytes]) -> None:
-        fd = stream.fileno()
-        while True:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                return
-            if not chunk:
-                return
-            self.total += len(chunk)
-            room = OUTPUT_HEAD_BYTES - len(self.head)
-            if room > 0:
-                self.head += chunk[:room]
-                chunk = chunk[room:]
-            if chunk:
-                self.tail += chunk
-                if len(self.tail) > OUTPUT_TAIL_BYTES:
-                    del self.tail[: len(self.tail) - OUTPUT_TAIL_BYTES]
-
-    def text(self) -> str:
-        shown = len(self.head) + len(self.tail)
-        if shown >= self.total:
-            return (bytes(self.head) + bytes(self.tail)).decode("utf-8", errors="replace")
-        head, tail = bytes(self.head), bytes(self.tail)
-        # Cut at line ends, so that no secret is split in half past the mask.
-        if b"\n" in head:
-            head = head[: head.rindex(b"\n") + 1]
-        if b"\n" in tail:
-            tail = tail[tail.index(b"\n") + 1 :]
-        cut = self.total - len(head) - len(tail)
-        return (
-            head.decode("utf-8", errors="replace")
-            + f"[... {cut:,} bytes of output cut ...]\n"
-            + tail.decode("utf-8", errors="replace")
-        )
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-
-
-class RunCommand(ActTool):
-    name = "run_command"
-    schema = make_schema(
-        "run_command",
-        "Run a shell command (bash -c) in the product folder; answers its exit code and output "
-        "(at most 50 KB; stopped after 10 minutes).",
-        {
-            "command": {"type": "string", "description": "the command line, e.g. 'pytest -q'"},
-            "purpose": PURPOSE,
-            "network": {
-                "type": "boolean",
-                "description": "true if the command needs the network (off by default; the "
-                "person sees it on the stop)",
-            },
-        },
-        ("command", "purpose"),
-    )
-
-    def __init__(self, timeout_seconds: float = COMMAND_TIMEOUT_SECONDS) -> None:
-        self.timeout_seconds = timeout_seconds
-
-    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
-        command = args.text("command")
-        args.text("purpose")
-        network = args.raw.get("network") is True
-        wall = sandbox.prefix(root_dir(context), network)
-        try:
-            process = subprocess.Popen(
-                [*wall, "bash", "-c", command],
-                cwd=root_dir(context),
-                env=dict(context.child_env),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # its own process group, so a timeout stops all of it
-            )
-        except FileNotFoundError:
-            raise ToolFailed("bash is not installed or not on PATH; nothing ran") from None
-        assert process.stdout is not None
-        output = _Output()
-        reader = threading.Thread(target=output.drain, args=(process.stdout,), daemon=True)
-        reader.start()
-        timed_out = False
-        try:
-            code: int | None = process.wait(timeout=self.timeout_seconds)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(process.pid)
-            process.wait()
-            code = None
-        reader.join(timeout=_LINGER_SECONDS)
-        lingering = reader.is_alive()
-        if lingering:
-            # Background processes it left still hold the output open: they are stopped too.
-            _kill_group(process.pid)
-            reader.join(timeout=_LINGER_SECONDS)
-        process.stdout.close()
-        text = output.text()
-        if timed_out:
-            head = (
-                f"timed out after {self.timeout_seconds:g} s: the command was stopped "
-                "and has no exit code"
-            )
-        else:
-            head = f"exit code {code}"
-        if lingering and not timed_out:
-            head += " (background processes it left running were stopped)"
-        body = text if text else "(no output)\n"
-        return ToolOutcome(
-            f"{head}\n--- output ---\n{body}",
-            {"exit_code": code, "timed_out": timed_out, "output_bytes": output.total},
-        )
 
 
 def _commit_paths(context: ToolContext, raw_paths: list[str]) -> list[str]:

@@ -17,10 +17,10 @@ from sdd_git.tools.act import (
     GitTag,
     MergePullRequest,
     OpenPullRequest,
-    RunCommand,
     WriteFile,
 )
 from sdd_git.tools.base import Tool
+from sdd_git.tools.command import RunCommand
 from sdd_git.tools.draft import DraftReading, DraftScenarios, ProposeQaResult, Remember
 from sdd_git.tools.read import (
     GitDiff,

@@ -309,7 +309,7 @@ def test_stop_now_and_a_failing_provider_end_the_loop_in_its_log(
         checks.append(1)
         return len(checks) > 1  # "Stop now" arrives while the author's call is answered
 
-    monkeypatch.setattr("sdd_git.runner.loop._stop_requested", stop_after_the_first_call)
+    monkeypatch.setattr("sdd_git.runner.loop.stop_requested", stop_after_the_first_call)
     stopped = start(root, RunRequest("builder", "Draft", critic="qa-author"))
     assert stopped.status == "stopped-now"
     assert [t["role"] for t in transcript(tmp_path, "again")] == ["builder"]

@@ -160,7 +160,9 @@ def test_allow_once_runs_only_that_action(
     first = sdd("role", "run", "builder", "--task", "Write a and b", "--json")
     assert first.code == 3
     stop = json.loads(first.stdout)["stop"]
-    assert stop["action"] == 'Write the file a.txt (6 bytes), because "because".'
+    assert stop["action"] == (
+        'Write the file a.txt (6 bytes, 1 line(s)), starting:\n    first\nBecause "because".'
+    )
     assert stop["choices"] == ["allow once", "always allow", "deny"]
     assert not (root.path / "a.txt").exists()
     second = sdd("allow", stop["id"], "--json")
@@ -203,7 +205,9 @@ def test_a_commit_runs_only_when_a_stop_names_it(
     )
     first = json.loads(sdd("role", "run", "builder", "--task", "Write and commit", "--json").stdout)
     second = json.loads(sdd("allow", first["stop"]["id"], "--json").stdout)
-    assert second["stop"]["action"] == 'Commit src/app.py with the message "Add app".'
+    assert second["stop"]["action"] == (
+        'Commit src/app.py with the message "Add app" (git hooks are skipped).'
+    )
     assert git(root.path, "rev-list", "--all") == ""
     assert sdd("allow", second["stop"]["id"]).code == 0
     assert git(root.path, "log", "--format=%s").strip() == "Add app"
@@ -441,15 +445,19 @@ def test_forbidden_calls_are_rejected_before_they_run(
     assert not (tmp_path / "outside.txt").exists()
 
 
-def test_an_uncertain_command_always_stops_and_cannot_be_saved(
+def test_with_no_sandbox_an_uncertain_command_always_stops_and_cannot_be_saved(
     sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("SDD_SANDBOX", "none")
     accepted_change(root)
     call = {"tool": "run_command", "args": {"command": "eval 'echo $SDD_RUN_ID'", "purpose": "p"}}
     script(tmp_path, monkeypatch, [{"tool_calls": [call]}, {"say": "ok"}])
     result = sdd("role", "run", "builder", "--task", "Echo", "--json")
     stop = json.loads(result.stdout)["stop"]
     assert stop["choices"] == ["allow once", "deny"]
+    assert "No sandbox: this command runs with all your rights" in stop["action"]
+    assert stop["sandbox"] == "none: SDD_SANDBOX=none"
+    assert sdd("allow", stop["id"], "--always").code == 2
     assert sdd("allow", stop["id"]).code == 0
     told = transcript(tmp_path)[1]["messages"][-1]["content"]
     assert stop["run"] in told  # the child process saw SDD_RUN_ID

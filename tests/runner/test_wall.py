@@ -20,7 +20,7 @@ import pytest
 from sdd_git.root import Root
 from sdd_git.runner import stops
 from sdd_git.runner.runlog import RunLog, read_events
-from sdd_git.tools.sandbox import availability
+from sdd_git.sandbox.choose import current
 from tests.conftest import SddRunner, run_cli
 from tests.runner.scripted import accepted_change, add_role, events, script, transcript
 
@@ -124,7 +124,7 @@ def test_the_sink_refuses_a_person_command_the_parser_cannot_see(
     assert "exit code 1" in told or "exit code 127" in told
 
 
-@pytest.mark.skipif(availability() != "bubblewrap", reason="checked by the next test instead")
+@pytest.mark.skipif(current().name != "bwrap", reason="checked by the next test instead")
 def test_the_sandbox_makes_the_record_read_only_for_commands(
     sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -137,7 +137,7 @@ def test_the_sandbox_makes_the_record_read_only_for_commands(
     assert root.decisions.read_text() == decisions
     assert "Read-only file system" in transcript(tmp_path)[1]["messages"][-1]["content"]
     started = events(root, first["run"])[0]
-    assert started["sandbox"] == "bubblewrap"
+    assert started["sandbox"] == "bwrap"
 
 
 def test_the_run_log_says_whether_the_sandbox_was_there(
@@ -147,11 +147,11 @@ def test_the_run_log_says_whether_the_sandbox_was_there(
     script(tmp_path, monkeypatch, [{"say": "ok"}])
     run_id = json.loads(sdd("role", "run", "builder", "--task", "Hi", "--json").stdout)["run"]
     sandbox = events(root, run_id)[0]["sandbox"]
-    assert sandbox == availability()
-    assert sandbox == "bubblewrap" or sandbox.startswith("unavailable: ")
+    assert sandbox == current().label
+    assert sandbox in ("bwrap", "landlock", "seatbelt") or sandbox.startswith("none: ")
 
 
-@pytest.mark.skipif(availability() != "bubblewrap", reason="no sandbox, so no network wall")
+@pytest.mark.skipif(current().name != "bwrap", reason="no sandbox, so no network wall")
 def test_the_network_is_off_unless_the_stop_names_it(
     sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

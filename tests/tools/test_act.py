@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from sdd_git.root import Root
-from sdd_git.tools.act import RunCommand
 from sdd_git.tools.base import ToolContext
+from sdd_git.tools.command import RunCommand
 from sdd_git.tools.toolbox import TOOLS
 from tests.conftest import commit_all, git
 from tests.tools import SECRET, fails, make_context, run

@@ -1,0 +1,175 @@
+"""The one dispatch: every tool call a model asks for, from any path (the turn loop, the answer
+to a stop, the accuracy loop, and what comes later: handoffs, routines, connectors), passes here
+and only here: guard -> gate -> boundary -> execute -> log.
+
+Nothing else in sdd calls a tool's executor (a test walks the code for it). The guard rejects what
+no role may do by any route; the gate refuses every action on a change with no accepted section;
+the boundary decides whether a consequential call runs or stops for the person."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sdd_git.providers.base import Message, ToolCall
+from sdd_git.runner import guard, stops
+from sdd_git.runner.boundary import BoundaryIndex
+from sdd_git.runner.state import RunState, approval_timeout, tool_context, tool_result
+from sdd_git.runner.words import describe
+from sdd_git.tools.base import ToolFailed
+from sdd_git.tools.catalog import TOOL_CLASSES
+
+# With no accepted section for the change, no role takes these, whatever its `produces`: the
+# gate is on the action, not on the role's label. A first reading may still be drafted.
+GATED_TOOLS = frozenset(
+    {name for name, kind in TOOL_CLASSES.items() if kind == "consequential"}
+    | {"draft_scenarios", "propose_qa_result"}
+)
+
+
+@dataclass(frozen=True)
+class Dispatched:
+    stop: stops.Stop | None = None  # the person must decide
+    no_spec: str | None = None  # the gate refused it: why, in words (the run ends at exit 4)
+
+
+def dispatch(
+    state: RunState,
+    call: ToolCall,
+    *,
+    offered: tuple[str, ...] | None = None,
+    messages: list[Message] | None = None,
+    thread: str | None = None,
+    allowed_by: str | None = None,
+    logged: bool = False,
+    caller: str | None = None,
+) -> Dispatched:
+    """Take one tool call through the wall. `allowed_by` is the person's answer to the stop this
+    call raised (allow_once, always_allow): the boundary is then already passed, but the guard
+    and the gate are checked again, as the record stands now. `logged`: its `tool_call` event
+    is already in the log (a call resumed after a stop). `caller`: the role that asked, when it
+    is not the run's author (the critic, in the accuracy loop)."""
+    offered = state.offered if offered is None else offered
+    extra = {} if thread is None else {"thread": thread}
+    if not logged:
+        state.log.append(
+            "tool_call",
+            role=caller or state.role.name,
+            tool=call.name,
+            args=call.args,
+            call_id=call.id,
+            **extra,
+        )
+    verdict = guard.check(call.name, call.args, state.root.path, offered)
+    if isinstance(verdict, guard.Rejection):
+        state.log.append(
+            "rejected", tool=call.name, reason=verdict.code, message=verdict.message, **extra
+        )
+        tool_result(
+            state,
+            call,
+            f"Rejected: {verdict.message}. This action is not available to roles.",
+            messages,
+            thread,
+        )
+        return Dispatched()
+    if call.name in GATED_TOOLS and not state.accepted:
+        return Dispatched(no_spec=_no_spec_words(state, call))
+    kind = TOOL_CLASSES[call.name]
+    if kind == "consequential" and allowed_by is None:
+        from sdd_git.sandbox.choose import current
+
+        if state.boundary is None:
+            state.boundary = BoundaryIndex(state.role.boundary)
+        decision = state.boundary.decide(
+            call.name,
+            call.args,
+            certain=verdict.certain,
+            runs_code=getattr(verdict, "runs_code", False),
+            sandboxed=current().working,
+        )
+        if not decision.run:
+            return Dispatched(stop=_stop(state, call, decision.reason))
+        allowed_by = decision.reason
+    _execute(state, call, kind, allowed_by, messages, thread)
+    return Dispatched()
+
+
+def _execute(
+    state: RunState,
+    call: ToolCall,
+    kind: str,
+    allowed_by: str | None,
+    messages: list[Message] | None,
+    thread: str | None,
+) -> None:
+    from sdd_git.tools.toolbox import TOOLS
+
+    tool = TOOLS.get(call.name)
+    data = None
+    if tool is None:
+        text = f"{call.name} is not available to roles in this version."
+    else:
+        try:
+            outcome = tool.run(call.args, tool_context(state))
+            text, data = outcome.text, outcome.data
+        except ToolFailed as exc:
+            text = f"{call.name} failed: {exc}"
+    tampered = (data or {}).get("tampered") or []
+    if tampered:
+        state.log.append(
+            "rejected",
+            tool=call.name,
+            reason="tampered",
+            message="it changed protected files, which were put back: " + ", ".join(tampered),
+        )
+    if kind == "consequential":
+        state.log.append("action_done", tool=call.name, args=call.args, by=allowed_by)
+    tool_result(state, call, text, messages, thread)
+
+
+def _no_spec_words(state: RunState, call: ToolCall) -> str:
+    where = (
+        f"{state.change} has no accepted spec section"
+        if state.change
+        else "there is no change with an accepted spec section"
+    )
+    return f"{state.role.name} asked to use {call.name}, and {where}"
+
+
+def _stop(state: RunState, call: ToolCall, reason: str) -> stops.Stop:
+    from sdd_git.sandbox.choose import current
+
+    box = current()
+    now = state.clock()
+    offer_always = reason == "not allowed"  # never after ask-first, never with no sandbox
+    stop = stops.Stop(
+        id=stops.new_stop_id(),
+        run=state.run_id,
+        role=state.role.name,
+        kind="approval",
+        action=describe(call.name, call.args, sandbox=box.label),
+        choices=stops.APPROVAL_CHOICES if offer_always else stops.ASK_FIRST_CHOICES,
+        origin=state.origin,
+        created_at=now,
+        expires_at=None if state.origin == "person" else now + approval_timeout(state.root),
+        tool=call.name,
+        args=call.args,
+        call_id=call.id,
+        change=state.change,
+        sandbox=box.label,
+    )
+    stops.save(state.root, stop)
+    state.log.append(
+        "stop",
+        stop=stop.id,
+        kind=stop.kind,
+        action=stop.action,
+        tool=call.name,
+        args=call.args,
+        choices=list(stop.choices),
+        call_id=call.id,
+        because=reason,
+        sandbox=box.label,
+        expires_at=stop.as_json()["expires_at"],
+    )
+    return stop

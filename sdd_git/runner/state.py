@@ -1,0 +1,172 @@
+"""The state of one run, and what every part of the runner shares to act on it: the outcome, the
+tool context, results, provider settings, say messages and "Stop now".
+
+The state is rebuilt from the run log whenever a run continues (`run.answer`)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sdd_git.providers.base import Message, Provider, ToolCall, ToolSchema
+from sdd_git.roles.profile import RoleProfile
+from sdd_git.root import Root
+from sdd_git.runner import stops
+from sdd_git.runner.boundary import BoundaryIndex
+from sdd_git.runner.clock import Clock, parse_duration
+from sdd_git.runner.masking import Masker, child_environment
+from sdd_git.runner.runlog import RunLog
+from sdd_git.tools.base import ToolContext
+from sdd_git.tools.catalog import TOOL_CLASSES
+
+DEFAULT_TIMEOUT_SECONDS = 600.0
+EXIT_DONE, EXIT_ERROR, EXIT_STOPPED, EXIT_NO_SPEC, EXIT_INTERRUPTED = 0, 1, 3, 4, 130
+LOOP_TOOLS = ("submit_draft", "report_gaps", "submit_revision")
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    run_id: str | None
+    status: str  # done, stopped, no-spec, no-draft, expired, stopped-now, interrupted, failed
+    exit_code: int
+    message: str
+    stop: stops.Stop | None = None
+    reply: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "run": self.run_id,
+            "status": self.status,
+            "exit_code": self.exit_code,
+            "message": self.message,
+            "stop": self.stop.as_json() if self.stop else None,
+            "reply": self.reply,
+        }
+
+
+@dataclass
+class RunState:
+    """A run in progress, rebuilt from its log whenever it continues."""
+
+    root: Root
+    run_id: str
+    role: RoleProfile
+    provider: Provider
+    log: RunLog
+    masker: Masker
+    clock: Clock
+    change: str | None
+    origin: str
+    offered: tuple[str, ...]
+    accepted: bool  # the change has an accepted section: the gate on actions is open
+    secret_names: tuple[str, ...] = ()
+    messages: list[Message] = field(default_factory=list)
+    calls_made: int = 0
+    says_seen: int = 0
+    tool_context: ToolContext | None = None
+    boundary: BoundaryIndex | None = None
+
+
+def control_folder(root: Root, run_id: str) -> Path:
+    return root.local / "runs" / run_id
+
+
+def role_lock(root: Root, role: str) -> Path:
+    return root.local / "locks" / f"role-{role}.lock"
+
+
+def provider_settings(root: Root, role: RoleProfile) -> tuple[Provider, Masker, list[str]]:
+    """The role's provider, a masker for everything the run writes or sends, and the names of
+    the variables that hold its key (kept out of child processes)."""
+    from sdd_git.providers.select import make_provider, settings_for
+    from sdd_git.runner.masking import is_secret_name, secrets_from_environment
+
+    settings = settings_for(root, role.model)
+    provider = make_provider(settings)
+    secrets = [s for s in (settings.key, os.environ.get("SDD_API_KEY")) if s]
+    secrets += secrets_from_environment(n for n in os.environ if is_secret_name(n))
+    names = [settings.key_env] if settings.key_env else []
+    return provider, Masker(secrets), names
+
+
+def approval_timeout(root: Root) -> float:
+    from sdd_git.yamlio import read_mapping
+
+    approvals = read_mapping(root.config).get("approvals") or {}
+    value = approvals.get("timeout") if isinstance(approvals, dict) else None
+    return parse_duration(value, DEFAULT_TIMEOUT_SECONDS)
+
+
+def offered_tools(critic: str | None) -> tuple[str, ...]:
+    return tuple(
+        name
+        for name, kind in TOOL_CLASSES.items()
+        if name != "handoff" and (kind != "loop" or (critic is not None and name in LOOP_TOOLS))
+    )
+
+
+def tool_context(state: RunState) -> ToolContext:
+    if state.tool_context is None:
+        state.tool_context = ToolContext(
+            root=state.root,
+            role=state.role.name,
+            run_id=state.run_id,
+            change=state.change,
+            child_env=child_environment(os.environ, state.run_id, state.secret_names),
+            mask=state.masker,
+        )
+    return state.tool_context
+
+
+def tool_result(
+    state: RunState,
+    call: ToolCall,
+    content: str,
+    messages: list[Message] | None = None,
+    thread: str | None = None,
+    **fields: Any,
+) -> None:
+    """What the model reads back for one tool call: masked, logged, added to its messages."""
+    content = state.masker(content)
+    if thread is not None:
+        fields["thread"] = thread
+    state.log.append("tool_result", call_id=call.id, tool=call.name, content=content, **fields)
+    (state.messages if messages is None else messages).append(
+        {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
+    )
+
+
+def masked(state: RunState, messages: list[Message]) -> list[Message]:
+    return [json.loads(state.masker(json.dumps(m, ensure_ascii=False))) for m in messages]
+
+
+def tool_schemas(offered: tuple[str, ...]) -> list[ToolSchema]:
+    from sdd_git.tools.toolbox import schemas
+
+    return schemas(offered)
+
+
+def stop_requested(state: RunState) -> bool:
+    return (control_folder(state.root, state.run_id) / "stop-now").exists()
+
+
+def new_says(state: RunState) -> list[str]:
+    inbox = control_folder(state.root, state.run_id) / "say.jsonl"
+    if not inbox.exists():
+        return []
+    lines = [line for line in inbox.read_text(encoding="utf-8").splitlines() if line.strip()]
+    out = []
+    for line in lines[state.says_seen :]:
+        try:
+            out.append(str(json.loads(line)["text"]))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return out
+
+
+def end(state: RunState, status: str, code: int, message: str, **extra: Any) -> RunOutcome:
+    state.log.append("run_ended", status=status)
+    return RunOutcome(state.run_id, status, code, message, **extra)

@@ -1,0 +1,271 @@
+"""Run one shell command the way the wall requires: inside the chosen sandbox, with the child
+environment the runner built, and with nothing left running after it.
+
+Nothing outlives the command: under bubblewrap the command is in its own pid namespace, which the
+kernel empties when it ends; everywhere else sdd is the child subreaper of what the command
+starts, so a process that double-forks and calls setsid is still found and killed. Where the
+sandbox is not bubblewrap (Landlock cannot keep the top of the product folder or HOME, and with
+none nothing is kept), the tamper check puts the protected tree back after the command."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from sdd_git.sandbox import tamper
+from sdd_git.sandbox.choose import Sandbox, current
+from sdd_git.sandbox.policy import Policy, policy_for, sdd_home
+
+OUTPUT_HEAD_BYTES = 20 * 1024
+OUTPUT_TAIL_BYTES = 30 * 1024  # head + tail: the 50 KB of output a command gives back
+_LINGER_SECONDS = 2.0
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+@dataclass(frozen=True)
+class Finished:
+    code: int | None  # None when it timed out
+    output: str
+    output_bytes: int
+    timed_out: bool
+    lingering: bool  # processes it left behind were killed
+    tampered: tuple[str, ...]  # protected paths it changed, put back (relative to the product)
+    sandbox: str  # the sandbox's label
+
+
+class _Output:
+    """A command's output as it streams: the first and the last bytes, and how many in all."""
+
+    def __init__(self) -> None:
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def drain(self, stream: IO[bytes]) -> None:
+        fd = stream.fileno()
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self.total += len(chunk)
+            room = OUTPUT_HEAD_BYTES - len(self.head)
+            if room > 0:
+                self.head += chunk[:room]
+                chunk = chunk[room:]
+            if chunk:
+                self.tail += chunk
+                if len(self.tail) > OUTPUT_TAIL_BYTES:
+                    del self.tail[: len(self.tail) - OUTPUT_TAIL_BYTES]
+
+    def text(self) -> str:
+        shown = len(self.head) + len(self.tail)
+        if shown >= self.total:
+            return (bytes(self.head) + bytes(self.tail)).decode("utf-8", errors="replace")
+        head, tail = bytes(self.head), bytes(self.tail)
+        # Cut at line ends, so that no secret is split in half past the mask.
+        if b"\n" in head:
+            head = head[: head.rindex(b"\n") + 1]
+        if b"\n" in tail:
+            tail = tail[tail.index(b"\n") + 1 :]
+        cut = self.total - len(head) - len(tail)
+        return (
+            head.decode("utf-8", errors="replace")
+            + f"[... {cut:,} bytes of output cut ...]\n"
+            + tail.decode("utf-8", errors="replace")
+        )
+
+
+def protected_tree(policy: Policy) -> list[Path]:
+    """What the tamper check watches: the read-only parts of the product, the person's git and
+    sdd configuration in HOME, and her Python environment's site folders."""
+    home = policy.home
+    extra = [home / ".gitconfig", home / ".config" / "git", sdd_home()]
+    return [*policy.read_only, *(p for p in extra if os.path.lexists(p))]
+
+
+@contextlib.contextmanager
+def _scratch() -> Iterator[Path]:
+    folder = Path(tempfile.mkdtemp(prefix="sdd-scratch-"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+_subreaper_set = False
+
+
+def _become_subreaper() -> bool:
+    global _subreaper_set
+    if not sys.platform.startswith("linux"):
+        return False
+    if not _subreaper_set:
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            _subreaper_set = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            return False
+    return _subreaper_set
+
+
+def _children_of(pids: set[int]) -> dict[int, tuple[str, str]]:
+    """Processes whose parent is in `pids`: pid -> (name, state)."""
+    found: dict[int, tuple[str, str]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                raw = handle.read()
+        except OSError:
+            continue
+        name = raw[raw.find(b"(") + 1 : raw.rfind(b")")].decode(errors="replace")
+        fields = raw.rsplit(b")", 1)[1].split()
+        if int(fields[1]) in pids:
+            found[int(entry)] = (name, fields[0].decode())
+    return found
+
+
+def _kill_descendants() -> bool:
+    """Kill and reap every process left below sdd (orphans reparented to it as subreaper, and
+    their children). True when one of them was still running the command's work (not a zombie,
+    and not bubblewrap's own monitor on its way out)."""
+    running = False
+    for _ in range(20):
+        level = _children_of({os.getpid()})
+        found: dict[int, tuple[str, str]] = {}
+        while level:
+            found.update(level)
+            level = {p: v for p, v in _children_of(set(level)).items() if p not in found}
+        if not found:
+            return running
+        running = running or any(
+            state != "Z" and name != "bwrap" for name, state in found.values()
+        )
+        for pid in found:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 1.0
+        waiting = set(found)
+        while waiting and time.monotonic() < deadline:
+            for pid in list(waiting):
+                try:
+                    done, _status = os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:  # not ours to reap: its own parent will
+                    done = pid
+                if done:
+                    waiting.discard(pid)
+            if waiting:
+                time.sleep(0.005)
+    return running
+
+
+def _launch(
+    box: Sandbox, policy: Policy, command: str, env: Mapping[str, str], scratch: Path
+) -> tuple[list[str], Callable[[], None] | None, dict[str, str], Callable[[], None]]:
+    child_env = dict(env)
+    shell = ["bash", "-c", command]
+    if box.name == "bwrap":
+        from sdd_git.sandbox import bwrap
+
+        return bwrap.argv(box.binary, policy, shell), None, child_env, lambda: None
+    child_env.update(HOME=str(scratch), TMPDIR=str(scratch))
+    if box.name == "landlock":
+        from sdd_git.sandbox import landlock
+
+        prepared = landlock.prepare(policy)
+        return shell, prepared.apply, child_env, prepared.close
+    if box.name == "seatbelt":
+        from sdd_git.sandbox import seatbelt
+
+        return seatbelt.argv(policy, shell), None, child_env, lambda: None
+    return shell, None, child_env, lambda: None
+
+
+def run(
+    product: Path,
+    command: str,
+    env: Mapping[str, str],
+    *,
+    network: bool,
+    timeout: float,
+) -> Finished:
+    """Run `bash -c command` in the product folder inside the sandbox; wait for it, collect its
+    output (head and tail), kill what it left running, and put back what it tampered with."""
+    box = current()
+    with _scratch() as scratch:
+        policy = policy_for(product, scratch, network)
+        watched = protected_tree(policy) if box.name != "bwrap" else []
+        before = tamper.take(watched) if watched else None
+        reaping = _become_subreaper()
+        argv, preexec, child_env, cleanup = _launch(box, policy, command, env, scratch)
+        try:
+            process = subprocess.Popen(
+                argv,
+                cwd=policy.product,
+                env=child_env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group, so a timeout stops all of it
+                preexec_fn=preexec,  # Landlock is applied in the child, before exec
+            )
+        finally:
+            cleanup()
+        assert process.stdout is not None
+        output = _Output()
+        reader = threading.Thread(target=output.drain, args=(process.stdout,), daemon=True)
+        reader.start()
+        timed_out = False
+        try:
+            code: int | None = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(process.pid)
+            process.wait()
+            code = None
+        _kill_group(process.pid)  # whatever it left in its group goes too
+        lingering = _kill_descendants() if reaping else False
+        reader.join(timeout=_LINGER_SECONDS)
+        if reader.is_alive():
+            lingering = True
+            reader.join(timeout=_LINGER_SECONDS)
+        process.stdout.close()
+        tampered: list[str] = []
+        if before is not None:
+            tampered = tamper.changed(before, watched)
+            if tampered:
+                tamper.restore(before, tampered)
+        shown = tuple(_shown(policy, name) for name in tampered)
+        return Finished(code, output.text(), output.total, timed_out, lingering, shown, box.label)
+
+
+def _shown(policy: Policy, name: str) -> str:
+    path = Path(name)
+    return (
+        path.relative_to(policy.product).as_posix() if path.is_relative_to(policy.product) else name
+    )
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)

@@ -1,0 +1,155 @@
+"""The tamper check: where no sandbox holds a command, the protected tree is fingerprinted before
+it and compared after it; any change is put back as it was and reported.
+
+A fingerprint is (mode, inode, size, mtime, ctime): a command cannot forge the ctime of a file it
+wrote, so a same-size rewrite with its mtime reset still shows. The content needed to put a file
+back is read before the command, and kept between commands while its fingerprint holds, so the
+check costs a walk of stats when nothing changed."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+Fingerprint = tuple[int, int, int, int, int]
+# Inside .git only what can change what git runs or what the record's history says; objects are
+# content-addressed and a new one changes nothing by itself.
+_GIT_SKIP = frozenset({"objects", "logs", "lfs", "rr-cache", "fsmonitor--daemon"})
+
+
+@dataclass(frozen=True)
+class Entry:
+    fingerprint: Fingerprint
+    kind: str  # "file", "dir", "link"
+    mode: int
+    content: bytes | None = None  # a file's bytes
+    target: str | None = None  # a link's target
+
+
+@dataclass
+class Snapshot:
+    entries: dict[str, Entry] = field(default_factory=dict)
+
+
+_CONTENT: dict[str, tuple[Fingerprint, bytes]] = {}  # path -> content seen, across commands
+
+
+def _fingerprint(st: os.stat_result) -> Fingerprint:
+    return (st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _walk(top: Path, out: dict[str, os.stat_result], skip: frozenset[str] = frozenset()) -> None:
+    try:
+        st = os.lstat(top)
+    except FileNotFoundError:
+        return
+    out[str(top)] = st
+    if not stat.S_ISDIR(st.st_mode):
+        return
+    try:
+        with os.scandir(top) as it:
+            children = list(it)
+    except OSError:
+        return
+    for child in children:
+        if child.name in skip:
+            continue
+        try:
+            cst = child.stat(follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISDIR(cst.st_mode):
+            _walk(Path(child.path), out)
+        else:
+            out[child.path] = cst
+
+
+def _stats(paths: Iterable[Path]) -> dict[str, os.stat_result]:
+    found: dict[str, os.stat_result] = {}
+    for path in paths:
+        _walk(path, found, _GIT_SKIP if path.name == ".git" else frozenset())
+    return found
+
+
+def take(paths: Iterable[Path]) -> Snapshot:
+    """Fingerprint the protected tree and keep what is needed to put it back."""
+    snapshot = Snapshot()
+    for name, st in _stats(paths).items():
+        fp = _fingerprint(st)
+        if stat.S_ISLNK(st.st_mode):
+            snapshot.entries[name] = Entry(fp, "link", st.st_mode, target=os.readlink(name))
+        elif stat.S_ISDIR(st.st_mode):
+            snapshot.entries[name] = Entry(fp, "dir", st.st_mode)
+        elif stat.S_ISREG(st.st_mode):
+            cached = _CONTENT.get(name)
+            if cached is None or cached[0] != fp:
+                try:
+                    with open(name, "rb") as handle:
+                        cached = (fp, handle.read())
+                except OSError:
+                    continue
+                _CONTENT[name] = cached
+            snapshot.entries[name] = Entry(fp, "file", st.st_mode, content=cached[1])
+    return snapshot
+
+
+def changed(before: Snapshot, paths: Iterable[Path]) -> list[str]:
+    """The paths that differ from the snapshot: written, made, removed or replaced."""
+    now = _stats(paths)
+    out: list[str] = []
+    for name, entry in before.entries.items():
+        st = now.get(name)
+        if st is None or _fingerprint(st) != entry.fingerprint:
+            if (
+                entry.kind == "dir"
+                and st is not None
+                and stat.S_ISDIR(st.st_mode)
+                and (st.st_mode, st.st_ino) == entry.fingerprint[:2]
+            ):
+                continue  # a folder's times change with its children, which are checked
+            out.append(name)
+    out.extend(name for name in now if name not in before.entries)
+    return sorted(out)
+
+
+def restore(before: Snapshot, names: list[str]) -> None:
+    """Put every changed path back as the snapshot holds it; remove what was not there."""
+    for name in sorted(names, key=len, reverse=True):  # children before their folders
+        if name not in before.entries:
+            _remove(name)
+    for name in sorted(names, key=len):  # folders before their children
+        entry = before.entries.get(name)
+        if entry is None:
+            continue
+        if entry.kind == "dir":
+            if not os.path.isdir(name) or os.path.islink(name):
+                _remove(name)
+                os.makedirs(name, exist_ok=True)
+            os.chmod(name, stat.S_IMODE(entry.mode))
+            continue
+        _remove(name)
+        os.makedirs(os.path.dirname(name), exist_ok=True)
+        if entry.kind == "link":
+            assert entry.target is not None
+            os.symlink(entry.target, name)
+        else:
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(entry.content or b"")
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(name, stat.S_IMODE(entry.mode))
+        _CONTENT.pop(name, None)
+
+
+def _remove(name: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        if os.path.isdir(name) and not os.path.islink(name):
+            shutil.rmtree(name)
+        else:
+            os.unlink(name)
