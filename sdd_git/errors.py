@@ -28,6 +28,12 @@ class GateError(SddError):
     """A stage gate or release gate does not hold."""
 
 
+class NoSpecError(SddError):
+    """Stopped with no choice to offer: the work needs an accepted spec section first."""
+
+    exit_code = 4
+
+
 class LockError(SddError):
     """Another writer holds the record lock."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -272,10 +273,13 @@ def role_memory(name: str, forget: int | None, edit: bool) -> None:
         click.echo(f"{number}. {item['note']}  ({item.get('at', '')})")
 
 
-@click.command("stops")
+@click.group("stops", invoke_without_command=True)
 @json_option
-def stops_command(as_json: bool) -> None:
-    """The stops waiting for you."""
+@click.pass_context
+def stops_command(context: click.Context, as_json: bool) -> None:
+    """The stops waiting for you (`sdd stops show STOP`: everything one of them would do)."""
+    if context.invoked_subcommand is not None:
+        return
     import time
 
     from sdd_git.runner import stops
@@ -291,6 +295,29 @@ def stops_command(as_json: bool) -> None:
     for stop in pending:
         state = " (expired)" if stop.expired(now) else ""
         click.echo(f"{stop.id}  {stop.role}  {stop.kind}{state}  from {stop.origin}: {stop.action}")
+
+
+@stops_command.command("show")
+@click.argument("stop_id", metavar="STOP")
+@json_option
+def stops_show_command(stop_id: str, as_json: bool) -> None:
+    """Everything a stop would do: its action, and every input whole (a file's whole content)."""
+    from sdd_git.runner import stops
+    from sdd_git.runner.words import visible
+
+    stop = stops.load(current_root(), stop_id)
+    if as_json:
+        emit_json(stop.as_json())
+        return
+    click.echo(f"{stop.id}  {stop.role}  {stop.kind}  from {stop.origin}  (run {stop.run})")
+    click.echo(stop.action)
+    if stop.sandbox:
+        click.echo(f"sandbox: {stop.sandbox}")
+    for key, value in stop.args.items():
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        click.echo(f"--- {visible(key, keep_newlines=False)} ({len(text):,} characters) ---")
+        click.echo(visible(text))
+    click.echo(f"choices: {', '.join(stop.choices) or 'none'}")
 
 
 @click.command("allow")

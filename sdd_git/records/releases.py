@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from sdd_git.atomicfile import write_text_atomic
-from sdd_git.errors import GateError, UsageError
+from sdd_git.errors import GateError, NoSpecError, UsageError
 from sdd_git.records import changes, decisions
 from sdd_git.records.person import person_write
 from sdd_git.records.scenarios import ScenarioStatus, statuses
@@ -63,6 +63,8 @@ def generate(
     with person_write(root):
         packs = [changes.load(root, change_id) for change_id in change_ids]
         log = decisions.load(root)
+        for pack in packs:
+            _require_accepted_section(root, pack, log)
         all_statuses = {pack.id: statuses(pack.id, pack.folder, log) for pack in packs}
         for pack in packs:
             for status in all_statuses[pack.id]:
@@ -110,6 +112,20 @@ def generate(
                 _delete_tag(root, outcome.name)
             raise
         return Release(release_id, path, tuple(p.id for p in packs), outcome, decision.id)
+
+
+def _require_accepted_section(root: Root, pack: changes.ChangePack, log: Any) -> None:
+    """No release for a change whose spec has no accepted section: exit 4, nothing written."""
+    from sdd_git.records.spec import read_spec
+
+    spec = read_spec(root.spec_file(pack.spec))
+    if any(log.section_acceptance(s.full_id, s.hash) for s in spec.sections):
+        return
+    raise NoSpecError(
+        f"cannot release {pack.id}: its spec {pack.spec} has no accepted section; nothing was "
+        "written",
+        hint=f"accept its reading first: sdd accept reading {pack.id}",
+    )
 
 
 def _notes(

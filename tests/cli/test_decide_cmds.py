@@ -288,11 +288,27 @@ def test_an_optional_failed_scenario_does_not_block(sdd: SddRunner) -> None:
 # --- releases ---------------------------------------------------------------------------------
 
 
+def test_a_release_of_a_change_with_no_accepted_section_exits_4_and_writes_nothing(
+    sdd: SddRunner, root: Root
+) -> None:
+    through_build(sdd)
+    sdd("change", "new", "Nobody accepted this yet.")
+    decisions_before = root.decisions.read_text()
+    result = sdd("release", "generate", "CH-0001", "CH-0002", "--tag", "v9")
+    assert result.code == 4
+    assert "CH-0002" in result.stderr and "no accepted section" in result.stderr
+    assert root.decisions.read_text() == decisions_before
+    assert not list(root.releases.glob("R-*.md"))
+    assert git(root.path, "tag", "--list").strip() == ""
+
+
 def test_release_notes_quote_each_change_verbatim_and_nothing_is_pushed(
     sdd: SddRunner, root: Root
 ) -> None:
     through_build(sdd)
     sdd("change", "new", "Line one of her words.\nLine two.")
+    assert sdd("correct", "reading", "CH-0002", "Two lines.\n- C1: both kept").code == 0
+    assert sdd("accept", "reading", "CH-0002").code == 0
     result = sdd("release", "generate", "CH-0001", "CH-0002")
     assert result.code == 0, result.stderr
     assert result.stdout == "R-0001\n"
