@@ -99,7 +99,7 @@ class InitReport:
 def init_root(folder: Path, product: str | None) -> InitReport:
     """Create whatever is missing of the sdd layout in `folder`. Idempotent; commits nothing."""
     from sdd_git.atomicfile import write_text_atomic
-    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.sink import refuse_inside_run
 
     refuse_inside_run()
     folder.mkdir(parents=True, exist_ok=True)
