@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sdd_git.sandbox import choose, tamper  # noqa: E402
-from sdd_git.sandbox.execute import run  # noqa: E402
+from sdd_git.sandbox import choose, tamper
+from sdd_git.sandbox.execute import run
 
 
 def timed(action: Callable[[], object], runs: int) -> list[float]:
