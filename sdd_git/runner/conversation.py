@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError, UsageError
 from sdd_git.root import Root
 
@@ -71,9 +72,17 @@ class Attachment:
     what: str
 
 
-def attach(root: Root, role: str, run_id: str, attachment: Attachment) -> tuple[Path, str]:
+def attach(
+    root: Root,
+    role: str,
+    run_id: str,
+    attachment: Attachment,
+    mask: Callable[[str], str] = lambda text: text,
+) -> tuple[Path, str]:
     """Copy product material into the role's attachments (the original is never touched), and
-    give back the copy and how the model sees it: text as text, anything else by reference."""
+    give back the copy and how the model sees it: text as text, anything else by reference.
+    A text copy is masked like everything else the run keeps: a secret in a pasted log stays
+    out of `.sdd/` and out of the model's view."""
     source = attachment.source
     if not source.is_file():
         raise UsageError(f"cannot attach {source}: no such file")
@@ -82,13 +91,17 @@ def attach(root: Root, role: str, run_id: str, attachment: Attachment) -> tuple[
     folder = role_local(root, role) / "attachments" / run_id
     folder.mkdir(parents=True, exist_ok=True)
     copy = folder / source.name
-    shutil.copyfile(source, copy)
-    raw = copy.read_bytes()
+    raw = source.read_bytes()
     try:
         text = raw.decode("utf-8")
         binary = b"\0" in raw[:8192]
     except UnicodeDecodeError:
         text, binary = "", True
+    if binary:
+        shutil.copyfile(source, copy)
+    else:
+        text = mask(text)
+        write_text_atomic(copy, text)
     where = copy.relative_to(root.path)
     if binary:
         shown = (
@@ -120,7 +133,6 @@ def forget(root: Root, role: str, number: int) -> dict[str, Any]:
             hint=f"`sdd role memory {role}` numbers them",
         )
     removed = items.pop(number - 1)
-    from sdd_git.atomicfile import write_text_atomic
     from sdd_git.yamlio import dump_yaml
 
     write_text_atomic(memory_path(root, role), dump_yaml(items) if items else "[]\n")

@@ -133,7 +133,8 @@ def start(root: Root, request: RunRequest, clock: Clock = system_clock) -> RunOu
             decisions=list(plan.decisions),
         )
         shown_attachments = [
-            conversation.attach(root, author.name, run_id, a)[1] for a in request.attachments
+            conversation.attach(root, author.name, run_id, a, masker)[1]
+            for a in request.attachments
         ]
         notes = [m["note"] for m in conversation.memory(root, author.name)]
         system = prompt.system_prompt(author, registry.roles, plan, notes, request.prompt_append)
