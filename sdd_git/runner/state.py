@@ -68,6 +68,9 @@ class RunState:
     says_seen: int = 0
     tool_context: ToolContext | None = None
     boundary: BoundaryIndex | None = None
+    # The masked form of each message already sent, by position, with the message it came from:
+    # a long run masks each message once, not its whole history on every turn.
+    masked_cache: list[tuple[Message, Message]] = field(default_factory=list)
 
 
 def control_folder(root: Root, run_id: str) -> Path:
@@ -140,7 +143,25 @@ def tool_result(
 
 
 def masked(state: RunState, messages: list[Message]) -> list[Message]:
-    return [json.loads(state.masker(json.dumps(m, ensure_ascii=False))) for m in messages]
+    """The messages as a model may see them: every secret masked."""
+    if messages is not state.messages:  # the critic's own thread: not cached
+        return [_mask_message(state, m) for m in messages]
+    cache = state.masked_cache
+    out: list[Message] = []
+    for index, message in enumerate(messages):
+        if index < len(cache) and cache[index][0] is message:
+            out.append(cache[index][1])
+            continue
+        shown = _mask_message(state, message)
+        del cache[index:]
+        cache.append((message, shown))
+        out.append(shown)
+    return out
+
+
+def _mask_message(state: RunState, message: Message) -> Message:
+    masked_message: Message = json.loads(state.masker(json.dumps(message, ensure_ascii=False)))
+    return masked_message
 
 
 def tool_schemas(offered: tuple[str, ...]) -> list[ToolSchema]:
