@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from sdd_git.cli.output import current_root, emit_json, json_option, say, table
+
+if TYPE_CHECKING:
+    from sdd_git.roles.manage import Added, Confirm
+    from sdd_git.roles.profile import RoleProfile, Rule
 
 PRODUCES = ("reading", "scenario", "code", "release-notes", "plan", "review", "other")
 
@@ -28,7 +32,6 @@ def role() -> None:
 @json_option
 def role_list(show_all: bool, as_json: bool) -> None:
     """List roles: pinned first, then by label."""
-    from sdd_git.roles.lattice import spawnable
     from sdd_git.roles.registry import load_registry
 
     registry = load_registry(current_root())
@@ -36,22 +39,7 @@ def role_list(show_all: bool, as_json: bool) -> None:
     roles = [r for r in registry.roles if show_all or not r.hidden]
     roles.sort(key=lambda r: (not r.pinned, r.label.casefold(), r.name))
     if as_json:
-        emit_json(
-            [
-                {
-                    "name": r.name,
-                    "label": r.label,
-                    "job": r.job,
-                    "level": int(r.level) if float(r.level).is_integer() else r.level,
-                    "delegation": r.delegation,
-                    "spawnable": spawnable(r, registry.roles),
-                    "pinned": r.pinned,
-                    "hidden": r.hidden,
-                    "source": r.source,
-                }
-                for r in roles
-            ]
-        )
+        emit_json([_list_row(r, registry.roles) for r in roles])
         return
     rows = [
         (
@@ -59,12 +47,35 @@ def role_list(show_all: bool, as_json: bool) -> None:
             r.label,
             r.level_text,
             r.delegation,
-            r.source + (" (hidden)" if r.hidden else ""),
+            r.source
+            + (" (hidden)" if r.hidden else "")
+            + (" (rules not trusted)" if r.trust is not None and not r.trust.counts else ""),
             r.job,
         )
         for r in roles
     ]
     table(rows, ("  NAME", "LABEL", "LEVEL", "DELEGATION", "SOURCE", "JOB"))
+
+
+def _list_row(r: RoleProfile, roles: tuple[RoleProfile, ...]) -> dict[str, Any]:
+    from sdd_git.roles.lattice import spawnable
+
+    row: dict[str, Any] = {
+        "name": r.name,
+        "label": r.label,
+        "job": r.job,
+        "level": int(r.level) if float(r.level).is_integer() else r.level,
+        "delegation": r.delegation,
+        "spawnable": spawnable(r, roles),
+        "pinned": r.pinned,
+        "hidden": r.hidden,
+        "source": r.source,
+    }
+    if r.trust is not None:
+        # Added, only for a pack with always_allow rules: whether they count ("trusted"), or
+        # not ("untrusted", "changed"). Other rows keep exactly the contract's fields.
+        row["trust"] = r.trust.state
+    return row
 
 
 @role.command("show")
@@ -96,6 +107,7 @@ def role_show(name: str, as_json: bool) -> None:
     boundary = view["boundary"]
     echo("always allow: " + (_rules(boundary["always_allow"]) or "nothing"))
     echo("ask first: " + (_rules(boundary["ask_first"]) or "nothing"))
+    _show_trust(view)
     echo("routines: " + (", ".join(view["routines"]) or "none"))
     echo("recent runs: " + (", ".join(view["recent_runs"]) or "none"))
     if view["path"]:
@@ -114,6 +126,78 @@ def _rules(rules: list[dict[str, Any]]) -> str:
     )
 
 
+def _show_trust(view: dict[str, Any]) -> None:
+    """For a pack with always_allow rules: whether they count, and how to make them count."""
+    from sdd_git.roles.profile import Rule, rule_words
+
+    trust = view.get("trust")
+    if not trust:
+        return
+    name = view["name"]
+    rules = [Rule(r["tool"], r.get("inputs")) for r in trust["always_allow"]]
+    if trust["state"] == "trusted":
+        when = f" at {trust['at']}" if trust.get("at") else ""
+        click.echo(f"trust: you trusted this pack's always_allow rules{when}; they count")
+        return
+    why = (
+        "they changed since you trusted them"
+        if trust["state"] == "changed"
+        else "you have not trusted them"
+    )
+    click.echo(f"trust: this pack's {len(rules)} always_allow rule(s) do not count: {why}")
+    for rule in rules:
+        click.echo(f"  - {rule_words(rule)}")
+    click.echo(f"  to let them count: sdd role trust {name}")
+
+
+def _answer(question: str) -> str | None:
+    """Her answer to a [y/N] question, read from stdin, terminal or not; None at end of input."""
+    click.echo(f"{question} [y/N] ", nl=False, err=True)
+    line = sys.stdin.readline()
+    if not line or not sys.stdin.isatty():
+        click.echo("", err=True)  # a terminal echoes her Enter; a pipe or end of input does not
+    return line.strip().lower() if line else None
+
+
+def _list_rules(rules: tuple[Rule, ...], intro: str) -> None:
+    from sdd_git.roles.profile import rule_words
+
+    say(intro)
+    for rule in rules:
+        say(f"  - {rule_words(rule)}")
+
+
+def _rules_question(yes: bool) -> Confirm:
+    """Shows a template's always_allow rules and asks whether to keep them (`--yes`: kept)."""
+
+    def confirm(rules: tuple[Rule, ...], where: Path) -> bool:
+        _list_rules(
+            rules,
+            f"{_relative(where)} grants {len(rules)} rule(s) that let the role act without "
+            "asking you:",
+        )
+        if yes:
+            return True
+        return _answer(f"Keep these {len(rules)} rule(s)?") in ("y", "yes")
+
+    return confirm
+
+
+def _report_rules(added: Added, again: str) -> None:
+    """What became of a template's always_allow rules; `again`: how to add it keeping them."""
+    if added.kept:
+        say(f"kept {len(added.kept)} always_allow rule(s): they count for {added.name}")
+    if added.left_out:
+        say(
+            f"left out {len(added.left_out)} always_allow rule(s) you did not confirm: "
+            f"{added.name} asks you before those actions"
+        )
+        say(
+            f"hint: to keep them, {again} (after `sdd role delete {added.name} --yes`), "
+            "or answer its stop with `sdd allow STOP --always`"
+        )
+
+
 @role.command("create")
 @click.argument("name")
 @click.option("--job", required=True, help="The role's one job (a blank job writes nothing).")
@@ -123,6 +207,9 @@ def _rules(rules: list[dict[str, Any]]) -> str:
 @click.option("--level", type=float, help="Privilege level (default 0).")
 @click.option("--delegation", type=click.Choice(["allow", "deny"]), help="Default: deny.")
 @click.option("--produces", type=click.Choice(PRODUCES), help="What the role produces.")
+@click.option(
+    "--yes", is_flag=True, help="Keep a shared template's always_allow rules without asking."
+)
 def role_create(
     name: str,
     job: str,
@@ -132,11 +219,12 @@ def role_create(
     level: float | None,
     delegation: str | None,
     produces: str | None,
+    yes: bool,
 ) -> None:
     """Create a role in .sdd/roles/NAME/ROLE.md."""
     from sdd_git.roles.manage import create
 
-    path = create(
+    added = create(
         current_root(),
         name,
         job,
@@ -146,9 +234,12 @@ def role_create(
         level=level,
         delegation=delegation,
         produces=produces,
+        confirm=_rules_question(yes),
     )
     say(f"created role {name}")
-    click.echo(_relative(path))
+    if template is not None:
+        _report_rules(added, "create it again with --yes")
+    click.echo(_relative(added.path))
 
 
 @role.command("edit")
@@ -219,9 +310,14 @@ def role_duplicate(name: str) -> None:
     """Copy a role as NAME-copy: profile, settings, skills, routines, boundary; no conversation."""
     from sdd_git.roles.manage import duplicate
 
-    new_name = duplicate(current_root(), name)
-    say(f"duplicated {name} as {new_name} (its conversation and memory stay behind)")
-    click.echo(new_name)
+    added = duplicate(current_root(), name)
+    say(f"duplicated {name} as {added.name} (its conversation and memory stay behind)")
+    if added.left_out:
+        say(
+            f"left out {len(added.left_out)} always_allow rule(s) of the pack {name} that you "
+            f"have not trusted (`sdd role trust {name}` first to copy them)"
+        )
+    click.echo(added.name)
 
 
 @role.command("delete")
@@ -229,16 +325,17 @@ def role_duplicate(name: str) -> None:
 @click.option("--yes", is_flag=True, help="Do not ask.")
 def role_delete(name: str, yes: bool) -> None:
     """Remove a role's profile, routines, conversation and memory. Product files stay."""
+    from sdd_git.errors import UsageError
     from sdd_git.roles.manage import delete
 
     root = current_root()
     if not yes:
-        click.echo(
-            f"Delete role {name} with its routines, conversation and memory? [y/N] ",
-            nl=False,
-            err=True,
-        )
-        answer = sys.stdin.readline().strip().lower()
+        answer = _answer(f"Delete role {name} with its routines, conversation and memory?")
+        if answer is None:
+            raise UsageError(
+                "no answer: nothing was deleted",
+                hint=f"to delete without asking: sdd role delete {name} --yes",
+            )
         if answer not in ("y", "yes"):
             say("nothing was deleted")
             return
@@ -264,13 +361,86 @@ def role_share(name: str, force: bool) -> None:
 @role.command("add")
 @click.argument("source", metavar="DIR")
 @click.option("--name", help="The new role's name (default: the template's).")
-def role_add(source: str, name: str | None) -> None:
-    """Add a template (a folder, a templates/ entry or a shipped one) as a new role."""
+@click.option("--yes", is_flag=True, help="Keep the template's always_allow rules without asking.")
+def role_add(source: str, name: str | None, yes: bool) -> None:
+    """Add a template (a folder, a templates/ entry, a shipped one, or a single role file such
+    as another host's .claude/agents/NAME.md) as a new role.
+
+    Rules that let the role act without asking (boundary.always_allow) are listed, and kept
+    only if you answer yes (or pass --yes); with any other answer, the role is added without
+    them."""
     from sdd_git.roles.manage import add
 
-    new_name = add(current_root(), source, name)
-    say(f"added role {new_name}")
-    click.echo(new_name)
+    added = add(current_root(), source, name, _rules_question(yes))
+    say(f"added role {added.name}")
+    _report_rules(added, f"add the template again with `sdd role add {source} --yes`")
+    click.echo(added.name)
+
+
+@role.command("trust")
+@click.argument("name")
+@click.option("--yes", is_flag=True, help="Trust the rules without asking.")
+def role_trust(name: str, yes: bool) -> None:
+    """Let a pack's always_allow rules count ($SDD_HOME/roles/, installed packages).
+
+    A pack's rules count only after you confirm them here, and only while they stay as you
+    confirmed them: a changed rule list needs your confirmation again."""
+    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.roles import manage
+    from sdd_git.roles.registry import find_pack, find_role, repo_role_path
+
+    refuse_inside_run()  # before the question: a role run never gets to answer it
+    root = current_root()
+    profile, warnings = find_role(root, name)
+    _warn(warnings)
+    copy_rules: tuple[Rule, ...] | None = None  # a repo role standing in for the pack
+    pack: RoleProfile | None = profile
+    if profile.source == "repo":
+        copy_rules = profile.boundary.always_allow
+        pack = find_pack(root, name)
+        if pack is None or pack.trust is None:
+            say(f"{name} is a role of this repo: its rules count as written; nothing to trust")
+            return
+    trust = pack.trust if pack is not None else None
+    if pack is None or trust is None:
+        if profile.source in ("builtin", "template"):
+            say(f"{name} is shipped with sdd; nothing to trust")
+        else:
+            say(f"{name} has no always_allow rules; nothing to trust")
+        return
+    missing = [r for r in trust.rules if copy_rules is not None and r not in copy_rules]
+    if trust.counts and not missing:
+        say(f"you trusted the always_allow rules of {name} already ({trust.at}); they count")
+        return
+    changed = " (they changed since you last trusted this pack)" if trust.state == "changed" else ""
+    where = _relative(Path(trust.source)) if pack.source == "user" else trust.source
+    _list_rules(
+        trust.rules,
+        f"the pack {name} ({where}) grants {len(trust.rules)} rule(s) that let it act "
+        f"without asking you{changed}:",
+    )
+    if copy_rules is not None:
+        say(
+            f"{name} runs from this repo's copy ({_relative(repo_role_path(root, name))}); "
+            "if you trust them, they are added to it"
+        )
+    confirmed = "--yes"
+    if not yes:
+        answer = _answer(f"Trust these {len(trust.rules)} rule(s)?")
+        if answer not in ("y", "yes"):
+            # As with `sdd role add`: no answer is not a yes, and not an error either.
+            say(f"nothing was recorded; the always_allow rules of {name} still do not count")
+            say(f"hint: to trust them: sdd role trust {name}, and answer y (or pass --yes)")
+            return
+        confirmed = f"answered {answer}"
+    trusted = manage.trust(root, pack, confirmed)
+    if trusted.copy is not None:
+        say(
+            f"trusted the always_allow rules of {name}: {trusted.added} added to "
+            f"{_relative(trusted.copy)}, where they count as written"
+        )
+    else:
+        say(f"trusted the always_allow rules of {name}: they count until the pack changes them")
 
 
 @role.command("validate")

@@ -2,6 +2,10 @@
 
 Every one of them is a person command: a role run can never change a role (its own boundary
 included), so they all go through the same door as the record.
+
+A rule comes only from the person: `always_allow` rules that arrive with a template she adds
+(`add`, `create --template` from a shared template) are kept only when her `confirm` callback
+says yes, and a pack's rules she has not trusted never come along when the pack is copied in.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,13 +21,35 @@ from typing import Any
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError, UsageError
 from sdd_git.paths import display
-from sdd_git.records.person import person_write
-from sdd_git.roles.profile import NAME_PATTERN, RoleProfile
+from sdd_git.records.person import person_write, refuse_inside_run
+from sdd_git.roles.profile import NAME_PATTERN, RoleProfile, Rule
 from sdd_git.roles.registry import BUILTIN_NAMES, find_role, repo_role_path
-from sdd_git.roles.roleedit import edit_role_text
-from sdd_git.roles.rolefile import Problem, RoleFileError, parse_role, read_role, render_role
-from sdd_git.roles.templates import find_template
+from sdd_git.roles.roleedit import drop_always_allow_text, edit_role_text
+from sdd_git.roles.rolefile import (
+    ParsedRole,
+    Problem,
+    RoleFileError,
+    parse_role,
+    read_role,
+    render_role,
+)
+from sdd_git.roles.templates import find_template, is_shipped
+from sdd_git.roles.trust import untrusted_rules, write_trust
 from sdd_git.root import Root
+
+Confirm = Callable[[tuple[Rule, ...], Path], bool]
+"""Asks the person whether to keep these always_allow rules, which came from this ROLE.md."""
+
+
+@dataclass(frozen=True)
+class Added:
+    """A role written from a template or another role, and what became of its always_allow rules."""
+
+    name: str
+    path: Path
+    kept: tuple[Rule, ...] = ()  # rules that came along: she confirmed them, or they were hers
+    left_out: tuple[Rule, ...] = ()  # rules she did not confirm: not in the new role file
+
 
 _SECRET_KEY = re.compile(r"(key|token|secret|password|credential)", re.IGNORECASE)
 
@@ -79,68 +106,119 @@ def create(
     level: float | None = None,
     delegation: str | None = None,
     produces: str | None = None,
-) -> Path:
+    confirm: Confirm | None = None,
+) -> Added:
+    """A new role; from a template, its always_allow rules come along when it is shipped with
+    sdd, or when `confirm` says yes (a shared template's rules are not the person's own)."""
     if not job.strip():
         raise UsageError(
             "the job is empty: a role has one job, and nothing was written",
             hint='sdd role create NAME --job "Implement accepted spec sections for ..."',
         )
     _check_name(name)
+    refuse_inside_run()  # before any question: a role run never gets to answer one
+    _refuse_existing(root, name)
+    updates: dict[str, Any] = {"role": name, "job": job.strip()}
+    for key, value in (
+        ("label", label),
+        ("level", level),
+        ("toolPolicy.delegation", delegation),
+        ("produces", produces),
+    ):
+        if value is not None:
+            updates[key] = int(value) if key == "level" and float(value).is_integer() else value
+    if template is not None:
+        folder = find_template(root, template)
+        text, parsed = _read_template(folder / "ROLE.md")
+        offered = parsed.profile.boundary.always_allow
+        keep = is_shipped(folder) or _confirmed(confirm, offered, folder / "ROLE.md")
+        updates.setdefault("label", _label_for(name))
+        with person_write(root):
+            _refuse_existing(root, name)
+            path = _install(root, folder, name, updates, description, text, drop=not keep)
+        return _added(name, path, offered, keep)
+    profile = RoleProfile(
+        name=name,
+        label=label or _label_for(name),
+        job=job.strip(),
+        level=level if level is not None else 0,
+        delegation=delegation or "deny",
+        produces=produces or "other",
+        description=description or "",
+    )
+    text = render_role(profile)
+    parse_role(text, repo_role_path(root, name), folder_name=name)
     with person_write(root):
-        if role_folder(root, name).exists():
-            raise RecordError(
-                f"a role named '{name}' already exists ({display(role_folder(root, name))})",
-                hint=f"edit it (sdd role edit {name}) or choose another name",
-            )
-        updates: dict[str, Any] = {"role": name, "job": job.strip()}
-        for key, value in (
-            ("label", label),
-            ("level", level),
-            ("toolPolicy.delegation", delegation),
-            ("produces", produces),
-        ):
-            if value is not None:
-                updates[key] = int(value) if key == "level" and float(value).is_integer() else value
-        if template is not None:
-            source = find_template(root, template)
-            updates.setdefault("label", _label_for(name))
-            return _install(root, source, name, updates, description)
-        profile = RoleProfile(
-            name=name,
-            label=label or _label_for(name),
-            job=job.strip(),
-            level=level if level is not None else 0,
-            delegation=delegation or "deny",
-            produces=produces or "other",
-            description=description or "",
-        )
-        text = render_role(profile)
-        parse_role(text, repo_role_path(root, name), folder_name=name)
+        _refuse_existing(root, name)
         write_text_atomic(repo_role_path(root, name), text)
-        return repo_role_path(root, name)
+    return Added(name, repo_role_path(root, name))
+
+
+def _refuse_existing(root: Root, name: str) -> None:
+    if role_folder(root, name).exists():
+        raise RecordError(
+            f"a role named '{name}' already exists ({display(role_folder(root, name))})",
+            hint=f"edit it (sdd role edit {name}) or choose another name",
+        )
+
+
+def _read_template(path: Path) -> tuple[str, ParsedRole]:
+    """A template's ROLE.md, read once: the rules she is asked about are the rules installed."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RecordError(f"{display(path)}: role file not found") from None
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"{display(path)}: not UTF-8 text ({exc.reason})") from None
+    return text, parse_role(text, path, source="template")
+
+
+def _confirmed(confirm: Confirm | None, rules: tuple[Rule, ...], where: Path) -> bool:
+    """No rules: nothing to ask. No one to ask: the rules stay out."""
+    if not rules:
+        return True
+    return confirm is not None and confirm(rules, where)
+
+
+def _added(name: str, path: Path, rules: tuple[Rule, ...], kept: bool) -> Added:
+    return Added(name, path, rules if kept else (), () if kept else rules)
 
 
 def _install(
-    root: Root, source: Path, name: str, updates: dict[str, Any], description: str | None
+    root: Root,
+    source: Path | None,
+    name: str,
+    updates: dict[str, Any],
+    description: str | None,
+    text: str | None = None,
+    drop: bool = False,
 ) -> Path:
-    """Copy a template folder in as the role `name`; its skills join `.sdd/skills/`."""
+    """Copy a template folder in as the role `name`; its skills join `.sdd/skills/`.
+
+    `text` is the ROLE.md as already read (and shown to the person); `drop` leaves its
+    always_allow rules out. The role file appears whole, with that decision applied, or not at
+    all. With no `source` folder (a single role file), only the role file is written."""
     target = role_folder(root, name)
-    text = edit_role_text(
-        (source / "ROLE.md").read_text(encoding="utf-8"), target / "ROLE.md", updates, description
-    )
+    if text is None:
+        if source is None:
+            raise UsageError("nothing to copy: no template folder and no role file text")
+        text = (source / "ROLE.md").read_text(encoding="utf-8")
+    if drop:
+        text = drop_always_allow_text(text, target / "ROLE.md")
+    text = edit_role_text(text, target / "ROLE.md", updates, description)
     parse_role(text, target / "ROLE.md", folder_name=name)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=target.parent))
     try:
-        if (source / "routines").is_dir():
+        if source is not None and (source / "routines").is_dir():
             shutil.copytree(source / "routines", staging / "routines")
         write_text_atomic(staging / "ROLE.md", text)
         staging.rename(target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    skills = source / "skills"
-    if skills.is_dir():
+    skills = source / "skills" if source is not None else None
+    if skills is not None and skills.is_dir():
         for skill in sorted(p for p in skills.iterdir() if p.is_dir()):
             destination = root.sdd / "skills" / skill.name
             if not destination.exists():
@@ -174,12 +252,48 @@ def add_always_allow(root: Root, name: str, tool: str, inputs: dict[str, Any]) -
             profile, _ = find_role(root, name)
             if profile.path is None or profile.source == "builtin":
                 raise UsageError(f"'{name}' has no file to save a rule in")
-            _install(root, profile.path.parent, name, {"role": name}, None)
+            # Once in the repo, every rule in the file counts as hers: a pack's rules she has
+            # not trusted stay behind, and only the rule she just allowed is added.
+            pack_text = profile.path.read_text(encoding="utf-8")
+            drop = bool(untrusted_rules(profile, pack_text))
+            _install(root, profile.path.parent, name, {"role": name}, None, pack_text, drop)
         text = path.read_text(encoding="utf-8")
         new_text = add_rule_text(text, path, "always_allow", {"tool": tool, "inputs": inputs})
         if new_text != text:
             write_text_atomic(path, new_text)
         return path
+
+
+@dataclass(frozen=True)
+class Trusted:
+    at: str
+    copy: Path | None  # the repo's copy of the pack that received the rules, if there is one
+    added: int  # how many of the rules the copy did not hold yet
+
+
+def trust(root: Root, pack: RoleProfile, confirmed: str) -> Trusted:
+    """Record her confirmation of a pack's always_allow rules (`pack.trust`, as shown to her).
+
+    Where a role of this repo runs in place of the pack (the copy made when she saved a rule
+    for it with `sdd allow --always`, which left the pack's unconfirmed rules behind), the
+    rules she now confirmed join that copy too: it is the file a run reads."""
+    from sdd_git.roles.roleedit import add_rule_text
+
+    if pack.trust is None:
+        raise UsageError(f"role '{pack.name}' has no pack rules to trust")
+    with person_write(root):
+        entry = write_trust(root, pack, confirmed)
+        copy = repo_role_path(root, pack.name)
+        if not copy.is_file():
+            return Trusted(entry.at, None, 0)
+        text = copy.read_text(encoding="utf-8")
+        have = read_role(copy, folder_name=pack.name).profile.boundary.always_allow
+        new_text = text
+        for rule in pack.trust.rules:
+            new_text = add_rule_text(new_text, copy, "always_allow", rule.as_dict())
+        if new_text != text:
+            write_text_atomic(copy, new_text)
+        return Trusted(entry.at, copy, sum(1 for r in pack.trust.rules if r not in have))
 
 
 def set_flag(root: Root, name: str, key: str, value: bool) -> Path:
@@ -234,21 +348,28 @@ def _unique_name(root: Root, base: str, suffix: str) -> str:
     raise UsageError(f"no free name for '{base}'")
 
 
-def duplicate(root: Root, name: str) -> str:
-    """`NAME-copy`: profile, settings, skills, routines and boundary; never the conversation."""
+def duplicate(root: Root, name: str) -> Added:
+    """`NAME-copy`: profile, settings, skills, routines and boundary; never the conversation.
+
+    A copy of a pack is a repo role, whose rules count as written: so a pack's always_allow
+    rules she has not trusted are left out of it."""
     with person_write(root):
         profile, _ = find_role(root, name)
         if profile.path is None:
             raise UsageError(f"'{name}' is {profile.source} and has no file to copy")
         new_name = _unique_name(root, name, "-copy")
-        _install(
+        text = profile.path.read_text(encoding="utf-8")
+        held = untrusted_rules(profile, text)
+        path = _install(
             root,
             profile.path.parent,
             new_name,
             {"role": new_name, "label": f"{profile.label} copy"},
             None,
+            text,
+            drop=bool(held),
         )
-        return new_name
+        return Added(new_name, path, left_out=held)
 
 
 @dataclass(frozen=True)
@@ -308,16 +429,31 @@ def _is_secret(key: str) -> bool:
     return bool(_SECRET_KEY.search(key)) and key != "api_key_env"
 
 
-def add(root: Root, source: str, name: str | None = None) -> str:
-    """A template becomes a new role; the name is made unique, so adding twice makes two roles."""
-    with person_write(root):
+def add(root: Root, source: str, name: str | None = None, confirm: Confirm | None = None) -> Added:
+    """A template becomes a new role; the name is made unique, so adding twice makes two roles.
+
+    `source` is a template folder (a path, a templates/ entry or a shipped one) or one role
+    file (a ROLE.md, or another host's agent file such as .claude/agents/NAME.md, which brings
+    no routines or skills). Its always_allow rules are kept only when `confirm` says yes;
+    otherwise the role is added without them. Its ask_first rules only make it ask more: they
+    are always kept."""
+    refuse_inside_run()  # before any question: a role run never gets to answer one
+    as_file = Path(source)
+    folder: Path | None = None
+    if as_file.is_file():
+        role_md = as_file
+    else:
         folder = find_template(root, source)
-        template_name = read_role(folder / "ROLE.md", source="template").profile.name
-        base = name or template_name
-        _check_name(base)
+        role_md = folder / "ROLE.md"
+    text, parsed = _read_template(role_md)
+    base = name or parsed.profile.name
+    _check_name(base)
+    offered = parsed.profile.boundary.always_allow
+    keep = _confirmed(confirm, offered, role_md)  # asked before the lock is taken
+    with person_write(root):
         new_name = _unique_name(root, base, "")
-        _install(root, folder, new_name, {"role": new_name}, None)
-        return new_name
+        path = _install(root, folder, new_name, {"role": new_name}, None, text, drop=not keep)
+    return _added(new_name, path, offered, keep)
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,19 @@ class Rule:
         )
 
 
+def rule_words(rule: Rule) -> str:
+    """A rule in plain words, as the person is asked about it: `run_command with command "ls"`."""
+    if rule.inputs is None:
+        return f"{rule.tool}, whatever its inputs"
+    if not rule.inputs:
+        return f"{rule.tool} with no inputs"
+    shown = ", ".join(
+        f"{key} {json.dumps(value, ensure_ascii=False, sort_keys=True)}"
+        for key, value in rule.inputs.items()
+    )
+    return f"{rule.tool} with {shown}"
+
+
 @dataclass(frozen=True)
 class Boundary:
     always_allow: tuple[Rule, ...] = ()
@@ -37,6 +51,38 @@ class Boundary:
         return {
             "always_allow": [r.as_dict() for r in self.always_allow],
             "ask_first": [r.as_dict() for r in self.ask_first],
+        }
+
+
+TRUST_STATES = ("trusted", "untrusted", "changed")
+
+
+@dataclass(frozen=True)
+class RulesTrust:
+    """Whether the person confirmed a pack's `always_allow` rules (see `roles/trust.py`).
+
+    Only a pack (`$SDD_HOME/roles/`) or a package's entry point has one, and only when it
+    carries such rules. While `state` is not "trusted", the profile's boundary holds none of
+    them; `rules` keeps them so that they can be shown and trusted.
+    """
+
+    state: str  # one of TRUST_STATES; "changed": she trusted other rules from this source
+    source: str  # the pack's file (absolute) or the entry point that carries it
+    rules: tuple[Rule, ...]
+    sha256: str  # of the canonical JSON of `rules`, as recorded when she trusts them
+    at: str | None = None  # when she trusted them (state "trusted" only)
+
+    @property
+    def counts(self) -> bool:
+        return self.state == "trusted"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "source": self.source,
+            "always_allow": [r.as_dict() for r in self.rules],
+            "always_allow_sha256": self.sha256,
+            "at": self.at,
         }
 
 
@@ -59,6 +105,7 @@ class RoleProfile:
     hidden: bool = False
     boundary: Boundary = field(default_factory=Boundary)
     deferred_tools: bool | None = None
+    trust: RulesTrust | None = None  # a pack's always_allow rules and whether they count
 
     @property
     def level_text(self) -> str:
@@ -85,4 +132,5 @@ class RoleProfile:
             "source": self.source,
             "path": str(self.path) if self.path else None,
             "description": self.description,
+            "trust": self.trust.as_dict() if self.trust is not None else None,
         }

@@ -4,6 +4,9 @@ Built-ins always win a name. After them, the first source to name a role wins, i
 the repo (`.sdd/roles/`), user packs (`$SDD_HOME/roles/`), packs carried by installed packages
 (entry point group `sdd_git.roles`) and the templates shipped with sdd. A malformed pack is
 skipped with a one-line warning; it never breaks the registry.
+
+A pack's `always_allow` rules (user packs, packages' packs) count only once the person trusted
+them (`sdd role trust NAME`, see `trust.py`); until then the role loads without them.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from sdd_git.paths import display
 from sdd_git.roles.cache import RoleCache
 from sdd_git.roles.profile import RoleProfile
 from sdd_git.roles.templates import shipped_dir
+from sdd_git.roles.trust import PACK_SOURCES, TrustEntry, apply_trust, read_entries
 from sdd_git.root import Root
 
 ENTRY_POINT_GROUP = "sdd_git.roles"
@@ -171,11 +175,23 @@ def _load(
     return profile
 
 
-def load_registry(root: Root | None) -> Registry:
+def _trust_entries(root: Root | None, warnings: list[str]) -> list[TrustEntry]:
+    try:
+        return read_entries(root)
+    except (RecordError, OSError) as exc:
+        # A broken trust file trusts nothing: the packs still load, without their rules.
+        why = exc.message if isinstance(exc, RecordError) else str(exc)
+        warnings.append(f"warning: {why}: no pack's always_allow rules count until it is fixed")
+        return []
+
+
+def load_registry(root: Root | None, repo: bool = True) -> Registry:
+    """Every role; `repo=False` leaves out the repo's own roles, to find what they shadow."""
     cache = RoleCache(root)
     cap = cache.roles_config(root).max_grantable_delegation if root is not None else None
     warnings: list[str] = []
     chosen: dict[str, RoleProfile] = {r.name: r for r in BUILTINS}
+    trusted: list[list[TrustEntry]] = []  # read once, and only when a pack carries rules
 
     broken: set[str] = set()  # a name whose file did not load: no later source stands in for it
 
@@ -193,6 +209,10 @@ def load_registry(root: Root | None) -> Registry:
             )
             return
         if profile.name not in chosen:
+            if profile.source in PACK_SOURCES and profile.boundary.always_allow:
+                if not trusted:
+                    trusted.append(_trust_entries(root, warnings))
+                profile = apply_trust(profile, where, trusted[0])
             chosen[profile.name] = _cap(profile, cap, where, warnings)
 
     def offer_files(base: Path, source: str) -> None:
@@ -210,7 +230,7 @@ def load_registry(root: Root | None) -> Registry:
             # the whole listing.
             offer(_load(cache, key, path, source, warnings), path)
 
-    if root is not None:
+    if root is not None and repo:
         offer_files(root.sdd / "roles", "repo")
     offer_files(sdd_home() / "roles", "user")
     for where, text in _entry_point_texts(warnings):
@@ -218,6 +238,13 @@ def load_registry(root: Root | None) -> Registry:
     offer_files(shipped_dir(), "template")
     cache.save(prune=True)
     return Registry(tuple(chosen.values()), tuple(warnings))
+
+
+def find_pack(root: Root | None, name: str) -> RoleProfile | None:
+    """The pack named `name` (user or package), with its trust, even where a repo role of the
+    same name shadows it (as the copy made when she saves a rule for a pack does)."""
+    found = load_registry(root, repo=False).get(name)
+    return found if found is not None and found.source in PACK_SOURCES else None
 
 
 def find_role(

@@ -10,6 +10,7 @@ import io
 from pathlib import Path
 from typing import Any
 
+from sdd_git.errors import RecordError
 from sdd_git.paths import display
 from sdd_git.roles.rolefile import parse_role, split_front_matter
 from sdd_git.yamlio import round_trip_load
@@ -66,6 +67,27 @@ def add_rule_text(text: str, path: Path, section: str, rule: dict[str, Any]) -> 
     front = _dump(editor, document)
     new_text = text[: text.index("\n") + 1] + front + "---\n" + split.body
     parse_role(new_text, path)
+    return new_text
+
+
+def drop_always_allow_text(text: str, path: Path) -> str:
+    """The ROLE.md text with `boundary.always_allow` emptied, everything else kept: a template's
+    or pack's rules the person did not confirm."""
+    text = canonical(text, path)
+    split = split_front_matter(text, display(path))
+    editor = _editor_for(split.front, path)
+    document = round_trip_load(editor, split.front, path, line_offset=1) or {}
+    boundary = document.get("boundary")
+    if not isinstance(boundary, dict) or not boundary.get("always_allow"):
+        return text
+    # Assigned, not cleared in place: ruamel keeps the key's comment on a new empty list.
+    boundary["always_allow"] = []
+    new_text = text[: text.index("\n") + 1] + _dump(editor, document) + "---\n" + split.body
+    if parse_role(new_text, path).profile.boundary.always_allow:  # never hand back a rule
+        raise RecordError(
+            f"{display(path)}: its always_allow rules could not be left out; nothing was written",
+            hint="copy the folder by hand and empty boundary.always_allow yourself",
+        )
     return new_text
 
 

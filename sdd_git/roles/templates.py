@@ -39,3 +39,11 @@ def find_template(root: Root | None, name_or_dir: str) -> Path:
         f"no template '{name_or_dir}' (no ROLE.md there, in templates/, or shipped with sdd)",
         hint=f"shipped templates: {known}; or name a folder holding a ROLE.md",
     )
+
+
+def is_shipped(folder: Path) -> bool:
+    """Whether a template folder is one shipped with sdd (its rules come with the tool)."""
+    try:
+        return folder.resolve().parent == shipped_dir().resolve()
+    except OSError:
+        return False

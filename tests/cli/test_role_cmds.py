@@ -299,8 +299,10 @@ def test_delete_asks_and_reads_the_answer_from_stdin(sdd: SddRunner, root: Root)
     declined = sdd("role", "delete", "builder", input="n\n")
     assert declined.code == 0 and "[y/N]" in declined.stderr
     assert role_file(root, "builder").exists()
-    declined_empty = sdd("role", "delete", "builder", input="")
-    assert declined_empty.code == 0 and role_file(root, "builder").exists()
+    declined_empty = sdd("role", "delete", "builder", input="")  # end of input: no answer
+    assert declined_empty.code == 2 and role_file(root, "builder").exists()
+    assert "nothing was deleted" in declined_empty.stderr
+    assert "hint: to delete without asking: sdd role delete builder --yes" in declined_empty.stderr
     accepted = sdd("role", "delete", "builder", input="y\n")
     assert accepted.code == 0
     assert not (root.sdd / "roles" / "builder").exists()
@@ -367,6 +369,252 @@ def test_add_makes_a_new_role_each_time_with_a_unique_name(sdd: SddRunner, root:
     assert named.stdout == "qa\n" and front(root, "qa")["produces"] == "scenario"
 
 
+# --- a rule comes only from the person: rules that arrive with a template -------------------
+
+GRANTING = """---
+role: runner
+label: Runner
+job: Run the checks
+level: 0
+toolPolicy.delegation: deny
+boundary:
+  always_allow:                # saved by "Always allow"
+    - {tool: run_command, inputs: {command: "pytest -q"}}
+    - {tool: write_file, inputs: {path: notes.txt, content: "done"}}
+  ask_first:                   # never without asking
+    - {tool: git_push}
+---
+Run the checks.
+"""
+
+
+def granting_template(root: Root) -> Path:
+    folder = root.path / "templates" / "runner"
+    (folder / "routines").mkdir(parents=True)
+    (folder / "ROLE.md").write_text(GRANTING)
+    (folder / "routines" / "nightly.yaml").write_text("schedule: nightly\n")
+    return folder
+
+
+def boundary_of(root: Root, name: str) -> dict[str, object]:
+    boundary = front(root, name)["boundary"]
+    assert isinstance(boundary, dict)
+    return boundary
+
+
+KEPT_RULES = [
+    {"tool": "run_command", "inputs": {"command": "pytest -q"}},
+    {"tool": "write_file", "inputs": {"path": "notes.txt", "content": "done"}},
+]
+
+
+def test_add_with_rules_and_yes_keeps_them_and_shows_them(sdd: SddRunner, root: Root) -> None:
+    granting_template(root)
+    result = sdd("role", "add", "templates/runner", "--yes")
+    assert result.code == 0, result.stderr
+    assert result.stdout == "runner\n"
+    assert "[y/N]" not in result.stderr  # --yes asks nothing
+    assert 'run_command with command "pytest -q"' in result.stderr
+    assert 'write_file with path "notes.txt", content "done"' in result.stderr
+    assert boundary_of(root, "runner")["always_allow"] == KEPT_RULES
+    assert "kept 2 always_allow rule(s)" in result.stderr
+
+
+def test_add_with_rules_and_the_answer_y_keeps_them(sdd: SddRunner, root: Root) -> None:
+    granting_template(root)
+    result = sdd("role", "add", "templates/runner", input="y\n")
+    assert result.code == 0, result.stderr
+    assert "Keep these 2 rule(s)? [y/N]" in result.stderr
+    assert 'run_command with command "pytest -q"' in result.stderr
+    assert boundary_of(root, "runner")["always_allow"] == KEPT_RULES
+
+
+@pytest.mark.parametrize("answer", ["n\n", "", "maybe\n"], ids=["no", "end-of-input", "other"])
+def test_add_without_her_yes_leaves_the_rules_out_and_says_so(
+    sdd: SddRunner, root: Root, answer: str
+) -> None:
+    granting_template(root)
+    result = sdd("role", "add", "templates/runner", input=answer)
+    assert result.code == 0, result.stderr
+    assert result.stdout == "runner\n"
+    assert "Keep these 2 rule(s)? [y/N]" in result.stderr
+    assert "added role runner" in result.stderr
+    assert "left out 2 always_allow rule(s) you did not confirm" in result.stderr
+    assert "sdd role add templates/runner --yes" in result.stderr
+    assert "sdd allow STOP --always" in result.stderr
+    boundary = boundary_of(root, "runner")
+    assert boundary["always_allow"] == []
+    assert boundary["ask_first"] == [{"tool": "git_push"}]  # stricter rules are always kept
+    text = role_file(root, "runner").read_text()
+    assert "# never without asking" in text and "# saved by" in text  # her comments stay
+    assert (root.sdd / "roles/runner/routines/nightly.yaml").is_file()
+    from sdd_git.roles.registry import find_role
+
+    loaded, _ = find_role(root, "runner", use_cache=False)
+    assert loaded.boundary.always_allow == ()
+
+
+@pytest.mark.parametrize("answer", ["", "y\n"], ids=["no-answer", "yes"])
+def test_add_an_agent_file_of_another_host_asks_about_its_rules(
+    sdd: SddRunner, root: Root, answer: str
+) -> None:
+    agent = root.path / ".claude" / "agents" / "helper.md"
+    agent.parent.mkdir(parents=True)
+    agent.write_text(
+        "---\nname: helper\ndescription: Helps with the expenses code\ntools: Read, Bash\n"
+        "boundary:\n  always_allow:\n    - {tool: run_command, inputs: {command: echo hi}}\n"
+        "---\nYou help.\n"
+    )
+    (agent.parent / "routines").mkdir()  # a sibling folder is not part of a single file
+    result = sdd("role", "add", ".claude/agents/helper.md", input=answer)
+    assert result.code == 0, result.stderr
+    assert result.stdout == "helper\n"
+    assert 'run_command with command "echo hi"' in result.stderr
+    data = front(root, "helper")
+    assert data["job"] == "Helps with the expenses code" and data["level"] == 0
+    rules = [{"tool": "run_command", "inputs": {"command": "echo hi"}}] if answer else []
+    assert boundary_of(root, "helper")["always_allow"] == rules
+    assert sorted(p.name for p in (root.sdd / "roles" / "helper").iterdir()) == ["ROLE.md"]
+
+
+def test_add_without_rules_asks_nothing(sdd: SddRunner, root: Root) -> None:
+    with_builder(root)
+    assert sdd("role", "share", "builder").code == 0
+    result = sdd("role", "add", "templates/builder", input="n\n")
+    assert result.code == 0, result.stderr
+    assert "[y/N]" not in result.stderr and "rule(s)" not in result.stderr
+    assert boundary_of(root, "builder-2")["ask_first"] == [{"tool": "git_push"}]
+    shipped = sdd("role", "add", "qa-author")
+    assert shipped.code == 0 and "[y/N]" not in shipped.stderr
+
+
+def test_add_writes_the_role_whole_with_the_decision_applied(sdd: SddRunner, root: Root) -> None:
+    granting_template(root)
+    assert sdd("role", "add", "templates/runner", input="").code == 0
+    leftovers = [p.name for p in (root.sdd / "roles").iterdir() if p.name.startswith(".")]
+    assert leftovers == []
+    assert [p.name for p in (root.sdd / "roles/runner").iterdir() if p.name.startswith(".")] == []
+    assert "pytest -q" not in role_file(root, "runner").read_text()
+
+
+def test_add_refuses_a_bad_name_before_asking(sdd: SddRunner, root: Root) -> None:
+    granting_template(root)
+    result = sdd("role", "add", "templates/runner", "--name", "Bad Name", input="y\n")
+    assert result.code == 2 and "[y/N]" not in result.stderr
+    assert not (root.sdd / "roles" / "runner").exists()
+
+
+def test_create_from_a_shared_template_asks_about_its_rules(sdd: SddRunner, root: Root) -> None:
+    granting_template(root)
+    declined = sdd("role", "create", "checks", "--job", "Run checks", "--template", "runner")
+    assert declined.code == 0, declined.stderr
+    assert "Keep these 2 rule(s)? [y/N]" in declined.stderr
+    assert "left out 2 always_allow rule(s)" in declined.stderr
+    assert boundary_of(root, "checks")["always_allow"] == []
+    kept = sdd("role", "create", "checks-2", "--job", "Run checks", "--template", "runner", "--yes")
+    assert kept.code == 0, kept.stderr
+    assert boundary_of(root, "checks-2")["always_allow"] == KEPT_RULES
+
+
+def test_create_from_a_shipped_template_keeps_its_rules_without_asking(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shipped = tmp_path / "shipped"
+    (shipped / "runner").mkdir(parents=True)
+    (shipped / "runner" / "ROLE.md").write_text(GRANTING)
+    monkeypatch.setattr("sdd_git.roles.templates.shipped_dir", lambda: shipped)
+    result = sdd("role", "create", "checks", "--job", "Run checks", "--template", "runner")
+    assert result.code == 0, result.stderr
+    assert "[y/N]" not in result.stderr
+    assert boundary_of(root, "checks")["always_allow"] == KEPT_RULES
+
+
+def test_share_then_add_keeps_no_local_state_and_asks_about_the_rules(
+    sdd: SddRunner, root: Root
+) -> None:
+    path = role_file(root, "runner")
+    path.parent.mkdir(parents=True)
+    path.write_text(GRANTING)
+    (root.local / "roles/runner").mkdir(parents=True)
+    (root.local / "roles/runner/memory.yaml").write_text("- a private note\n")
+    (root.local / "roles/runner/conversation.jsonl").write_text("{}\n")
+    assert sdd("role", "share", "runner").code == 0
+    shared = root.path / "templates" / "runner"
+    assert sorted(p.name for p in shared.rglob("*")) == ["ROLE.md"]
+    assert "pytest -q" in (shared / "ROLE.md").read_text()  # her own rules travel, shown on add
+    added = sdd("role", "add", "templates/runner", input="")
+    assert added.stdout == "runner-2\n" and "left out 2" in added.stderr
+    assert boundary_of(root, "runner-2")["always_allow"] == []
+
+
+# --- a rule comes only from the person: packs -------------------------------------------------
+
+
+def write_pack(home: Path, name: str = "helper", command: str = "pytest -q") -> Path:
+    path = home / ".sdd" / "roles" / name / "ROLE.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        f"---\nrole: {name}\njob: Help\nlevel: 0\ntoolPolicy.delegation: deny\n"
+        "boundary:\n  always_allow:\n"
+        f"    - {{tool: run_command, inputs: {{command: {command!r}}}}}\n"
+        "  ask_first:\n    - {tool: git_push}\n---\nHelp out.\n"
+    )
+    return path
+
+
+def test_show_and_list_say_whether_a_packs_rules_are_trusted(
+    sdd: SddRunner, root: Root, isolated_home: Path
+) -> None:
+    write_pack(isolated_home)
+    shown = sdd("role", "show", "helper")
+    assert shown.code == 0, shown.stderr
+    assert "always allow: nothing" in shown.stdout
+    assert "this pack's 1 always_allow rule(s) do not count" in shown.stdout
+    assert 'run_command with command "pytest -q"' in shown.stdout
+    assert "sdd role trust helper" in shown.stdout
+    view = json.loads(sdd("role", "show", "helper", "--json").stdout)
+    assert view["boundary"]["always_allow"] == []
+    assert view["trust"]["state"] == "untrusted"
+    rows = {r["name"]: r for r in listed(sdd)}
+    assert rows["helper"]["trust"] == "untrusted"
+    assert "trust" not in rows["executor"]  # other rows keep exactly their fields
+
+    assert sdd("role", "trust", "helper", input="y\n").code == 0
+    shown = sdd("role", "show", "helper")
+    assert 'always allow: run_command {"command": "pytest -q"}' in shown.stdout
+    assert "you trusted this pack's always_allow rules at" in shown.stdout
+    assert {r["name"]: r for r in listed(sdd)}["helper"]["trust"] == "trusted"
+
+
+def test_trust_of_a_repo_role_or_a_shipped_one_has_nothing_to_do(
+    sdd: SddRunner, root: Root
+) -> None:
+    with_builder(root)
+    mine = sdd("role", "trust", "builder")
+    assert mine.code == 0 and "count as written" in mine.stderr
+    shipped = sdd("role", "trust", "qa-author")
+    assert shipped.code == 0 and "shipped with sdd" in shipped.stderr
+    assert not (root.sdd / "trust.yaml").exists()
+
+
+def test_duplicating_an_untrusted_pack_leaves_its_rules_out(
+    sdd: SddRunner, root: Root, isolated_home: Path
+) -> None:
+    write_pack(isolated_home)
+    result = sdd("role", "duplicate", "helper")
+    assert result.code == 0, result.stderr
+    assert result.stdout == "helper-copy\n"
+    assert "left out 1 always_allow rule(s) of the pack helper" in result.stderr
+    assert boundary_of(root, "helper-copy")["always_allow"] == []
+    assert boundary_of(root, "helper-copy")["ask_first"] == [{"tool": "git_push"}]
+    assert sdd("role", "trust", "helper", "--yes").code == 0
+    trusted = sdd("role", "duplicate", "helper")
+    assert trusted.stdout == "helper-copy-2\n" and "left out" not in trusted.stderr
+    assert boundary_of(root, "helper-copy-2")["always_allow"] == [
+        {"tool": "run_command", "inputs": {"command": "pytest -q"}}
+    ]
+
+
 # --- validate ---------------------------------------------------------------------------------
 
 
@@ -413,6 +661,7 @@ def test_validate_a_path_outside_a_root(sdd: SddRunner, tmp_path: Path) -> None:
         ("role", "delete", "builder", "--yes"),
         ("role", "share", "builder"),
         ("role", "add", "builder"),
+        ("role", "trust", "builder"),
     ],
     ids=lambda c: c[1],
 )
