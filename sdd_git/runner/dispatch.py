@@ -89,7 +89,7 @@ def dispatch(
         )
         if not decision.run:
             return Dispatched(stop=_stop(state, call, decision.reason))
-        allowed_by = decision.reason
+        allowed_by = "saved_rule"  # not her answer on this call: a rule she saved before
     _execute(state, call, kind, allowed_by, messages, thread)
     return Dispatched()
 

@@ -1,9 +1,11 @@
 """The guard: the first wall every tool call crosses, before the boundary and before it runs.
 
 It rejects what no role may do by any route: an unknown or unoffered tool, a shell command that
-reaches `sdd`, and a write to the person's record, the role files or git's own folder (paths
-resolved through `..`, symlinks and case first). It also says when a shell command cannot be
-classified with certainty; such a command always stops and is never allowed by a saved rule.
+reaches `sdd`, and a write to the person's record, git's own folder or any file that defines
+roles, skills and their rules (paths resolved through `..`, symlinks and case first). It also
+says when a shell command cannot be classified with certainty, or runs code (an interpreter, a
+build or test runner, an extractor, a program of the product's); such a command is never allowed
+by a saved rule unless a working sandbox holds it.
 """
 
 from __future__ import annotations
@@ -14,9 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sdd_git.runner.code_runners import BASH_BUILTINS, PRODUCT_PROGRAM_FOLDERS
+from sdd_git.sandbox.policy import RECORD_FOLDERS, RULE_FILE_NAMES, RULE_FOLDERS, sdd_home
 from sdd_git.tools.catalog import TOOL_CLASSES
 
-PROTECTED_TOP = ("memory", "changes", ".sdd", ".git")
+PROTECTED_TOP = RECORD_FOLDERS  # the old name, kept for anyone who imports it
+_RULE_NAMES = frozenset(name.casefold() for name in RULE_FILE_NAMES)
+_RULE_FOLDER_PARTS = tuple(tuple(p.casefold() for p in f.split("/")) for f in RULE_FOLDERS)
+# A folder copied, moved or linked whole is searched for role and skill files up to this many
+# entries; a bigger one makes the command uncertain instead.
+_SOURCE_SCAN_LIMIT = 5000
 _WRITE_PATH_ARGS = {"write_file": ("path",), "delete_file": ("path",)}
 _READ_PATH_ARGS = {"read_file": ("path",), "list_files": ("path",), "search_files": ("path",)}
 
@@ -30,6 +39,9 @@ class Rejection:
 @dataclass(frozen=True)
 class Clearance:
     certain: bool  # False: the call always stops and no saved rule may allow it
+    # True: a shell command that runs code; no saved rule allows it unless a sandbox holds it.
+    runs_code: bool = False
+    reasons: tuple[str, ...] = ()  # why it runs code, in plain words, for the stop
 
 
 def check(
@@ -88,6 +100,26 @@ def _shell(root: Path, command: str) -> Rejection | Clearance:
                 certain = False  # e.g. `find . -name '*.pyc' -delete`: the person decides
                 continue
             return Rejection(problem.code, f"the command writes {path}: {problem.message}")
+    for cwd, path, destination, moved in finding.sources:
+        # A copy of a role or skill file is a new one wherever it lands, and a move takes the
+        # person's away: both count as writing it. A folder is searched for them when it is
+        # moved out of the product or lands in it (or in $SDD_HOME): `cp -r . /tmp/build` of a
+        # product that holds roles is fine, `cp -r /tmp/pack src/pack` of a pack is not.
+        for base in _bases(cwd, path, finding.cwds):
+            target = str(Path(base) / path)
+            problem = _rule_problem(root, target)
+            lands = destination is None or any(
+                _where_rules_count(root, str(Path(b) / destination))
+                for b in _bases(cwd, destination, finding.cwds)
+            )
+            if problem is None and (lands or (moved and _where_rules_count(root, target))):
+                found = _rule_file_within(root / target)
+                if found == "":
+                    certain = False  # too big to search: the person decides
+                elif found is not None:
+                    problem = _rule_problem(root, found)
+            if problem is not None:
+                return Rejection(problem.code, f"the command copies {path}: {problem.message}")
     if finding.git_writes:
         return Rejection(
             "git_write",
@@ -96,10 +128,40 @@ def _shell(root: Path, command: str) -> Rejection | Clearance:
         )
     for cwd, path in finding.touches:
         for base in _bases(cwd, path, finding.cwds):
-            target = str(Path(base) / path)
-            if _inside(root, target) is not None and write_path_problem(root, target) is not None:
+            problem = write_path_problem(root, str(Path(base) / path))
+            if problem is not None and problem.code == "protected_path":
                 certain = False  # a program nobody vouches for is handed part of the record
-    return Clearance(certain=certain)
+    reasons = list(finding.runs_code)
+    for program in finding.programs:
+        reason = _product_program(root, program)
+        if reason is not None and reason not in reasons:
+            reasons.append(reason)
+    return Clearance(certain=certain, runs_code=bool(reasons), reasons=tuple(reasons))
+
+
+def _product_program(root: Path, program: str) -> str | None:
+    """A command that runs a program of the product's which the classifier could not see from
+    the words alone: an absolute path into the product folder, or a bare name that the product
+    provides (installed packages, its virtualenv, its scripts, or a PATH entry inside it)."""
+    base = root.resolve()
+    if program.startswith("/"):
+        resolved = Path(program).resolve()
+        if resolved == base or base in resolved.parents:
+            return f"{program} is a program in the product folder"
+        return None
+    if "/" in program or program in BASH_BUILTINS or program in ("", ".", ".."):
+        return None  # relative paths were counted already; bash runs its builtins itself
+    folders = [base / folder for folder in PRODUCT_PROGRAM_FOLDERS]
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        # An empty or relative PATH entry is the folder the command runs in: the product.
+        folder = (base / entry).resolve() if entry else base
+        if (folder == base or base in folder.parents) and folder not in folders:
+            folders.append(folder)
+    for folder in folders:
+        if os.path.lexists(folder / program):
+            where = folder.relative_to(base).as_posix()
+            return f"{program} is a program in the product folder ({where}/{program})"
+    return None
 
 
 def _bases(cwd: str, path: str, cwds: set[str]) -> set[str]:
@@ -107,10 +169,15 @@ def _bases(cwd: str, path: str, cwds: set[str]) -> set[str]:
 
 
 def _holds_only(root: Path, value: str) -> bool:
-    """The path is the product folder (or above it): it holds the record but is not part of it."""
+    """The path is the product folder (or above it), a folder above a rule folder or above
+    `$SDD_HOME`: it holds protected files but is not one of them."""
     resolved = (root / value).resolve()
     base = root.resolve()
-    return resolved == base or resolved in base.parents
+    if resolved == base or resolved in base.parents:
+        return True
+    if resolved in _resolved_sdd_home().parents:
+        return True
+    return any(resolved in (base / folder).parents for folder in RULE_FOLDERS)
 
 
 def _inside(root: Path, value: Any) -> Path | None:
@@ -125,9 +192,14 @@ def _inside(root: Path, value: Any) -> Path | None:
 
 def write_path_problem(root: Path, value: Any, whole_tree: bool = False) -> Rejection | None:
     """Why a write to `value` is forbidden, or None. `whole_tree`: the write may take everything
-    under the path too (rm -r, find -delete), so the product folder itself is protected."""
+    under the path too (rm -r, find -delete), so the product folder itself is protected.
+    Role and skill files and `$SDD_HOME` are protected wherever they are, so a shell write
+    outside the product is refused there too."""
     resolved = _inside(root, value)
     if resolved is None:
+        rule = _rule_problem(root, value, whole_tree)
+        if rule is not None:
+            return rule
         if (
             whole_tree
             and isinstance(value, str)
@@ -143,15 +215,89 @@ def write_path_problem(root: Path, value: Any, whole_tree: bool = False) -> Reje
         lexical = Path(os.path.normpath(root.resolve() / value))
         if lexical != root.resolve() and root.resolve() in lexical.parents:
             first = lexical.relative_to(root.resolve()).parts[0]
-            if first.casefold() in PROTECTED_TOP:
+            if first.casefold() in RECORD_FOLDERS:
                 top = first
     if whole_tree and not top:
         return Rejection("protected_path", f"{value} holds the person's record and sdd's files")
-    if top.casefold() in PROTECTED_TOP or _case_alias(root, top):
+    if top.casefold() in RECORD_FOLDERS or _case_alias(root, top):
         return Rejection(
             "protected_path",
             f"{value} is part of the person's record or sdd's own files; roles never write there",
         )
+    return _rule_problem(root, value, whole_tree)
+
+
+_RULES_MESSAGE = "rules come only from the person, so roles never write there"
+
+
+def _rule_problem(root: Path, value: Any, whole_tree: bool = False) -> Rejection | None:
+    """Why `value` is a file that defines roles, skills or their rules, or None: any `ROLE.md`
+    or `SKILL.md` (in any case, wherever it is), anything in a rule folder of the product, and
+    anything in `$SDD_HOME`. With `whole_tree`, a folder that holds a rule folder or `$SDD_HOME`
+    is one too (`rm -rf .github` takes `.github/skills`)."""
+    if not isinstance(value, str) or not value:
+        return None
+    base = root.resolve()
+    lexical = Path(os.path.normpath(base / value))
+    resolved = (base / value).resolve()  # where every symlink on the way leads
+    for path in (lexical, resolved):
+        if path.name.casefold() in _RULE_NAMES:
+            return Rejection(
+                "protected_path", f"{value} defines a role or a skill; {_RULES_MESSAGE}"
+            )
+    home = _resolved_sdd_home()
+    for path in (lexical, resolved):
+        if _within(path, home) or (whole_tree and _within(home, path)):
+            return Rejection(
+                "protected_path", f"{value} is part of the person's sdd home; {_RULES_MESSAGE}"
+            )
+    for path in (lexical, resolved):
+        if path != base and base not in path.parents:
+            continue
+        parts = tuple(p.casefold() for p in path.relative_to(base).parts)
+        for folder, rule in zip(RULE_FOLDERS, _RULE_FOLDER_PARTS, strict=True):
+            inside = parts[: len(rule)] == rule
+            above = whole_tree and rule[: len(parts)] == parts and os.path.lexists(base / folder)
+            if inside or above:
+                return Rejection(
+                    "protected_path",
+                    f"{value} is in {folder}/, which defines roles, skills and their rules; "
+                    f"{_RULES_MESSAGE}",
+                )
+    return None
+
+
+def _where_rules_count(root: Path, value: str) -> bool:
+    """The path is in the product or in `$SDD_HOME`, where a role or skill file is picked up."""
+    return _inside(root, value) is not None or _within(
+        (root / value).resolve(), _resolved_sdd_home()
+    )
+
+
+def _resolved_sdd_home() -> Path:
+    return sdd_home().expanduser().resolve()
+
+
+def _within(path: Path, folder: Path) -> bool:
+    """`path` is `folder` or inside it, compared case-folded: on a case-insensitive file system
+    `~/.SDD` is `~/.sdd`."""
+    inner, outer = str(path).casefold(), str(folder).casefold().rstrip("/")
+    return inner == outer or inner.startswith(outer + "/")
+
+
+def _rule_file_within(folder: Path) -> str | None:
+    """The first role or skill file under `folder` (a folder copied, moved or linked whole), as
+    an absolute path; None when it holds none or is no folder; "" when it is too big to search."""
+    if not folder.is_dir():
+        return None
+    seen = 0
+    for top, dirs, files in os.walk(folder, followlinks=False):
+        seen += len(dirs) + len(files)
+        if seen > _SOURCE_SCAN_LIMIT:
+            return ""
+        for name in files + dirs:
+            if name.casefold() in _RULE_NAMES:
+                return str(Path(top) / name)
     return None
 
 
@@ -162,7 +308,7 @@ def _case_alias(root: Path, top: str) -> bool:
     candidate = root / top
     return any(
         os.path.exists(root / name) and os.path.samefile(candidate, root / name)
-        for name in PROTECTED_TOP
+        for name in RECORD_FOLDERS
         if candidate.exists()
     )
 

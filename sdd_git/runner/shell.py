@@ -4,8 +4,9 @@ Every simple command in the tree is found, wherever it sits: lists, pipes, subsh
 groups, loops, functions, command and process substitution. Wrappers (`env`, `timeout`, `xargs`,
 `find -exec`, ...) are unwrapped, and `bash -c STRING` and here-documents fed to a shell are
 parsed in turn. The result says whether the command reaches `sdd`, which paths it writes, which
-paths it hands to programs nobody can vouch for, and whether it could be classified with
-certainty at all.
+paths it hands to programs nobody can vouch for, whether it runs code (an interpreter, a build
+or test runner, an extractor, a program of the product's: see `code_runners`), and whether it
+could be classified with certainty at all.
 
 The stance is strict: a word is known only when it is fully static (no expansion, glob, brace or
 tilde), a wrapper option is known only when it is in the table, and anything else where it
@@ -20,6 +21,8 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
+
+from sdd_git.runner.code_runners import runs_code
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish"})
 # Builtins and programs that run text as code, rename commands or evaluate strings.
@@ -131,6 +134,14 @@ class ShellFinding:
     git_writes: list[str] = field(default_factory=list)  # git subcommands that change the repo
     uncertain: list[str] = field(default_factory=list)  # why it cannot be classified
     cwds: set[str] = field(default_factory=lambda: {"."})  # every folder a `cd` reached
+    # Why it runs code, in plain words: such a command is never allowed by a saved rule unless
+    # a sandbox holds it, since what it does is decided by files a role can write.
+    runs_code: list[str] = field(default_factory=list)
+    programs: list[str] = field(default_factory=list)  # every command name run, as written
+    # (cwd, path, destination, moved): a path copied, moved or linked *from*, and where to (None:
+    # not a fixed word). A role or skill file there (or in a folder copied whole) makes a new
+    # one where it lands, under a name no check of the destination can see.
+    sources: list[tuple[str, str, str | None, bool]] = field(default_factory=list)
 
     @property
     def certain(self) -> bool:
@@ -310,14 +321,24 @@ def _unescape_double(text: str) -> str:
     return "".join(out)
 
 
-def _words(command: Any) -> list[str | None]:
+def _words(command: Any, home: bool = False) -> list[str | None]:
+    """The command's words; with `home`, `~` and `~/...` read as the person's home folder."""
     words: list[str | None] = []
     name = command.child_by_field_name("name")
     if name is not None:
         words.append(_text(name))
     for argument in command.children_by_field_name("argument"):
-        words.append(_text(argument))
+        words.append((_home_path(argument) if home else None) or _text(argument))
     return words
+
+
+def _home_path(node: Any) -> str | None:
+    """`~` or `~/static/rest` as the absolute path bash would make of it, else None."""
+    raw: str = node.text.decode("utf-8", "replace")
+    if node.type != "word" or not (raw == "~" or raw.startswith("~/")):
+        return None
+    rest = _static_word(raw[1:])
+    return None if rest is None else posixpath.expanduser("~") + rest
 
 
 def _base(word: str) -> str:
@@ -329,7 +350,18 @@ def _command(node: Any, finding: ShellFinding, cwd: list[str], depth: int) -> No
         _walk(child, finding, cwd, depth)
     if node.child_by_field_name("name") is None:
         return  # only assignments
-    _argv(_words(node), finding, cwd, depth, _heredoc_body(node))
+    words = _words(node)
+    before = list(cwd)
+    _argv(words, finding, cwd, depth, _heredoc_body(node))
+    expanded = _words(node, home=True)
+    if expanded != words:
+        # `~/x` is not a fixed word (the sandbox gives the command its own HOME), so the pass
+        # above found it uncertain; seen as the person's home it may also write her rules, which
+        # is refused outright. Only the writes of this second look are kept.
+        probe = ShellFinding()
+        _argv(expanded, probe, before, depth, _heredoc_body(node))
+        finding.writes.extend(w for w in probe.writes if w not in finding.writes)
+        finding.sources.extend(s for s in probe.sources if s not in finding.sources)
 
 
 def _heredoc_body(node: Any) -> str | None:
@@ -367,8 +399,12 @@ def _argv(
         return
     name = _base(head)
     args = words[1:]
+    finding.programs.append(head)
+    finding.runs_code.extend(r for r in runs_code(head, args) if r not in finding.runs_code)
     if name == "sdd" or name.startswith("sdd-"):
         finding.reaches_sdd.append(f"it runs {head}")
+    elif name == "busybox":
+        _busybox(args, finding, cwd, depth, stdin_script)
     elif name in UNCERTAIN_COMMANDS:
         finding.uncertain.append(f"`{name}` runs or rewrites commands that cannot be checked")
     elif name in ("printf", "read") and any(a is None or "[" in a for a in args):
@@ -405,6 +441,25 @@ def _argv(
                 finding.writes.append((cwd[-1], arg[3:], False, False))
     elif name not in READERS or any(a is not None and a.startswith("-o") for a in args):
         _touches(args, finding, cwd[-1])
+
+
+def _busybox(
+    args: list[str | None],
+    finding: ShellFinding,
+    cwd: list[str],
+    depth: int,
+    stdin_script: str | None,
+) -> None:
+    """`busybox APPLET ARGS...` runs the applet: it stays uncertain (busybox's applets are not
+    the programs the tables know), and the applet is classified too, so that it is refused or
+    counted as running code as the program of that name would be."""
+    finding.uncertain.append("busybox runs an applet whose options sdd does not know")
+    if not args or args[0] in ("--list", "--help"):
+        return
+    if args[0] is None or args[0].startswith("-"):
+        finding.uncertain.append("busybox gets an option sdd does not know how to follow")
+        return
+    _argv(args, finding, cwd, depth, stdin_script)
 
 
 def _watch(args: list[str | None], finding: ShellFinding, cwd: list[str], depth: int) -> None:
@@ -507,11 +562,13 @@ def _shell(
         return
     if rest and rest[0] not in (None, "-"):
         finding.uncertain.append(f"{name} runs the script {rest[0]}, which is not checked")
+        finding.runs_code.append(f"{name} runs the script {rest[0]}")
         return
     if stdin_script is not None:
         _classify(stdin_script, finding, cwd[-1], depth + 1)
         return
     finding.uncertain.append(f"{name} reads commands from its input")
+    finding.runs_code.append(f"{name} runs commands from its input")
 
 
 def _unwrap(
@@ -576,8 +633,22 @@ def _unwrap(
             or _base(inner) in WRITERS_ALL | WRITERS_LAST | {"mv", "ln", "sed", "perl", "dd"}
         ):
             finding.uncertain.append("xargs hands its input to a command that runs or writes it")
+            if inner is None or _base(inner) in SHELLS:
+                finding.runs_code.append("xargs runs commands made of its input")
+            else:
+                finding.runs_code.extend(runs_code(inner, rest[1:]))
             return None
+        _handed_words(inner, rest[1:], finding)
     return rest
+
+
+def _handed_words(head: str, args: list[str | None], finding: ShellFinding) -> None:
+    """xargs and `find -exec ... {}` add words the command line does not show: a tool that only
+    prints its usage when given none (`unzip`, `npm`) runs with them."""
+    if not runs_code(head, args):
+        for reason in runs_code(head, [*args, "{}"]):
+            if reason not in finding.runs_code:
+                finding.runs_code.append(reason)
 
 
 def _file_wrapper(
@@ -647,11 +718,14 @@ def _find(args: list[str | None], finding: ShellFinding, cwd: list[str], depth: 
             inner = args[index + 1 : end]
             if not inner or inner[0] in (None, "{}"):
                 finding.uncertain.append("find -exec runs a command named by what it finds")
+                finding.runs_code.append("find runs the programs it finds")
             elif "{}" in inner[1:]:
                 # What it finds becomes the operands: the start paths stand for them.
                 probe = [inner[0], *("" if w == "{}" else w for w in inner[1:])]
                 before = (len(finding.writes), len(finding.touches), len(finding.uncertain))
                 _argv([w for w in probe if w != ""], finding, cwd, depth)
+                if inner[0] is not None:
+                    _handed_words(inner[0], [w for w in inner[1:] if w != "{}"], finding)
                 if (len(finding.writes), len(finding.touches)) != before[:2] or _writes_operands(
                     inner
                 ):
@@ -821,6 +895,7 @@ def _writer(name: str, args: list[str | None], finding: ShellFinding, cwd: str) 
 
     operands: list[str | None] = []
     target_dir = False
+    destination: str | None = None  # the -t folder, when there is one
     hard_link = name == "link"
     index = 0
     while index < len(args):
@@ -832,11 +907,12 @@ def _writer(name: str, args: list[str | None], finding: ShellFinding, cwd: str) 
             break
         elif arg.startswith("--target-directory"):
             target_dir = True
-            written(
+            destination = (
                 arg.split("=", 1)[1]
                 if "=" in arg
                 else (args[index + 1] if index + 1 < len(args) else None)
             )
+            written(destination)
             index += 1 if "=" in arg else 2
             continue
         elif arg in ("--link", "--hard-link"):
@@ -850,6 +926,7 @@ def _writer(name: str, args: list[str | None], finding: ShellFinding, cwd: str) 
                 value = flags.split("t", 1)[1] or (
                     args[index + 1] if index + 1 < len(args) else None
                 )
+                destination = value
                 written(value)
                 index += 1 if flags.split("t", 1)[1] else 2
                 continue
@@ -859,6 +936,12 @@ def _writer(name: str, args: list[str | None], finding: ShellFinding, cwd: str) 
     if name == "ln":
         _link(operands, finding, cwd, target_dir)
         return
+    if name in ("cp", "mv", "install", "rsync", "scp", "link"):
+        if not target_dir:
+            destination = operands[-1] if operands else None
+        for arg in operands if target_dir else operands[:-1]:
+            if arg is not None:
+                finding.sources.append((cwd, arg, destination, name == "mv"))
     if hard_link or name == "mv" or name in WRITERS_ALL:
         for arg in operands:  # moved and hard-linked sources leave or share the record
             written(arg, name in TREE_WRITERS)
@@ -877,9 +960,11 @@ def _link(operands: list[str | None], finding: ShellFinding, cwd: str, target_di
     targets = names[:-1] if len(names) > 1 and not target_dir else names
     finding.writes.append((cwd, link, False, False))
     link_dir = posixpath.dirname(posixpath.join(cwd, link)) if link != "." else cwd
+    link_path = posixpath.normpath(posixpath.join(cwd, link))
     for target in targets:
         seen_from = target if target.startswith("/") else posixpath.join(link_dir, target)
         finding.writes.append((".", posixpath.normpath(seen_from), True, False))
+        finding.sources.append((".", posixpath.normpath(seen_from), link_path, False))
 
 
 def _touches(args: list[str | None], finding: ShellFinding, cwd: str) -> None:
@@ -904,6 +989,9 @@ def _redirect(node: Any, finding: ShellFinding, cwd: str) -> None:
     target = _text(destination)
     if target is None:
         finding.uncertain.append("output is redirected to a path that is not a fixed word")
+        home = _home_path(destination)  # `> ~/x` writes the person's home outside a sandbox
+        if home is not None:
+            finding.writes.append((cwd, home, False, False))
         return
     if operator == ">&" and (target.isdigit() or target == "-"):
         return  # 2>&1 and friends duplicate a descriptor; they write no file

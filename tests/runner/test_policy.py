@@ -1,5 +1,7 @@
 """Every route of the policy table, run through the guard: must-match examples are stopped the
-way the table says, must-not-match examples pass."""
+way the table says, must-not-match examples pass. For a "runs_code" route, must-match examples
+pass the guard but run code (no saved rule allows them without a sandbox), and must-not-match
+examples do not."""
 
 from __future__ import annotations
 
@@ -34,6 +36,10 @@ def product(root: Root) -> Path:
     qa.write_text("[]\n")
     os.symlink("changes/CH-0001/qa.yaml", root.path / "notes.md")
     os.symlink("memory", root.path / "records")
+    (root.path / "pack" / "builder").mkdir(parents=True)
+    (root.path / "pack" / "builder" / "ROLE.md").write_text("---\nname: builder\n---\n")
+    (root.path / ".claude" / "agents").mkdir(parents=True)
+    (root.path / ".claude" / "agents" / "reviewer.md").write_text("a reviewer\n")
     return root.path
 
 
@@ -51,6 +57,9 @@ def test_must_match(product: Path, route: Route, example: str) -> None:
     verdict = guard.check(tool, args, product, EVERY_TOOL)
     if route.code == "uncertain":
         assert isinstance(verdict, guard.Clearance) and not verdict.certain, verdict
+    elif route.code == "runs_code":
+        assert isinstance(verdict, guard.Clearance), f"{example!r} was rejected: {verdict}"
+        assert verdict.runs_code and verdict.reasons, f"{route.what}: {example!r}: {verdict}"
     else:
         assert isinstance(verdict, guard.Rejection), f"{route.what}: {example!r} passed"
         assert verdict.code == route.code, verdict
@@ -63,6 +72,8 @@ def test_must_not_match(product: Path, route: Route, example: str) -> None:
     assert isinstance(verdict, guard.Clearance), f"{example!r} was rejected: {verdict}"
     if route.code == "uncertain":
         assert verdict.certain, example
+    if route.code == "runs_code":
+        assert not verdict.runs_code, f"{example!r} counted as running code: {verdict.reasons}"
 
 
 def test_the_table_has_an_adversarial_suite_worth_the_name() -> None:
