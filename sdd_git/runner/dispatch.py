@@ -84,7 +84,7 @@ def dispatch(
             call.name,
             call.args,
             certain=verdict.certain,
-            runs_code=getattr(verdict, "runs_code", False),
+            runs_code=verdict.runs_code,
             sandboxed=current().working,
         )
         if not decision.run:

@@ -128,3 +128,30 @@ def test_with_no_sandbox_a_command_stop_says_so_and_offers_no_always_allow(
     assert stop["choices"] == ["allow once", "deny"]
     assert "No sandbox: this command runs with all your rights" in stop["action"]
     assert events(root, outcome["run"])[0]["sandbox"] == "none: SDD_SANDBOX=none"
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", "none"])
+def test_a_code_runner_runs_by_a_saved_rule_only_where_a_sandbox_holds_it(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandbox: str
+) -> None:
+    from sdd_git.sandbox import choose
+
+    monkeypatch.setenv("SDD_SANDBOX", sandbox)
+    if choose.current().name != sandbox:
+        pytest.skip(f"{sandbox} does not work here: {choose.current().why}")
+    accepted_change(root)
+    code = "python3 -c 'print(6 * 7)'"
+    add_role(
+        root,
+        "saver",
+        extra=f'boundary:\n  always_allow:\n    - {{tool: run_command, inputs: {{command: "{code}"}}}}\n',
+    )
+    script(tmp_path, monkeypatch, [{"tool_calls": [command(code)]}, {"say": "ok"}])
+    result = sdd("role", "run", "saver", "--task", "Compute", "--json")
+    outcome = json.loads(result.stdout)
+    done = [e for e in events(root, outcome["run"]) if e["event"] == "action_done"]
+    if sandbox == "bwrap":
+        assert result.code == 0 and [e["by"] for e in done] == ["saved_rule"]
+    else:
+        assert result.code == 3 and done == []
+        assert outcome["stop"]["choices"] == ["allow once", "deny"]
