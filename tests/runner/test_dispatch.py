@@ -144,7 +144,8 @@ def test_a_code_runner_runs_by_a_saved_rule_only_where_a_sandbox_holds_it(
     add_role(
         root,
         "saver",
-        extra=f'boundary:\n  always_allow:\n    - {{tool: run_command, inputs: {{command: "{code}"}}}}\n',
+        extra="boundary:\n  always_allow:\n"
+        f'    - {{tool: run_command, inputs: {{command: "{code}"}}}}\n',
     )
     script(tmp_path, monkeypatch, [{"tool_calls": [command(code)]}, {"say": "ok"}])
     result = sdd("role", "run", "saver", "--task", "Compute", "--json")
