@@ -7,27 +7,21 @@ child process gets `context.child_env`, and every text that leaves goes through 
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-from pathlib import Path
 
-from sdd_git.atomicfile import write_text_atomic
+from sdd_git.tools import beneath
 from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
 from sdd_git.tools.catalog import ToolClass
-from sdd_git.tools.read import (
-    OUTSIDE,
-    Args,
-    BaseTool,
+from sdd_git.tools.gitcall import (
+    check_push_target,
+    filtered_files,
     git_output,
     has_head,
-    make_schema,
-    relative,
     require_git_repo,
-    resolve_inside,
-    root_dir,
     run_git,
 )
+from sdd_git.tools.read import Args, BaseTool, make_schema, root_dir
 
 COMMAND_TIMEOUT_SECONDS = 600.0
 PUSH_TIMEOUT_SECONDS = 600.0
@@ -44,24 +38,6 @@ class ActTool(BaseTool):
     tool_class: ToolClass = "consequential"
 
 
-def resolve_entry(context: ToolContext, raw: str) -> Path:
-    """The entry `raw` names (a symlink itself, not its target), with its folder resolved.
-
-    Both the entry and whatever it resolves to must be inside the product folder.
-    """
-    target = resolve_inside(context, raw)  # the target: never outside
-    base = root_dir(context)
-    if target == base:
-        return base
-    candidate = Path(raw) if Path(raw).is_absolute() else base / raw
-    if candidate.name in ("", ".", ".."):
-        return resolve_inside(context, raw)
-    entry = resolve_inside(context, str(candidate.parent)) / candidate.name
-    if not entry.is_relative_to(base):
-        raise ToolFailed(OUTSIDE)
-    return entry
-
-
 class WriteFile(ActTool):
     name = "write_file"
     schema = make_schema(
@@ -76,14 +52,16 @@ class WriteFile(ActTool):
     )
 
     def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
-        path = resolve_inside(context, args.text("path"))
+        raw = args.text("path")
         content = args.text("content", blank_ok=True)
         args.text("purpose")
-        rel = relative(context, path)
-        if path.is_dir():
-            raise ToolFailed(f"{rel} is a folder; write_file writes a file")
-        existed = path.exists()
-        write_text_atomic(path, content)
+        with beneath.folder(root_dir(context)) as top:
+            rel = top.shown(raw)
+            if beneath.is_dir_entry(top.lstat(raw)):
+                raise ToolFailed(f"{rel} is a folder; write_file writes a file")
+            # Never through a symlink: a folder swapped for one since the guard looked makes
+            # the write fail, and a symlink at the name itself is replaced, not written through.
+            existed = top.write_atomic(raw, content.encode("utf-8"))
         size = len(content.encode("utf-8"))
         verb = "Replaced" if existed else "Created"
         return ToolOutcome(f"{verb} {rel}: {size:,} bytes written.", {"path": rel, "bytes": size})
@@ -102,27 +80,30 @@ class DeleteFile(ActTool):
     )
 
     def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
-        entry = resolve_entry(context, args.text("path"))
+        raw = args.text("path")
         args.text("purpose")
-        rel = relative(context, entry)
-        if not os.path.lexists(entry):
-            raise ToolFailed(f"no file {rel}; nothing was deleted")
-        if entry.is_dir() and not entry.is_symlink():
-            raise ToolFailed(f"{rel} is a folder; delete_file deletes one file")
-        entry.unlink()
+        with beneath.folder(root_dir(context)) as top:
+            rel = top.shown(raw)
+            entry = top.lstat(raw)
+            if entry is None:
+                raise ToolFailed(f"no file {rel}; nothing was deleted")
+            if beneath.is_dir_entry(entry):
+                raise ToolFailed(f"{rel} is a folder; delete_file deletes one file")
+            top.unlink(raw)  # the entry itself: a symlink goes, what it points to stays
         return ToolOutcome(f"Deleted {rel}.", {"path": rel})
 
 
 def _commit_paths(context: ToolContext, raw_paths: list[str]) -> list[str]:
-    base = root_dir(context)
     rels: list[str] = []
-    for raw in raw_paths:
-        entry = resolve_entry(context, raw)
-        rel = entry.relative_to(base).as_posix() or "."
-        if _never_committed(rel):
-            raise ToolFailed(f"{rel} is never committed (git's folder, run logs or local state)")
-        if rel not in rels:
-            rels.append(rel)
+    with beneath.folder(root_dir(context)) as top:
+        for raw in raw_paths:
+            rel = top.shown(raw)  # a pathspec: git itself refuses one beyond a symlink
+            if _never_committed(rel):
+                raise ToolFailed(
+                    f"{rel} is never committed (git's folder, run logs or local state)"
+                )
+            if rel not in rels:
+                rels.append(rel)
     return rels
 
 
@@ -153,6 +134,7 @@ class GitCommit(ActTool):
             git_output(context, "--literal-pathspecs", "ls-files", "-z", "-c", "-o", "--", *files)
         )
         staged_now = [f for f in files if f in on_disk_or_staged]
+        _refuse_filtered(context, staged_now)
         if staged_now:
             _git_with_paths(context, "git add", ["add", "-A"], staged_now)
         result = _git_with_paths(
@@ -169,6 +151,20 @@ class GitCommit(ActTool):
         return ToolOutcome(
             f"Committed {commit[:12]} with {len(committed)} file(s): {', '.join(committed)}.",
             {"commit": commit, "files": committed},
+        )
+
+
+def _refuse_filtered(context: ToolContext, files: list[str]) -> None:
+    """sdd's git never runs a filter program (`.gitattributes` is the role's to write), and
+    staging without the filter would store the raw content: with git-lfs the whole file, with
+    git-crypt the secret in clear. Such files are the person's to commit."""
+    filtered = filtered_files(context, files)
+    if filtered:
+        named = ", ".join(f"{path} (filter {driver})" for path, driver in sorted(filtered.items()))
+        raise ToolFailed(
+            f"git commit: {named} goes through a git filter, which sdd never runs; committing "
+            "without it would store the file unfiltered. Nothing was committed; the person "
+            "commits these files herself."
         )
 
 
@@ -239,12 +235,16 @@ def _git_with_paths(
         "--pathspec-from-file=-",
         "--pathspec-file-nul",
         input_text="\0".join(paths) + "\0",
-        timeout=COMMAND_TIMEOUT_SECONDS,  # a commit hook may run the tests
+        timeout=COMMAND_TIMEOUT_SECONDS,  # a large commit can take a while
     )
     if check and result.returncode != 0:
         said = (result.stdout + result.stderr).strip() or f"exit code {result.returncode}"
         raise ToolFailed(f"{what} failed; nothing was committed: {said}")
     return result
+
+
+def _split_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 def _check_ref_name(context: ToolContext, kind: str, name: str, prefix: str) -> None:
@@ -275,6 +275,8 @@ class GitPush(ActTool):
         if branch is not None:
             _check_ref_name(context, "branch", branch, "refs/heads/")
             remote = remote or "origin"
+        named = [remote] if remote else _split_lines(git_output(context, "remote"))
+        check_push_target(context, named)
         command = ["push", *([remote] if remote else []), *([branch] if branch else [])]
         result = run_git(context, *command, timeout=PUSH_TIMEOUT_SECONDS)
         said = (result.stdout + result.stderr).strip()

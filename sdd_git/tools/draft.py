@@ -3,18 +3,19 @@
 A drafted reading or scenario is only a proposal: acceptance lives in `memory/decisions.yaml`,
 which no tool here reads for writing. A proposed QA result goes to the gitignored
 `.sdd/local/qa-proposals/`, never to `qa.yaml`.
+
+These are the only tools that write inside `memory/`, `changes/` and `.sdd/local/`; like every
+file tool they write through `beneath`, so no symlink on the way is ever followed.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
 
 from sdd_git import lockfile
-from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError
 from sdd_git.records import decisions
 from sdd_git.records.scenarios import (
@@ -25,6 +26,7 @@ from sdd_git.records.scenarios import (
     scenarios_path,
 )
 from sdd_git.records.spec import parse_spec, read_spec, with_section_body
+from sdd_git.tools import beneath
 from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
 from sdd_git.tools.catalog import ToolClass
 from sdd_git.tools.read import Args, BaseTool, change_exists, make_schema
@@ -35,16 +37,32 @@ _HEADING_LINE = re.compile(r"^## S\d+(?:[ \t]|$)", re.MULTILINE)
 _CHECK_LINE = re.compile(r"^[ \t]*- C\d+:", re.MULTILINE)
 _CHECK_PREFIX = re.compile(r"^\s*(?:-\s*)?C\d+:\s*")
 _SCENARIO_KEYS = ("title", "steps", "expected")
+RECORD_READ_LIMIT = 64 * 1024 * 1024  # far above any record file; a bound, not a cut
 
 
-def appended_list_text(path: Path, existing: list[Any], new_items: list[Any]) -> str:
+def _write(context: ToolContext, path: Path, text: str) -> None:
+    beneath.write_atomic(context.root.path, path, text.encode("utf-8"))
+
+
+def _old_text(context: ToolContext, path: Path) -> str:
+    """The file's text as it is, read without following a symlink out; "" when missing."""
+    with beneath.folder(context.root.path) as top:
+        found = top.resolve(path)
+        if found.status is None:
+            return ""
+        return top.read(found, RECORD_READ_LIMIT).data.decode("utf-8")
+
+
+def appended_list_text(
+    context: ToolContext, path: Path, existing: list[Any], new_items: list[Any]
+) -> str:
     """The file's text with `new_items` appended to its YAML list, every earlier byte kept.
 
     When the file's shape does not allow a plain append (a flow list, say), the whole list is
     written again with the same values.
     """
     expected = [*existing, *new_items]
-    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    old = _old_text(context, path)
     if old.strip():
         if not old.endswith("\n"):
             old += "\n"
@@ -124,7 +142,7 @@ class DraftReading(DraftTool):
             drafted = parse_spec(spec_path, new_text).section(READING_SECTION)
             if [c.id for c in drafted.checks] != check_ids:
                 raise ToolFailed("draft_reading: the drafted checks would not read back as given")
-            write_text_atomic(spec_path, new_text)
+            _write(context, spec_path, new_text)
         listed = ", ".join(check_ids) if check_ids else "no checks"
         return ToolOutcome(
             f"Drafted {drafted.full_id} (the reading of {change_id}) with {listed}. "
@@ -188,7 +206,7 @@ class DraftScenarios(DraftTool):
                 scenario_id = next_scenario_id(existing) if not ids else _after(ids[-1])
                 ids.append(scenario_id)
                 new_items.append({"id": scenario_id, **draft, "required": True})
-            write_text_atomic(path, appended_list_text(path, raw, new_items))
+            _write(context, path, appended_list_text(context, path, raw, new_items))
         refs = [f"{change_id}/{i}" for i in ids]
         return ToolOutcome(
             f"Drafted {', '.join(refs)}. They are drafts: only the person accepts a scenario, "
@@ -239,15 +257,9 @@ class ProposeQaResult(DraftTool):
             "words": words,
             "at": decisions.now_iso(),
         }
-        folder = context.root.local / "qa-proposals"
-        folder.mkdir(parents=True, exist_ok=True)
         line = json.dumps(entry, ensure_ascii=False) + "\n"
-        fd = os.open(folder / f"{change_id}.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        try:
-            os.write(fd, line.encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        proposals = context.root.local / "qa-proposals" / f"{change_id}.jsonl"
+        beneath.append(context.root.path, proposals, line.encode("utf-8"))
         return ToolOutcome(
             f"Proposed {result} for {change_id}/{scenario_id}. This is only a proposal: "
             "the person records the QA result; nothing is recorded until she does.",
@@ -267,10 +279,9 @@ class Remember(DraftTool):
     def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
         note = args.text("note")
         path = context.local / "memory.yaml"
-        path.parent.mkdir(parents=True, exist_ok=True)
         existing = read_list(path)
         entry = {"note": note, "at": decisions.now_iso(), "run": context.run_id}
-        write_text_atomic(path, appended_list_text(path, existing, [entry]))
+        _write(context, path, appended_list_text(context, path, existing, [entry]))
         return ToolOutcome(
             f"Remembered (note {len(existing) + 1} in your memory).", {"notes": len(existing) + 1}
         )

@@ -1,17 +1,17 @@
 """Read tools: look at the product and its record, change nothing.
 
 This module also holds what every tool module shares: the small `BaseTool` (argument checks
-against the tool's own schema, masking of everything that leaves the tool), the `Args` reader,
-`resolve_inside` (a path never leaves the product folder) and `run_git`.
+against the tool's own schema, masking of everything that leaves the tool) and the `Args`
+reader. Files are opened through `beneath` (never following a symlink out, or at all for a
+write), and git through `gitcall` (which runs nothing a role wrote).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import json
-import os
 import re
-import subprocess
+import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -20,8 +20,11 @@ from sdd_git.errors import SddError
 from sdd_git.providers.base import ToolSchema
 from sdd_git.records import changes, decisions
 from sdd_git.records.spec import read_spec
+from sdd_git.tools import beneath
 from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
+from sdd_git.tools.beneath import Folder, Found
 from sdd_git.tools.catalog import ToolClass
+from sdd_git.tools.gitcall import git_output, has_head, in_git_repo, require_git_repo
 from sdd_git.yamlio import dump_yaml
 
 READ_CAP_BYTES = 200 * 1024
@@ -29,8 +32,6 @@ LIST_CAP_LINES = 2000
 SEARCH_CAP_MATCHES = 200
 SEARCH_MAX_FILE_BYTES = 10 * 1024 * 1024
 SEARCH_LINE_CHARS = 300
-GIT_TIMEOUT_SECONDS = 120.0
-OUTSIDE = "path is outside the product folder"
 
 
 # --- shared by every tool module ------------------------------------------------------------
@@ -179,84 +180,6 @@ def root_dir(context: ToolContext) -> Path:
     return context.root.path.resolve()
 
 
-def resolve_inside(context: ToolContext, raw: str) -> Path:
-    """`raw` (relative to the root, or absolute) with `..` and symlinks resolved; never outside."""
-    base = root_dir(context)
-    try:
-        candidate = Path(raw)
-        if not candidate.is_absolute():
-            candidate = base / candidate
-        resolved = candidate.resolve()
-    except (OSError, RuntimeError, ValueError) as exc:
-        raise ToolFailed(f"cannot resolve the path {raw!r}: {exc}") from None
-    if resolved != base and not resolved.is_relative_to(base):
-        raise ToolFailed(OUTSIDE)
-    return resolved
-
-
-def relative(context: ToolContext, path: Path) -> str:
-    rel = path.relative_to(root_dir(context)).as_posix()
-    return rel if rel else "."
-
-
-def git_env(context: ToolContext) -> dict[str, str]:
-    # Never let git wait for a password on a terminal nobody is watching.
-    return {**context.child_env, "GIT_TERMINAL_PROMPT": "0"}
-
-
-def run_git(
-    context: ToolContext,
-    *args: str,
-    timeout: float = GIT_TIMEOUT_SECONDS,
-    input_text: str | None = None,
-) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(
-            ["git", *args],
-            cwd=root_dir(context),
-            env=git_env(context),
-            input=input_text,
-            stdin=subprocess.DEVNULL if input_text is None else None,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=timeout,
-            check=False,
-        )
-    except FileNotFoundError:
-        raise ToolFailed("git is not installed or not on PATH") from None
-    except subprocess.TimeoutExpired:
-        raise ToolFailed(
-            f"git {args[0]} did not finish within {timeout:.0f} s; it was stopped"
-        ) from None
-
-
-def git_output(context: ToolContext, *args: str) -> str:
-    """stdout of a git command that must succeed, else ToolFailed with git's own words."""
-    result = run_git(context, *args)
-    if result.returncode != 0:
-        said = (result.stderr or result.stdout).strip() or f"exit code {result.returncode}"
-        raise ToolFailed(f"git {args[0]} failed: {said}")
-    return result.stdout
-
-
-def in_git_repo(context: ToolContext) -> bool:
-    try:
-        result = run_git(context, "rev-parse", "--is-inside-work-tree")
-    except ToolFailed:
-        return False
-    return result.returncode == 0 and result.stdout.strip() == "true"
-
-
-def require_git_repo(context: ToolContext) -> None:
-    if not in_git_repo(context):
-        raise ToolFailed("the product folder is not a git repository")
-
-
-def has_head(context: ToolContext) -> bool:
-    return run_git(context, "rev-parse", "--verify", "--quiet", "HEAD").returncode == 0
-
-
 def cap_text(text: str, limit: int, what: str) -> str:
     data = text.encode("utf-8")
     if len(data) <= limit:
@@ -285,16 +208,28 @@ def _is_git_internal(rel: str) -> bool:
     return ".git" in rel.split("/")
 
 
-def listed_files(context: ToolContext, base: Path) -> list[str]:
+def _listed(top: Folder, rel: str) -> bool:
+    """True for an entry that lists as a file: not a folder, nor a symlink to one inside."""
+    try:
+        entry = top.lstat(rel)
+        if entry is None or stat.S_ISDIR(entry.st_mode):
+            return False
+        if stat.S_ISLNK(entry.st_mode):
+            return not top.resolve(rel).is_dir
+    except ToolFailed:
+        return not _is_git_internal(rel)  # a link leading out or broken is still an entry
+    return True
+
+
+def listed_files(context: ToolContext, top: Folder, base: Found) -> list[str]:
     """Files under `base` (relative posix paths from the root), sorted, never under `.git/`.
 
-    In a git repository: tracked files plus untracked ones that are not ignored. Else a walk.
+    In a git repository: tracked files plus untracked ones that are not ignored. Else a walk
+    that enters real folders only, never a symlink to one.
     """
-    top = root_dir(context)
-    if not base.is_dir():
-        return [] if _is_git_internal(relative(context, base)) else [relative(context, base)]
+    if not base.is_dir:
+        return [] if _is_git_internal(base.rel) else [base.rel]
     if in_git_repo(context):
-        spec = relative(context, base)
         out = git_output(
             context,
             "--literal-pathspecs",
@@ -304,22 +239,11 @@ def listed_files(context: ToolContext, base: Path) -> list[str]:
             "--others",
             "--exclude-standard",
             "--",
-            spec,
+            base.rel,
         )
-        names = set()
-        for name in out.split("\0"):
-            if not name or _is_git_internal(name):
-                continue
-            full = top / name
-            if os.path.lexists(full) and not full.is_dir():
-                names.add(name)
-        return sorted(names)
-    found: list[str] = []
-    for folder, dirs, files in os.walk(base):
-        dirs[:] = sorted(d for d in dirs if d != ".git")
-        for file_name in files:
-            found.append((Path(folder) / file_name).relative_to(top).as_posix())
-    return sorted(found)
+        names = {n for n in out.split("\0") if n and not _is_git_internal(n)}
+        return sorted(n for n in names if _listed(top, n))
+    return [n for n in top.files(base.names) if _listed(top, n)]
 
 
 def _glob_matches(rel: str, pattern: str) -> bool:
@@ -327,6 +251,14 @@ def _glob_matches(rel: str, pattern: str) -> bool:
         return fnmatch.fnmatchcase(rel.rsplit("/", 1)[-1], pattern)
     candidates = {pattern, pattern.replace("**/", "")}
     return any(fnmatch.fnmatchcase(rel, p) for p in candidates)
+
+
+def _base(top: Folder, raw: str | None) -> Found:
+    """Where list_files or search_files starts: the whole product, or a path inside it."""
+    found = top.resolve(raw if raw is not None else ".")
+    if found.status is None:
+        raise ToolFailed(f"no such file or folder: {top.display(raw or '.')}")
+    return found
 
 
 # --- the tools --------------------------------------------------------------------------------
@@ -347,17 +279,18 @@ class ReadFile(ReadTool):
     )
 
     def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
-        path = resolve_inside(context, args.text("path"))
-        rel = relative(context, path)
-        if path.is_dir():
-            raise ToolFailed(f"{rel} is a folder; list_files lists what is in it")
-        if not path.exists():
-            raise ToolFailed(f"no file {rel}")
-        if not path.is_file():
-            raise ToolFailed(f"{rel} is not a regular file; read_file reads files")
-        size = path.stat().st_size
-        with path.open("rb") as handle:
-            data = handle.read(READ_CAP_BYTES + 1)
+        raw = args.text("path")
+        with beneath.folder(root_dir(context)) as top:
+            found = top.resolve(raw)
+            rel = found.rel if found.status is not None else top.display(raw)
+            if found.is_dir:
+                raise ToolFailed(f"{rel} is a folder; list_files lists what is in it")
+            if found.status is None:
+                raise ToolFailed(f"no file {rel}")
+            if not found.is_file:
+                raise ToolFailed(f"{rel} is not a regular file; read_file reads files")
+            read = top.read(found, READ_CAP_BYTES + 1)
+        data, size = read.data, read.size
         truncated = len(data) > READ_CAP_BYTES
         data = data[:READ_CAP_BYTES]
         text = _decode_text(data, truncated)
@@ -396,11 +329,9 @@ class ListFiles(ReadTool):
 
     def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
         raw = args.opt_text("path")
-        base = resolve_inside(context, raw) if raw is not None else root_dir(context)
-        if not os.path.lexists(base):
-            raise ToolFailed(f"no such file or folder: {relative(context, base)}")
         pattern = args.opt_text("glob")
-        names = listed_files(context, base)
+        with beneath.folder(root_dir(context)) as top:
+            names = listed_files(context, top, _base(top, raw))
         if pattern is not None:
             names = [n for n in names if _glob_matches(n, pattern)]
         total = len(names)
@@ -440,23 +371,25 @@ class SearchFiles(ReadTool):
                 f"search_files: the pattern is not a valid regular expression: {exc}"
             ) from None
         raw = args.opt_text("path")
-        base = resolve_inside(context, raw) if raw is not None else root_dir(context)
-        if not os.path.lexists(base):
-            raise ToolFailed(f"no such file or folder: {relative(context, base)}")
-        top = root_dir(context)
+        with beneath.folder(root_dir(context)) as top:
+            return self._search(context, top, _base(top, raw), regex)
+
+    def _search(
+        self, context: ToolContext, top: Folder, base: Found, regex: re.Pattern[str]
+    ) -> ToolOutcome:
         matches: list[str] = []
         capped = False
         searched = 0
-        for rel in listed_files(context, base):
-            full = top / rel
+        for rel in listed_files(context, top, base):
             try:
-                if full.stat().st_size > SEARCH_MAX_FILE_BYTES:
+                found = top.resolve(rel)
+                if not found.is_file or found.status is None:
+                    continue  # a folder, or a symlink out of the product: never followed
+                if found.status.st_size > SEARCH_MAX_FILE_BYTES:
                     continue
-                target = full.resolve()
-                if not target.is_relative_to(top) or not target.is_file():
-                    continue  # a symlink out of the product folder is never followed
-                text = _decode_text(target.read_bytes(), truncated=False)
-            except OSError:
+                read = top.read(found, SEARCH_MAX_FILE_BYTES + 1)
+                text = _decode_text(read.data, truncated=False)
+            except (ToolFailed, OSError):
                 continue
             if text is None:
                 continue
@@ -523,7 +456,10 @@ class GitDiff(ReadTool):
 
     def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
         raw = args.opt_text("path")
-        spec = relative(context, resolve_inside(context, raw)) if raw is not None else "."
+        spec = "."
+        if raw is not None:
+            with beneath.folder(root_dir(context)) as top:
+                spec = top.shown(raw)  # a pathspec: git itself never follows a symlink in it
         require_git_repo(context)
         if has_head(context):
             against = "HEAD"

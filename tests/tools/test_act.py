@@ -37,7 +37,7 @@ def test_write_file_stays_inside(ctx: ToolContext, root: Root, tmp_path: Path) -
     assert not (tmp_path / "evil.txt").exists()
     (root.path / "out").symlink_to(tmp_path)
     message = fails(ctx, "write_file", path="out/evil.txt", content="x", purpose="p")
-    assert message == "path is outside the product folder"
+    assert message == "out/evil.txt goes through the symlink out; file tools never follow symlinks"
     assert not (tmp_path / "evil.txt").exists()
     assert "missing argument purpose" in fails(ctx, "write_file", path="a.txt", content="x")
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -10,6 +11,8 @@ from sdd_git.records.spec import read_spec
 from sdd_git.root import Root
 from sdd_git.tools.base import ToolContext
 from tests.tools import fails, make_context, run
+
+NEVER = "file tools never follow symlinks"
 
 WORDS = "I can never find last month's hotel charge."
 
@@ -156,3 +159,35 @@ def test_remember_appends(ctx: ToolContext) -> None:
     notes = yaml.safe_load(path.read_text(encoding="utf-8"))
     assert [n["note"] for n in notes] == ["The tests live in tests/.", "Use small commits."]
     assert all(n["run"] == "run-test" and n["at"] for n in notes)
+
+
+# --- the draft tools' own writes never follow a symlink --------------------------------------
+
+
+def test_draft_writes_never_follow_a_symlink(ctx: ToolContext, root: Root, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    # The role's own folder swapped for a symlink out: remember refuses, nothing lands there.
+    ctx.local.parent.mkdir(parents=True, exist_ok=True)
+    ctx.local.symlink_to(outside, target_is_directory=True)
+    assert "file tools never follow" in fails(ctx, "remember", note="n")
+    assert list(outside.iterdir()) == []
+    # A proposals file that is a symlink to the person's decisions: never appended through.
+    acceptance.add_scenario(root, "CH-0001", "Find it", "search hotel", "it is listed")
+    (root.local / "qa-proposals").mkdir(parents=True, exist_ok=True)
+    (root.local / "qa-proposals" / "CH-0001.jsonl").symlink_to(root.decisions)
+    decisions_before = root.decisions.read_bytes()
+    message = fails(ctx, "propose_qa_result", scenario="CH-0001/SC-1", result="pass", words="w")
+    assert message == ".sdd/local/qa-proposals/CH-0001.jsonl is a symlink; " + NEVER
+    # A scenarios file that is a symlink out is neither read nor written through.
+    scenarios = root.change_dir("CH-0001") / "scenarios.yaml"
+    (outside / "scenarios.yaml").write_bytes(scenarios.read_bytes())
+    scenarios.unlink()
+    scenarios.symlink_to(outside / "scenarios.yaml")
+    kept = (outside / "scenarios.yaml").read_bytes()
+    new = [{"title": "t", "steps": "s", "expected": "e"}]
+    message = fails(ctx, "draft_scenarios", change="CH-0001", scenarios=new)
+    assert message.startswith("changes/CH-0001/scenarios.yaml is a symlink that leads outside")
+    assert (outside / "scenarios.yaml").read_bytes() == kept
+    assert sorted(p.name for p in outside.iterdir()) == ["scenarios.yaml"]
+    assert root.decisions.read_bytes() == decisions_before

@@ -42,9 +42,14 @@ def test_read_file_through_a_symlink_pointing_outside_fails(
     (tmp_path / "outside.txt").write_text("private\n", encoding="utf-8")
     (root.path / "link.txt").symlink_to(tmp_path / "outside.txt")
     (root.path / "linkdir").symlink_to(tmp_path)
-    assert fails(ctx, "read_file", path="link.txt") == "path is outside the product folder"
-    message = fails(ctx, "read_file", path="linkdir/outside.txt")
-    assert message == "path is outside the product folder"
+    assert fails(ctx, "read_file", path="link.txt") == (
+        "link.txt is a symlink that leads outside the product folder; "
+        "file tools never follow a symlink out of it"
+    )
+    assert fails(ctx, "read_file", path="linkdir/outside.txt") == (
+        "linkdir/outside.txt goes through the symlink linkdir, which leads outside the product "
+        "folder; file tools never follow a symlink out of it"
+    )
 
 
 def test_read_file_follows_a_symlink_that_stays_inside(ctx: ToolContext, root: Root) -> None:
