@@ -158,9 +158,7 @@ def _kill_descendants() -> bool:
             level = {p: v for p, v in _children_of(set(level)).items() if p not in found}
         if not found:
             return running
-        running = running or any(
-            state != "Z" and name != "bwrap" for name, state in found.values()
-        )
+        running = running or any(state != "Z" and name != "bwrap" for name, state in found.values())
         for pid in found:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
