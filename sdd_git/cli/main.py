@@ -123,7 +123,24 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _fail(message: str, hint: str | None, code: int) -> Any:
-    click.echo(f"error: {message}", err=True)
+    # An error can quote anything (a file, a server's answer, an argument), so it is masked with
+    # every secret in reach. The masker is built here, only when an error is printed, so that
+    # `sdd --help` and `sdd role list` import nothing for it.
+    from pathlib import Path
+
+    from sdd_git.errors import SddError
+    from sdd_git.root import find_root
+    from sdd_git.runner.masking import masker_for
+
+    try:
+        here = Path.cwd()
+        product = find_root(here).path
+    except SddError:
+        product = here  # outside a root: the .env files of the current folder
+    except OSError:  # the current folder was removed
+        product = Path(".")
+    mask = masker_for(product)
+    click.echo(f"error: {mask(message)}", err=True)
     if hint:
-        click.echo(f"hint: {hint}", err=True)
+        click.echo(f"hint: {mask(hint)}", err=True)
     sys.exit(code)

@@ -15,14 +15,26 @@ from sdd_git.cli.output import current_root, emit_json, json_option, say, table
 from sdd_git.cli.role_cmds import role
 
 
+def _masked(root: Any, data: Any) -> Any:
+    """`data` (text or a JSON document) with every secret within reach masked: what a model
+    replied, or an error a server sent, may carry one to the person's screen and scripts."""
+    from sdd_git.runner.masking import masker_for
+
+    return json.loads(masker_for(root.path if root else Path.cwd())(json.dumps(data)))
+
+
 def _render(outcome: Any, as_json: bool, shown_from: int, root: Any) -> None:
     """The transcript of what this process did, then the reply or the stop, in plain words."""
+    import dataclasses
+
     from sdd_git.runner.control import event_text
     from sdd_git.runner.runlog import log_path, read_events
 
     if as_json:
-        emit_json(outcome.as_json())
+        emit_json(_masked(root, outcome.as_json()))
         return
+    message, reply = _masked(root, [outcome.message, outcome.reply])
+    outcome = dataclasses.replace(outcome, message=message, reply=reply)
     if outcome.run_id:
         for event in read_events(log_path(root, outcome.run_id)):
             if int(event.get("seq", 0)) > shown_from and event.get("event") not in (
@@ -83,14 +95,17 @@ def _json_errors(as_json: bool) -> Iterator[None]:
         if as_json:
             status = "refused" if exc.exit_code == 2 else "error"
             emit_json(
-                {
-                    "run": None,
-                    "status": status,
-                    "exit_code": exc.exit_code,
-                    "message": exc.message,
-                    "stop": None,
-                    "reply": None,
-                }
+                _masked(
+                    None,
+                    {
+                        "run": None,
+                        "status": status,
+                        "exit_code": exc.exit_code,
+                        "message": exc.message,
+                        "stop": None,
+                        "reply": None,
+                    },
+                )
             )
         raise
 

@@ -2,8 +2,10 @@
 
 The HTTP modules are imported on the first call, so importing a provider costs next to nothing.
 Proxies come from the usual environment variables (HTTPS_PROXY, NO_PROXY), as urllib reads them.
-No error text ever holds a header value: the API key travels in a header, and a server that
-echoes it back in an error message gets it replaced by "[redacted]".
+No error text ever holds a header value: the API key travels in a header, and whatever a server
+answers goes through the masker (masking.py) with every secret header value before it becomes
+part of an error, so an echo of the key, whole, in part or encoded (base64, hex, URL-encoded...),
+shows as "[secret]". The masker is imported only when an error is built.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ Sleep = Callable[[float], None]
 
 MAX_RETRY_AFTER = 30.0  # seconds: a longer Retry-After is capped, not obeyed
 _SNIPPET = 300  # characters of a server's error message kept in ours
-# Headers whose values are not secret; every other header value is redacted from error text.
+# Headers whose values are not secret; every other header value is masked in error text.
 _PUBLIC_HEADERS = frozenset(
     {"content-type", "accept", "user-agent", "anthropic-version", "x-sdd-role", "x-sdd-run"}
 )
@@ -48,12 +50,35 @@ def post_json(
     again after `backoff * 2**(n-1)` seconds, or after the server's numeric Retry-After (at most
     30 s). Anything else fails at once with a ProviderError naming `provider` and `url`.
     """
+    secrets = _secrets(headers)
+    try:
+        return _post(
+            url, body, headers, timeout, retries, backoff, sleep, provider, key_env, secrets
+        )
+    except ProviderError as error:
+        # Last line of defence: nothing a server said leaves this module unmasked, whichever
+        # error carries it.
+        mask = _masker(secrets)
+        raise ProviderError(mask(error.message), mask(error.hint) if error.hint else None) from None
+
+
+def _post(
+    url: str,
+    body: dict[str, Any],
+    headers: Mapping[str, str],
+    timeout: float,
+    retries: int,
+    backoff: float,
+    sleep: Sleep,
+    provider: str,
+    key_env: str | None,
+    secrets: list[str],
+) -> dict[str, Any]:
     import http.client
     import urllib.error
     import urllib.request
 
-    where = f"{provider} at {url}"
-    secrets = _secrets(headers)
+    where = f"{provider} at {_shown(url)}"
     attempts = max(1, retries)
     data = json.dumps(body).encode("utf-8")
     all_headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -84,7 +109,7 @@ def post_json(
             ) from None
         except urllib.error.HTTPError as exc:
             status = exc.code
-            detail = _redact(_server_message(_read(exc)), secrets)
+            detail = _server_message(_read(exc), secrets)
             if status != 429 and status < 500:
                 raise _refusal(status, detail, exc.headers, where, key_env) from None
             failure = f"(HTTP {status})" + (f": {detail}" if detail else "")
@@ -98,7 +123,7 @@ def post_json(
                 cause, ConnectionResetError | ConnectionAbortedError | BrokenPipeError
             ) and not isinstance(cause, http.client.IncompleteRead):
                 raise ProviderError(
-                    f"cannot reach {provider} at {url}: {_reason(cause, timeout)}",
+                    f"cannot reach {provider} at {_shown(url)}: {_reason(cause, timeout)}",
                     hint="is the server running? check base_url",
                 ) from None
             failure = "(the connection was reset)"
@@ -153,8 +178,9 @@ def _decode(payload: bytes, where: str, secrets: list[str]) -> dict[str, Any]:
     try:
         answer = json.loads(payload)
     except ValueError:
-        snippet = _redact(payload[:_SNIPPET].decode("utf-8", "replace"), secrets)
-        raise ProviderError(f"{where}: the answer is not JSON: {snippet!r}") from None
+        # Masked whole before it is cut, so the cut cannot leave half a key unrecognised.
+        text = _masker(secrets)(payload[: _SNIPPET * 4].decode("utf-8", "replace"))
+        raise ProviderError(f"{where}: the answer is not JSON: {text[:_SNIPPET]!r}") from None
     if not isinstance(answer, dict):
         raise ProviderError(f"{where}: the answer is not a JSON object")
     cleaned: dict[str, Any] = whole_characters(answer)
@@ -184,10 +210,15 @@ def _read(exc: Any) -> bytes:
     return data if isinstance(data, bytes) else b""
 
 
-def _server_message(payload: bytes) -> str:
+def _server_message(payload: bytes, secrets: list[str]) -> str:
     """The human part of an error body: OpenAI's and Anthropic's {"error": {"message": ...}},
-    Ollama's {"error": "..."}, FastAPI's {"detail": ...}, or the text itself."""
-    text = payload.decode("utf-8", "replace").strip()
+    Ollama's {"error": "..."}, FastAPI's {"detail": ...}, or the text itself; masked before it is
+    decoded, squeezed or cut (any of which could hide a key from the masker), and after."""
+    mask = _masker(secrets)
+    return mask(_message(mask(payload.decode("utf-8", "replace").strip())))
+
+
+def _message(text: str) -> str:
     try:
         answer = json.loads(text)
     except ValueError:
@@ -217,10 +248,15 @@ def _secrets(headers: Mapping[str, str]) -> list[str]:
     return sorted(found, key=len, reverse=True)
 
 
-def _redact(text: str, secrets: list[str]) -> str:
-    for secret in secrets:
-        text = text.replace(secret, "[redacted]")
-    return text
+def _masker(secrets: list[str]) -> Callable[[str], str]:
+    from sdd_git.masker import Masker
+
+    return Masker(secrets)
+
+
+def _shown(url: str) -> str:
+    """`url` without a password in it (https://user:pass@host/ -> https://user:[secret]@host/)."""
+    return re.sub(r"(://[^\s:/?#@]*):[^\s/?#]*@", r"\1:[secret]@", url)
 
 
 def _reason(cause: BaseException, timeout: float) -> str:

@@ -8,6 +8,7 @@ the boundary decides whether a consequential call runs or stops for the person."
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from sdd_git.providers.base import Message, ToolCall
@@ -141,19 +142,22 @@ def _stop(state: RunState, call: ToolCall, reason: str) -> stops.Stop:
 
     box = current()
     now = state.clock()
+    # The stop file is kept under .sdd/local like the log: no secret in it, in any form. The
+    # answer acts on the logged call, which the run log masked the same way.
+    args = json.loads(state.masker(json.dumps(call.args, ensure_ascii=False)))
     offer_always = reason == "not allowed"  # never after ask-first, never with no sandbox
     stop = stops.Stop(
         id=stops.new_stop_id(),
         run=state.run_id,
         role=state.role.name,
         kind="approval",
-        action=describe(call.name, call.args, sandbox=box.label),
+        action=describe(call.name, args, sandbox=box.label),
         choices=stops.APPROVAL_CHOICES if offer_always else stops.ASK_FIRST_CHOICES,
         origin=state.origin,
         created_at=now,
         expires_at=None if state.origin == "person" else now + approval_timeout(state.root),
         tool=call.name,
-        args=call.args,
+        args=args,
         call_id=call.id,
         change=state.change,
         sandbox=box.label,

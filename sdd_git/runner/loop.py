@@ -309,9 +309,7 @@ def _loop_call(
             )  # fmt: skip
             tool_result(state, call, "Received.", messages, thread)
         elif TOOL_CLASSES.get(call.name) == "read":
-            dispatch(
-                state, call, offered=READ_TOOLS, messages=messages, thread=thread, caller=role
-            )
+            dispatch(state, call, offered=READ_TOOLS, messages=messages, thread=thread, caller=role)
         else:
             state.log.append(
                 "tool_call", role=role, tool=call.name, args=call.args, call_id=call.id,
@@ -417,7 +415,9 @@ def _summary_stop(
         )
     else:
         verdict = f" No critique from {critic.name} held up, so no second role has checked it."
-    action = what + verdict + f" Allow {author} to go on with this draft (each action still stops)?"
+    action = state.masker(
+        what + verdict + f" Allow {author} to go on with this draft (each action still stops)?"
+    )
     now = state.clock()
     stop = stops.Stop(
         id=stops.new_stop_id(),

@@ -85,14 +85,13 @@ def provider_settings(root: Root, role: RoleProfile) -> tuple[Provider, Masker, 
     """The role's provider, a masker for everything the run writes or sends, and the names of
     the variables that hold its key (kept out of child processes)."""
     from sdd_git.providers.select import make_provider, settings_for
-    from sdd_git.runner.masking import is_secret_name, secrets_from_environment
+    from sdd_git.runner.masking import masker_for
 
     settings = settings_for(root, role.model)
     provider = make_provider(settings)
-    secrets = [s for s in (settings.key, os.environ.get("SDD_API_KEY")) if s]
-    secrets += secrets_from_environment(n for n in os.environ if is_secret_name(n))
+    extra = [s for s in (settings.key, os.environ.get("SDD_API_KEY")) if s]
     names = [settings.key_env] if settings.key_env else []
-    return provider, Masker(secrets), names
+    return provider, masker_for(root.path, extra), names
 
 
 def approval_timeout(root: Root) -> float:

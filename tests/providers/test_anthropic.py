@@ -277,7 +277,7 @@ def test_403_says_why_with_the_key_redacted(server: Loopback, sleeps: list[float
     message = f"key {KEY} may not use this model"
     server.reply(403, {"type": "error", "error": {"type": "permission_error", "message": message}})
     error = failure(server, sleeps)
-    assert str(error).endswith("(HTTP 403): key [redacted] may not use this model")
+    assert str(error).endswith("(HTTP 403): key [secret] may not use this model")
 
 
 def test_404_names_the_unknown_model(server: Loopback, sleeps: list[float]) -> None:

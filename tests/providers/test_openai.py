@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -263,7 +265,40 @@ def test_400_gives_the_server_message_with_the_key_redacted(
 ) -> None:
     server.reply(400, {"error": {"message": f"Invalid 'messages': bad header Bearer {KEY}"}})
     error = failure(server, sleeps)
-    assert "Invalid 'messages': bad header [redacted] (HTTP 400)" in str(error)
+    assert "Invalid 'messages': bad header [secret] (HTTP 400)" in str(error)
+
+
+@pytest.mark.parametrize("status", [400, 403, 404, 500])
+def test_an_error_echoing_the_key_encoded_or_in_part_is_masked(
+    server: Loopback, sleeps: list[float], status: int
+) -> None:
+    raw = KEY.encode()
+    echoes = {
+        "base64": base64.b64encode(raw).decode(),
+        "base64 at offset 1": base64.b64encode(b"u" + raw).decode(),
+        "hex": raw.hex(),
+        "reversed": KEY[::-1],
+        "partial": KEY[:15],
+    }
+    for name, echo in echoes.items():
+        for _ in range(3 if status >= 500 else 1):
+            server.reply(status, {"error": {"message": f"bad credential {echo} in request"}})
+        error = failure(server, sleeps)
+        assert echo not in str(error), name
+        assert "[secret]" in str(error), name
+
+
+def test_a_non_json_answer_echoing_the_key_is_masked(server: Loopback, sleeps: list[float]) -> None:
+    # Wrapped at 76 columns, and the key at offset 1 of the stream.
+    wrapped = base64.encodebytes(b"Authorization: Bearer " + KEY.encode() + b"\n" * 60)
+    server.reply(200, b"<html>\n" + wrapped + b"</html>")
+    error = failure(server, sleeps)
+    assert "the answer is not JSON" in str(error) and "[secret]" in str(error)
+    shown = str(error).replace("\\n", "")
+    for run in re.findall(r"[A-Za-z0-9+/]{8,}", shown):
+        for skip in range(4):
+            part = run[skip:][: (len(run) - skip) // 4 * 4]
+            assert b"SECRET" not in base64.b64decode(part), run
 
 
 def test_ollama_style_error_string(server: Loopback, sleeps: list[float]) -> None:

@@ -144,11 +144,17 @@ def test_a_roles_own_model_overrides_the_config(
         "---\nBe exact.\n"
     )
     monkeypatch.setenv("CRITIC_KEY", KEY)
+    # A key variable a role file names goes only to a host the person listed it for.
+    root.config.write_text(
+        "provider: {kind: openai, model: m, api_key_env: OPENAI_API_KEY,\n"
+        "           keys: {'127.0.0.1': CRITIC_KEY}}\n"
+    )
     server.reply(body={"choices": [{"message": {"role": "assistant", "content": "Fine."}}]})
     result = sdd("role", "run", "critic", "--task", "Review")
     assert result.code == 0, result.stderr
     assert server.requests[0].body["model"] == "critic-model"
     assert server.requests[0].headers["x-sdd-role"] == "critic"
+    assert server.requests[0].headers["authorization"] == f"Bearer {KEY}"
 
 
 def test_a_role_file_naming_its_own_server_never_gets_the_main_key(
