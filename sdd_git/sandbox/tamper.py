@@ -69,17 +69,30 @@ def _walk(top: Path, out: dict[str, os.stat_result], skip: frozenset[str] = froz
             out[child.path] = cst
 
 
-def _stats(paths: Iterable[Path]) -> dict[str, os.stat_result]:
+def _startup_file(name: str) -> bool:
+    return name.endswith(".pth") or name in ("sitecustomize.py", "usercustomize.py")
+
+
+def _stats(paths: Iterable[Path], site: Iterable[Path] = ()) -> dict[str, os.stat_result]:
     found: dict[str, os.stat_result] = {}
     for path in paths:
         _walk(path, found, _GIT_SKIP if path.name == ".git" else frozenset())
+    for folder in site:  # only what Python runs at start: .pth files and the customize modules
+        try:
+            with os.scandir(folder) as it:
+                for entry in it:
+                    if _startup_file(entry.name):
+                        found[entry.path] = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
     return found
 
 
-def take(paths: Iterable[Path]) -> Snapshot:
-    """Fingerprint the protected tree and keep what is needed to put it back."""
+def take(paths: Iterable[Path], site: Iterable[Path] = ()) -> Snapshot:
+    """Fingerprint the protected tree (and the start-up files of `site` folders) and keep what
+    is needed to put it back. A path that does not exist yet is watched too: made, it is new."""
     snapshot = Snapshot()
-    for name, st in _stats(paths).items():
+    for name, st in _stats(paths, site).items():
         fp = _fingerprint(st)
         if stat.S_ISLNK(st.st_mode):
             snapshot.entries[name] = Entry(fp, "link", st.st_mode, target=os.readlink(name))
@@ -98,9 +111,9 @@ def take(paths: Iterable[Path]) -> Snapshot:
     return snapshot
 
 
-def changed(before: Snapshot, paths: Iterable[Path]) -> list[str]:
+def changed(before: Snapshot, paths: Iterable[Path], site: Iterable[Path] = ()) -> list[str]:
     """The paths that differ from the snapshot: written, made, removed or replaced."""
-    now = _stats(paths)
+    now = _stats(paths, site)
     out: list[str] = []
     for name, entry in before.entries.items():
         st = now.get(name)
@@ -145,6 +158,39 @@ def restore(before: Snapshot, names: list[str]) -> None:
                 os.fsync(handle.fileno())
             os.chmod(name, stat.S_IMODE(entry.mode))
         _CONTENT.pop(name, None)
+
+
+# Folders that hold no role or skill sdd would load, and are large: the rule-file scan skips them.
+_SCAN_SKIP = frozenset(
+    {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox", ".mypy_cache",
+     ".pytest_cache", ".ruff_cache", "target", "dist", "build", ".sdd"}
+)  # fmt: skip
+SCAN_LIMIT = 50_000
+
+
+def rule_files(product: Path, names: Iterable[str]) -> set[str] | None:
+    """Every file in the product named like a role or skill file (any case), or None when the
+    product is too large to scan (more than SCAN_LIMIT entries)."""
+    wanted = {n.casefold() for n in names}
+    found: set[str] = set()
+    seen = 0
+    stack = [str(product)]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        seen += len(entries)
+        if seen > SCAN_LIMIT:
+            return None
+        for entry in entries:
+            if entry.name.casefold() in wanted:
+                found.add(entry.path)
+            elif entry.name not in _SCAN_SKIP and entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+    return found
 
 
 def _remove(name: str) -> None:
