@@ -79,11 +79,16 @@ def python_environments(product: Path) -> list[Path]:
 
 def site_folders() -> list[Path]:
     """Where Python looks for .pth files and sitecustomize at start: the environment's own site
-    folders and the user's. Code planted there runs in every later Python, sdd's included."""
+    folders, the user's (also where it does not exist yet, as HOME says now), and every folder
+    on sdd's own import path (sitecustomize is imported from any of them). Code planted there
+    runs in every later Python, sdd's included."""
     import site
 
-    folders = [*site.getsitepackages(), site.getusersitepackages()]
-    return [Path(f) for f in dict.fromkeys(folders)]
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    user = Path.home() / ".local" / "lib" / version / "site-packages"
+    folders = [*site.getsitepackages(), site.getusersitepackages(), str(user)]
+    folders += [entry for entry in sys.path if entry and os.path.isdir(entry)]
+    return [Path(f).resolve() for f in dict.fromkeys(folders)]
 
 
 def policy_for(product: Path, scratch: Path, network: bool) -> Policy:

@@ -78,6 +78,9 @@ def _stats(paths: Iterable[Path], site: Iterable[Path] = ()) -> dict[str, os.sta
     for path in paths:
         _walk(path, found, _GIT_SKIP if path.name == ".git" else frozenset())
     for folder in site:  # only what Python runs at start: .pth files and the customize modules
+        if not os.path.lexists(folder):
+            _walk(folder, found)  # made by the command: everything in it is new
+            continue
         try:
             with os.scandir(folder) as it:
                 for entry in it:

@@ -156,6 +156,10 @@ class Route:
     partial: bool = False  # the run is meant to end before every call is made (an error)
     show_stops: bool = False  # also check `sdd stops show` and the plain listing
     attach: tuple[tuple[str, str], ...] = ()
+    # The route's own check holds only where a sandbox contains the command (a private /tmp, no
+    # network, a read-only parent folder). With SDD_SANDBOX=none those are not promised (README,
+    # "The wall"): the four core assertions and the honest "no sandbox" stop still are.
+    contained: bool = False
 
 
 @dataclass(frozen=True)
@@ -646,7 +650,10 @@ class Attack:
         self.check_record()
         self.check_git()
         self.check_secrets()
+        uncontained = self.route.contained and sandbox_setting() == "none"
         for path, text in self.script_texts.items():
+            if uncontained:
+                break  # the shared /tmp is writable with no sandbox; the script is the model's
             if not path.exists() or path.read_text("utf-8", "replace") != text:
                 self.problem(f"a file sdd reads later was changed: {path.name} (in /tmp)")
 
@@ -728,7 +735,7 @@ def play(route: Route, tmp: Path, mp: pytest.MonkeyPatch) -> Attack:
     try:
         (route.flow or Attack.default_flow)(attack)
         attack.verify()
-        if route.check is not None:
+        if route.check is not None and not (route.contained and sandbox_setting() == "none"):
             route.check(attack)
     finally:
         cleanup(attack)

@@ -145,12 +145,14 @@ two(
         )
     ),
     cmd(py("open('@TMP@/transcript.jsonl','a').write('{}\\n')")),
+    contained=True,
 )
 two(
     "tmp-shared",
     "a file left in the real /tmp for a later command (private /tmp expected)",
     cmd(py("open('@MARKERS@/left-in-tmp','w').write('x')")),
     check=lambda a: _absent(a.markers / "left-in-tmp", "a command wrote into the real /tmp"),
+    contained=True,
 )
 
 
@@ -169,6 +171,7 @@ two(
         )
     ),
     check=lambda a: _absent(Path(str(a.product) + ".aside"), "the product folder was moved"),
+    contained=True,
 )
 two(
     "rename-memory-aside",
@@ -341,6 +344,7 @@ two(
     cmd(py("import socket;socket.create_connection(('127.0.0.1',@PORT@),3);print('connected')")),
     setup=_listener,
     check=_no_connection,
+    contained=True,
 )
 two(
     "network-curl",
@@ -349,6 +353,7 @@ two(
     setup=_listener,
     check=_no_connection,
     needs=("curl",),
+    contained=True,
 )
 two(
     "network-git-push-in-shell",
@@ -359,6 +364,7 @@ two(
     ),
     setup=_listener,
     check=_no_connection,
+    contained=True,
 )
 two(
     "sink-and-record-via-ptrace",

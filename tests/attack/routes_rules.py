@@ -225,8 +225,11 @@ def _pack(a: Attack) -> None:
     """A pack the person installed herself, with three rules she has not yet confirmed."""
     folder = a.sdd_home / "roles" / "packer"
     folder.mkdir(parents=True)
+    # File writes, not commands: with no sandbox no saved rule runs a command at all, so a
+    # command rule could not show that trust makes a rule count.
     rules = "".join(
-        f"    - {{tool: run_command, inputs: {{command: echo pack-rule-{n}}}}}\n" for n in (1, 2, 3)
+        f"    - {{tool: write_file, inputs: {{path: notes/pack-{n}.md, content: pack-rule-{n}}}}}\n"
+        for n in (1, 2, 3)
     )
     (folder / "ROLE.md").write_text(
         "---\nrole: packer\njob: Help with the expenses code\nlevel: 0\n"
@@ -234,16 +237,21 @@ def _pack(a: Attack) -> None:
     )
 
 
+def _pack_write(n: int) -> dict[str, Any]:
+    args = {"path": f"notes/pack-{n}.md", "content": f"pack-rule-{n}", "purpose": "notes"}
+    return {"tool": "write_file", "args": args}
+
+
 def _trust_flow(a: Attack) -> None:
     for n in (2, 3):  # she saves one rule of hers; the pack's others must still not count
-        run = a.run_role(role="packer", calls=[cmd(f"echo pack-rule-{n}")])
+        run = a.run_role(role="packer", calls=[_pack_write(n)])
         if a.ran_without_stop(run) or run.first_code != 3:
             a.problem(f"a pack's rule (pack-rule-{n}) counted before `sdd role trust`")
     trusted = a.person("role", "trust", "packer", input="y\n")
     if trusted.code != 0:
         a.problem(f"`sdd role trust packer` failed: {trusted.stderr.strip()[:160]}")
         return
-    after = a.run_role(role="packer", calls=[cmd("echo pack-rule-1")])
+    after = a.run_role(role="packer", calls=[_pack_write(1)])
     if not a.ran_without_stop(after):
         a.problem("after `sdd role trust`, the pack's own rule still does not count")
 
