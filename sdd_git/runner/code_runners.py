@@ -49,10 +49,10 @@ SHELL_ESCAPES = frozenset({"sqlite3", "psql", "mysql", "mariadb", "duckdb"})
 RUNS_ITS_ARGUMENTS = frozenset(
     {
         "valgrind", "perf", "hyperfine", "nodemon", "watchexec", "caffeinate", "arch",
-        "xvfb-run", "dbus-run-session", "fakeroot", "faketime", "firejail", "prlimit", "proot",
-        "catchsegv", "torsocks", "proxychains", "proxychains4", "nix-shell", "direnv", "conda",
-        "mamba", "micromamba", "scl", "devbox", "asdf", "mise", "pyenv", "rbenv", "nvm", "sg",
-        "newgrp", "gtimeout", "systemd-inhibit", "tmux", "screen", "nix",
+        "xvfb-run", "dbus-run-session", "fakeroot", "faketime", "proot", "catchsegv",
+        "torsocks", "proxychains", "proxychains4", "nix-shell", "direnv", "conda", "mamba",
+        "micromamba", "scl", "devbox", "asdf", "mise", "pyenv", "rbenv", "nvm", "newgrp",
+        "gtimeout", "systemd-inhibit", "tmux", "screen", "nix",
     }
 )  # fmt: skip
 # Builtins bash runs itself, whatever programs of that name the product holds.

@@ -117,11 +117,14 @@ def _execute(
             text = f"{call.name} failed: {exc}"
     tampered = (data or {}).get("tampered") or []
     if tampered:
+        lost = (data or {}).get("lost") or []
         state.log.append(
             "rejected",
             tool=call.name,
             reason="tampered",
-            message="it changed protected files, which were put back: " + ", ".join(tampered),
+            message="it changed protected files, which were put back: "
+            + ", ".join(t for t in tampered if t not in lost)
+            + (f"; could not be put back: {', '.join(lost)}" if lost else ""),
         )
     if kind == "consequential":
         state.log.append("action_done", tool=call.name, args=call.args, by=allowed_by)

@@ -230,6 +230,11 @@ def write_path_problem(root: Path, value: Any, whole_tree: bool = False) -> Reje
             "protected_path",
             f"{value} is part of the person's record or sdd's own files; roles never write there",
         )
+    if len(relative.parts) == 1 and _is_dotenv(relative.parts[0]):
+        return Rejection(
+            "protected_path",
+            f"{value} holds the product's secrets; roles never write, move or delete it",
+        )
     for prefix in python_environments(root.resolve()):
         if (
             resolved == prefix
@@ -245,6 +250,11 @@ def write_path_problem(root: Path, value: Any, whole_tree: bool = False) -> Reje
 
 
 _RULES_MESSAGE = "rules come only from the person, so roles never write there"
+
+
+def _is_dotenv(name: str) -> bool:
+    folded = name.casefold()
+    return folded == ".env" or folded.startswith(".env.")
 
 
 def _rule_problem(root: Path, value: Any, whole_tree: bool = False) -> Rejection | None:

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import posixpath
 import re
+import shlex
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from sdd_git.runner.code_runners import runs_code
+from sdd_git.runner.code_runners import _VERSIONED as _VERSIONED_CODE
+from sdd_git.runner.code_runners import AWKS, EDITORS, TARS, runs_code
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish"})
 # Builtins and programs that run text as code, rename commands or evaluate strings.
@@ -73,13 +75,91 @@ WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     ),
     "sudo": (frozenset({"-u", "--user", "-g", "--group"}), frozenset({"-n", "--non-interactive"})),
     "doas": (frozenset({"-u"}), frozenset({"-n"})),
-    "chrt": (frozenset(), frozenset({"-b", "-f", "-i", "-o", "-r"})),
-    "taskset": (frozenset(), frozenset({"-c", "--cpu-list"})),
+    "chrt": (
+        frozenset({"-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline"}),
+        frozenset({"-b", "--batch", "-d", "--deadline", "-f", "--fifo", "-i", "--idle", "-o",
+                   "--other", "-r", "--rr", "-R", "--reset-on-fork", "-a", "--all-tasks"}),
+    ),
+    "taskset": (frozenset(), frozenset({"-c", "--cpu-list", "-a", "--all-tasks"})),
     "unbuffer": (frozenset(), frozenset()),
     "chronic": (frozenset(), frozenset()),
+    "setpriv": (
+        frozenset({"--reuid", "--regid", "--ruid", "--euid", "--rgid", "--egid", "--groups",
+                   "--inh-caps", "--ambient-caps", "--bounding-set", "--securebits",
+                   "--pdeathsig", "--selinux-label", "--apparmor-profile", "--landlock-access",
+                   "--landlock-rule"}),
+        frozenset({"--clear-groups", "--keep-groups", "--init-groups", "--nnp",
+                   "--no-new-privs", "--reset-env"}),
+    ),
+    "prlimit": (
+        frozenset(),
+        frozenset({"--noheadings", "--raw", "--verbose"}),
+    ),
+    "runcon": (
+        frozenset({"-u", "--user", "-r", "--role", "-t", "--type", "-l", "--range"}),
+        frozenset({"-c", "--compute"}),
+    ),
+    "chpst": (
+        frozenset({"-u", "-U", "-b", "-n", "-l", "-L", "-m", "-d", "-o", "-p", "-f", "-c"}),
+        frozenset({"-v", "-P", "-0", "-1", "-2"}),
+    ),
+    "firejail": (
+        frozenset(),
+        frozenset({"--quiet", "--noprofile", "--private", "--net=none", "--nosound",
+                   "--no3d", "--nodvd", "--notv", "--novideo", "--nogroups", "--nonewprivs",
+                   "--noroot", "--seccomp", "--private-tmp", "--private-dev"}),
+    ),
+    "numactl": (
+        frozenset({"-i", "--interleave", "-m", "--membind", "-N", "--cpunodebind", "-C",
+                   "--physcpubind", "-p", "--preferred", "-P", "--preferred-many", "-w",
+                   "--weighted-interleave"}),
+        frozenset({"-l", "--localalloc", "-a", "--all", "-b", "--balancing"}),
+    ),
+    "cgexec": (frozenset({"-g"}), frozenset({"--sticky"})),
+    "ld.so": (
+        frozenset({"--library-path", "--inhibit-rpath", "--audit", "--preload", "--argv0",
+                   "--glibc-hwcaps-prepend", "--glibc-hwcaps-mask"}),
+        frozenset({"--inhibit-cache"}),
+    ),
 }  # fmt: skip
-# Wrappers whose first positional word is a value (duration, priority, mask), not the command.
-WRAPPER_POSITIONAL = frozenset({"timeout", "chrt", "taskset"})
+# Wrappers whose first positional word is a value (duration, priority, mask, context, group),
+# not the command.
+WRAPPER_POSITIONAL = frozenset({"timeout", "chrt", "taskset", "runcon"})
+# prlimit's resource options take their value only when it is attached (`--nofile=1024`,
+# `-n1024`): alone they print the limit, and the next word is not theirs.
+_PRLIMIT_RESOURCES = frozenset("cdefilmnqrstuvxy")
+# The dynamic loader runs the program it is given (`/lib64/ld-linux-x86-64.so.2 ./x`).
+_LOADER = re.compile(r"ld(-linux[-\w.]*|-musl-[\w.]*|64|-[0-9.]+)?\.so(\.[0-9]+)*")
+# Options whose value is a command line (run by a shell) or names a program, by program:
+# (command-line options, program options). A short option listed here takes the next word or
+# its attached value; a long one takes `=VALUE` or the next word.
+COMMAND_OPTIONS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "split": (frozenset({"--filter"}), frozenset()),
+    "rsync": (frozenset({"-e", "--rsh", "--rsync-path"}), frozenset()),
+    "zip": (frozenset({"-TT", "--unzip-command"}), frozenset()),
+    "man": (frozenset({"-P", "--pager", "-H", "--html"}), frozenset()),
+    "sort": (frozenset(), frozenset({"--compress-program"})),
+    "tar": (
+        frozenset({"-I", "--use-compress-program", "--to-command", "--info-script", "-F",
+                   "--new-volume-script", "--rsh-command", "--rmt-command"}),
+        frozenset(),
+    ),
+    "gdb": (frozenset(), frozenset()),
+}  # fmt: skip
+COMMAND_OPTIONS["gtar"] = COMMAND_OPTIONS["bsdtar"] = COMMAND_OPTIONS["tar"]
+# Variables whose value is a command line some program runs (a pager, an editor, ssh).
+COMMAND_VARIABLES = frozenset(
+    {
+        "PAGER", "MANPAGER", "GIT_PAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "GIT_EDITOR",
+        "GIT_SEQUENCE_EDITOR", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXTERNAL_DIFF", "LESSOPEN",
+        "LESSCLOSE", "BROWSER", "PROMPT_COMMAND", "RSYNC_RSH", "SUDO_ASKPASS", "SSH_ASKPASS",
+        "GIT_ASKPASS", "TAR_OPTIONS",
+    }
+)  # fmt: skip
+# git options whose value is a program git runs through a shell, and the subcommands where the
+# short `-u` is one of them (elsewhere it means "update" or "set upstream").
+GIT_PROGRAM_OPTIONS = frozenset({"--upload-pack", "--receive-pack", "--exec"})
+GIT_SHORT_UPLOAD_PACK = frozenset({"clone", "ls-remote"})
 # git subcommands that only read; a few read only with some first arguments.
 GIT_READS = frozenset(
     {
@@ -121,7 +201,6 @@ WRITERS_ALL = frozenset(
 WRITERS_LAST = frozenset({"cp", "install", "rsync", "scp"})
 TREE_WRITERS = frozenset({"rm", "rmdir", "chmod", "chown", "chgrp", "shred", "setfacl", "chattr"})
 MAX_DEPTH = 8
-_SED_WRITES = re.compile(r"(?:^|[;{}\n]|/[gpIiMme0-9]*)\s*[wWe](?:\s|$)")
 
 
 @dataclass
@@ -142,6 +221,9 @@ class ShellFinding:
     # not a fixed word). A role or skill file there (or in a folder copied whole) makes a new
     # one where it lands, under a name no check of the destination can see.
     sources: list[tuple[str, str, str | None, bool]] = field(default_factory=list)
+    # Files this command line writes with text it shows (`printf '...' > x.sh`), by path from
+    # the product folder: a later command of the same line that runs one runs that text.
+    scripts: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def certain(self) -> bool:
@@ -231,6 +313,19 @@ def _assignment(node: Any, finding: ShellFinding) -> None:
     name = name.split("[", 1)[0]
     if name in DANGEROUS_ENV or name.startswith(DANGEROUS_ENV_PREFIXES):
         finding.uncertain.append(f"it sets {name}, which changes what later commands run")
+    value = node.child_by_field_name("value")
+    _command_variable(name, _text(value) if value is not None else None, finding)
+
+
+def _command_variable(name: str, value: str | None, finding: ShellFinding) -> None:
+    """`MANPAGER='sdd next' man ls`, `LESSOPEN='|sdd next %s'`: the value is a command line a
+    program runs later. It stays uncertain (above); one that reaches sdd is refused."""
+    if name not in COMMAND_VARIABLES or not value:
+        return
+    probe = ShellFinding()
+    _classify(value.lstrip("|-").replace("%s", "x"), probe, ".", 1)
+    for reason in probe.reaches_sdd:
+        finding.reaches_sdd.append(f"{name} holds a command that runs sdd: {reason}")
 
 
 def _pipeline_into_interpreter(node: Any, finding: ShellFinding) -> None:
@@ -352,6 +447,7 @@ def _command(node: Any, finding: ShellFinding, cwd: list[str], depth: int) -> No
         return  # only assignments
     words = _words(node)
     before = list(cwd)
+    _note_script(node, words, finding, cwd[-1])
     _argv(words, finding, cwd, depth, _heredoc_body(node))
     expanded = _words(node, home=True)
     if expanded != words:
@@ -362,6 +458,61 @@ def _command(node: Any, finding: ShellFinding, cwd: list[str], depth: int) -> No
         _argv(expanded, probe, before, depth, _heredoc_body(node))
         finding.writes.extend(w for w in probe.writes if w not in finding.writes)
         finding.sources.extend(s for s in probe.sources if s not in finding.sources)
+
+
+def _note_script(node: Any, words: list[str | None], finding: ShellFinding, cwd: str) -> None:
+    """`printf '#!/bin/sh\\nsdd next\\n' > x.sh` (or echo) writes text the line can show: if a
+    later command runs x.sh, that text is what runs, and it is classified as shell there."""
+    parent = node.parent
+    if parent is None or parent.type != "redirected_statement":
+        return
+    for redirect in parent.children_by_field_name("redirect"):
+        if redirect.type != "file_redirect":
+            continue
+        operator = next((c.type for c in redirect.children if not c.is_named), "")
+        destination = redirect.child_by_field_name("destination")
+        target = _text(destination) if destination is not None else None
+        if operator not in (">", ">>", ">|") or target is None:
+            continue
+        path = posixpath.normpath(posixpath.join(cwd, target))
+        text = _printed_text(words)
+        previous = finding.scripts.get(path, "") if operator == ">>" else ""
+        finding.scripts[path] = None if text is None or previous is None else previous + text
+
+
+def _printed_text(words: list[str | None]) -> str | None:
+    """What `printf FORMAT` or `echo [-ne] WORDS` prints, when the words say it plainly."""
+    if not words or any(w is None for w in words):
+        return None
+    head, *args = [w for w in words if w is not None]
+    name = _base(head)
+    if name == "printf" and len(args) == 1 and "%" not in args[0].replace("%%", ""):
+        return _backslash_escapes(args[0].replace("%%", "%"))
+    if name == "echo":
+        escapes = False
+        while args and re.fullmatch(r"-[neE]+", args[0]):
+            escapes = escapes or "e" in args[0]
+            args = args[1:]
+        text = " ".join(args) + "\n"
+        return _backslash_escapes(text) if escapes else text
+    return None
+
+
+def _backslash_escapes(text: str) -> str:
+    table = {"n": "\n", "t": "\t", "\\": "\\", "r": "\r", "a": "\a", "'": "'", '"': '"'}
+    return re.sub(r"\\(.)", lambda m: table.get(m.group(1), m.group(0)), text, flags=re.S)
+
+
+def _run_written_script(head: str, finding: ShellFinding, cwd: str, depth: int) -> None:
+    """A program this same line wrote runs the text it was written with."""
+    path = posixpath.normpath(posixpath.join(cwd, head))
+    if path not in finding.scripts:
+        return
+    text = finding.scripts[path]
+    if text is None:
+        finding.uncertain.append(f"{head} was written by this command with text sdd cannot read")
+        return
+    _classify(text, finding, cwd, depth + 1)
 
 
 def _heredoc_body(node: Any) -> str | None:
@@ -401,12 +552,22 @@ def _argv(
     args = words[1:]
     finding.programs.append(head)
     finding.runs_code.extend(r for r in runs_code(head, args) if r not in finding.runs_code)
-    if name == "sdd" or name.startswith("sdd-"):
+    _run_written_script(head, finding, cwd[-1], depth)
+    if name in COMMAND_OPTIONS:
+        _command_options(name, args, finding, cwd, depth)
+    if name in CODE_STRING_PROGRAMS or _is_python(name) or _VERSIONED_CODE.fullmatch(name):
+        _code_strings(name, args, finding, cwd, depth)
+    if _is_sdd(name):
         finding.reaches_sdd.append(f"it runs {head}")
     elif name == "busybox":
         _busybox(args, finding, cwd, depth, stdin_script)
     elif name in UNCERTAIN_COMMANDS:
         finding.uncertain.append(f"`{name}` runs or rewrites commands that cannot be checked")
+        _probe(name, args, finding, cwd, depth)
+    elif _LOADER.fullmatch(name):
+        inner = _unwrap("ld.so", args, finding, cwd, depth)
+        if inner is not None:
+            _argv(inner, finding, cwd, depth)
     elif name in ("printf", "read") and any(a is None or "[" in a for a in args):
         finding.uncertain.append(f"`{name}` may assign to an array subscript, which evaluates it")
     elif name == "command" and any(a in ("-v", "-V") for a in args):
@@ -417,6 +578,10 @@ def _argv(
         _shell(name, args, finding, cwd, depth, stdin_script)
     elif name == "watch":
         _watch(args, finding, cwd, depth)
+    elif name == "sg":
+        _sg(args, finding, cwd, depth)
+    elif name == "capsh":
+        _capsh(args, finding, cwd, depth, stdin_script)
     elif name in WRAPPERS or name in ("flock", "script", "strace", "ltrace"):
         inner = _unwrap(name, args, finding, cwd, depth)
         if inner is not None:
@@ -426,13 +591,15 @@ def _argv(
     elif name in ("cd", "pushd"):
         _cd(name, args, finding, cwd)
     elif name == "git" or name.startswith("git-"):
-        _git([name[4:], *args] if name.startswith("git-") else args, finding, cwd[-1])
+        _git([name[4:], *args] if name.startswith("git-") else args, finding, cwd[-1], depth)
     elif name == "sed":
-        _sed(args, finding, cwd[-1])
+        _sed(args, finding, cwd[-1], depth)
     elif name == "perl" and any(_short_flag(a, "i") for a in args):
         _perl_in_place(args, finding, cwd[-1])
     elif name in ("ln", "cp", "mv") or name in WRITERS_ALL or name in WRITERS_LAST:
         _writer(name, args, finding, cwd[-1])
+    elif name == "sort":
+        _sort(args, finding, cwd[-1])
     elif name == "dd":
         for arg in args:
             if arg is None:
@@ -441,6 +608,169 @@ def _argv(
                 finding.writes.append((cwd[-1], arg[3:], False, False))
     elif name not in READERS or any(a is not None and a.startswith("-o") for a in args):
         _touches(args, finding, cwd[-1])
+
+
+def _is_sdd(name: str) -> bool:
+    return name == "sdd" or name.startswith("sdd-")
+
+
+def _probe(
+    name: str, args: list[str | None], finding: ShellFinding, cwd: list[str], depth: int
+) -> None:
+    """A command whose options sdd does not know (it is uncertain already) may still name sdd:
+    every word is tried as the command it could run, and every word with a space as a command
+    line, and whatever reaches sdd or runs code is kept. It errs towards refusing."""
+    probe = ShellFinding()
+    for index, arg in enumerate(args):
+        if arg is None or (arg.startswith("-") and "=" not in arg):
+            continue
+        value = arg.split("=", 1)[1] if arg.startswith("-") else arg
+        if any(c.isspace() for c in value):
+            _classify(value, probe, cwd[-1], depth + 1)
+        elif not arg.startswith("-"):
+            _argv(args[index:], probe, list(cwd), depth + 1)
+    for reason in probe.reaches_sdd:
+        finding.reaches_sdd.append(f"{name} may run it: {reason}")
+    finding.runs_code.extend(r for r in probe.runs_code if r not in finding.runs_code)
+
+
+def _matching_option(arg: str, options: frozenset[str]) -> tuple[str, str | None] | None:
+    """(option, attached value or None) when ARG is one of OPTIONS: `--opt`, `--opt=VALUE`,
+    `-X`, `-XVALUE`, or a cluster of flags `-avX` / `-avXVALUE` (the first flag that takes a
+    value takes the rest of the cluster)."""
+    for option in options:
+        if arg == option:
+            return option, None
+        if option.startswith("--"):
+            if arg.startswith(option + "="):
+                return option, arg[len(option) + 1 :]
+            continue
+        if len(option) != 2 or arg.startswith("--"):
+            continue
+        letters = arg[1:]
+        position = letters.find(option[1])
+        if position == 0 or (position > 0 and letters[:position].isalpha()):
+            return option, letters[position + 1 :] or None
+    return None
+
+
+def _command_options(
+    name: str, args: list[str | None], finding: ShellFinding, cwd: list[str], depth: int
+) -> None:
+    """split --filter, rsync -e, zip -TT, man -P, tar -I: a value run by a shell is classified
+    as shell in turn; sort --compress-program names a program, classified as a command name."""
+    lines, programs = COMMAND_OPTIONS[name]
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg is None or not arg.startswith("-"):
+            index += 1
+            continue
+        if name in TARS and arg.startswith("--checkpoint-action="):
+            action = arg.split("=", 1)[1]
+            if action.startswith("exec="):
+                _classify(action[5:], finding, cwd[-1], depth + 1)
+        line = _matching_option(arg, lines)
+        program = _matching_option(arg, programs)
+        match = line or program
+        if match is None:
+            index += 1
+            continue
+        value = match[1]
+        if value is None:
+            value = args[index + 1] if index + 1 < len(args) else None
+            index += 1
+        index += 1
+        if value is None:
+            finding.uncertain.append(f"{name} {arg} runs a command that is not a fixed word")
+        elif line is not None:
+            _classify(value, finding, cwd[-1], depth + 1)
+        else:
+            _argv([value], finding, cwd, depth + 1)
+
+
+# Programs whose code may be given on the command line; string literals handed to a call that
+# runs a shell command in it are read as shell (`awk 'BEGIN{system("sdd next")}'`).
+CODE_STRING_PROGRAMS = AWKS | EDITORS | {
+    "perl", "ruby", "node", "nodejs", "php", "bun", "deno", "gdb", "lldb", "lua", "tclsh",
+}  # fmt: skip
+_LITERAL = r"""(?P<q>["'`])(?P<body>(?:\\.|(?!(?P=q)).)*)(?P=q)"""
+_SHELL_CALL = re.compile(
+    r"(?:\b(?:system|exec\w*|popen\w*|spawn\w*|call|run|check_output|check_call|Popen|"
+    r"getoutput|getstatusoutput|shell_exec|passthru|proc_open|qx|open\w*|pipe)\s*[(\s]\s*"
+    r"(?:\[\s*|\w+\s*,\s*)?|\|\s*|\bqx\s*)" + _LITERAL
+)
+_PIPED_LITERAL = re.compile(_LITERAL + r"\s*\|")
+_BACKTICKS = re.compile(r"`([^`]*)`")
+
+
+def _code_strings(
+    name: str, args: list[str | None], finding: ShellFinding, cwd: list[str], depth: int
+) -> None:
+    """Code given on the command line that hands a fixed string to a shell: the string is
+    classified, and reaching sdd through it is refused (the rest of such code runs code)."""
+    texts: list[str] = []
+    for index, arg in enumerate(args):
+        if arg is None:
+            continue
+        before = args[index - 1] if index else None
+        if name in EDITORS and (before in ("-c", "--cmd") or arg.startswith("+")):
+            command = arg.lstrip("+: ")
+            if "!" in command:
+                texts.append(command.split("!", 1)[1])
+        if name in ("gdb", "lldb") and before in (
+            "-ex",
+            "--ex",
+            "-iex",
+            "--iex",
+            "-eval-command",
+            "--eval-command",
+            "-o",
+            "--one-line",
+        ):
+            command = arg.strip()
+            for prefix in ("shell ", "!", "platform shell "):
+                if command.startswith(prefix):
+                    texts.append(command[len(prefix) :])
+        for match in _SHELL_CALL.finditer(arg):
+            texts.append(match.group("body"))
+        for match in _PIPED_LITERAL.finditer(arg):
+            texts.append(match.group("body"))
+        if name not in AWKS and not name.startswith(("python", "pypy")):
+            texts.extend(m.group(1) for m in _BACKTICKS.finditer(arg))
+    probe = ShellFinding()
+    for text in texts:
+        _classify(re.sub(r"\\(.)", r"\1", text).strip("|- "), probe, cwd[-1], depth + 1)
+    for reason in probe.reaches_sdd:
+        finding.reaches_sdd.append(f"{name} hands a shell command to run: {reason}")
+
+
+def _sort(args: list[str | None], finding: ShellFinding, cwd: str) -> None:
+    """`sort -o FILE` writes FILE; its other operands are only read."""
+    index = 0
+    operands: list[str | None] = []
+    while index < len(args):
+        arg = args[index]
+        match = (
+            _matching_option(arg, frozenset({"-o", "--output", "-T", "--temporary-directory"}))
+            if arg
+            else None
+        )
+        if match is not None:
+            value = match[1]
+            if value is None:
+                value = args[index + 1] if index + 1 < len(args) else None
+                index += 1
+            if value is None:
+                finding.uncertain.append("sort writes to a path that is not a fixed word")
+            elif match[0] in ("-o", "--output"):
+                finding.writes.append((cwd, value, False, False))
+            index += 1
+            continue
+        if arg is None or not arg.startswith("-") or arg == "-":
+            operands.append(arg)
+        index += 1
+    _touches(operands, finding, cwd)
 
 
 def _busybox(
@@ -469,10 +799,16 @@ def _watch(args: list[str | None], finding: ShellFinding, cwd: list[str], depth:
         arg = args[index]
         if arg in ("-n", "--interval"):
             index += 2
-        elif arg in ("-d", "--differences", "-t", "--no-title", "-b", "--beep", "-e", "-g"):
+        elif arg in ("-x", "--exec"):
+            _argv(args[index + 1 :], finding, cwd, depth)  # run directly, not through sh -c
+            return
+        elif arg in ("-d", "--differences", "-t", "--no-title", "-b", "--beep", "-e", "-g",
+                     "--errexit", "--chgexit", "-c", "--color", "-C", "--no-color", "-p",
+                     "--precise", "-r", "--no-rerun", "-w", "--no-wrap"):  # fmt: skip
             index += 1
         elif arg is not None and arg.startswith("-"):
             finding.uncertain.append(f"watch {arg}: an option sdd does not know how to follow")
+            _probe("watch", args[index:], finding, cwd, depth)
             return
         else:
             break
@@ -481,6 +817,51 @@ def _watch(args: list[str | None], finding: ShellFinding, cwd: list[str], depth:
         finding.uncertain.append("watch runs text that is not a fixed string")
         return
     _classify(" ".join(w for w in rest if w is not None), finding, cwd[-1], depth + 1)
+
+
+def _sg(args: list[str | None], finding: ShellFinding, cwd: list[str], depth: int) -> None:
+    """`sg [-] GROUP [-c] COMMAND`: COMMAND is a command line run by /bin/sh."""
+    rest = args[1:] if args[:1] == ["-"] else args
+    rest = rest[1:]  # the group
+    if rest[:1] == ["-c"]:
+        rest = rest[1:]
+    if not rest:
+        finding.uncertain.append("sg runs a shell that reads its input")
+        return
+    if any(w is None for w in rest):
+        finding.uncertain.append("sg runs text that is not a fixed string")
+        _probe("sg", rest, finding, cwd, depth)
+        return
+    _classify(" ".join(w for w in rest if w is not None), finding, cwd[-1], depth + 1)
+
+
+def _capsh(
+    args: list[str | None],
+    finding: ShellFinding,
+    cwd: list[str],
+    depth: int,
+    stdin_script: str | None,
+) -> None:
+    """`capsh [--OPTION[=VALUE]]... [-- ARGS | == ARGS]`: after `--` ARGS go to its shell
+    (bash unless --shell= names another); after `==` capsh runs again with them."""
+    shell = "bash"
+    for index, arg in enumerate(args):
+        if arg is None:
+            finding.uncertain.append("capsh gets an argument that is not a fixed word")
+            _probe("capsh", args[index:], finding, cwd, depth)
+            return
+        if arg == "--":
+            _argv([shell, *args[index + 1 :]], finding, cwd, depth, stdin_script)
+            return
+        if arg == "==":
+            _capsh(args[index + 1 :], finding, cwd, depth, stdin_script)
+            return
+        if arg.startswith("--shell="):
+            shell = arg.split("=", 1)[1]
+        elif not arg.startswith("--"):
+            finding.uncertain.append(f"capsh {arg}: an option sdd does not know how to follow")
+            _probe("capsh", args[index:], finding, cwd, depth)
+            return
 
 
 def _is_python(name: str) -> bool:
@@ -580,39 +961,64 @@ def _unwrap(
     with_value, plain = WRAPPERS[name]
     index = 0
     positional_value = name in WRAPPER_POSITIONAL
+    split: list[str | None] = []  # env -S: words split from one string, run first
     while index < len(args):
         arg = args[index]
         if arg is None:
             finding.uncertain.append(f"{name} gets an argument that is not a fixed word")
+            _probe(name, args[index:], finding, cwd, depth)
             return None
         if name == "env" and "=" in arg and not arg.startswith("-"):
-            key = arg.split("=", 1)[0]
+            key, value = arg.split("=", 1)
             if key in DANGEROUS_ENV or key.startswith(DANGEROUS_ENV_PREFIXES):
                 finding.uncertain.append(f"it sets {key}, which changes what later commands run")
+            _command_variable(key, value, finding)
             index += 1
             continue
         if arg == "--":
             index += 1
             break
+        if name == "env" and (match := _matching_option(arg, _ENV_SPLIT)) is not None:
+            text = match[1] if match[1] is not None else _at(args, index + 1)
+            index += 1 if match[1] is not None else 2
+            try:
+                split = list(shlex.split(text)) if text is not None else [None]
+            except ValueError:
+                split = [None]
+            break
+        if name == "prlimit" and _prlimit_resource(arg):
+            index += 1
+            continue
         if arg.startswith("-") and arg != "-":
             option = arg.split("=", 1)[0]
             if option in with_value:
+                if name == "runcon":
+                    positional_value = False  # a part of the context, not the whole
+                _consumed(name, _at(args, index + 1) if "=" not in arg else None, finding)
                 index += 1 if "=" in arg else 2
                 continue
             if not arg.startswith("--") and arg[:2] in with_value:
                 index += 1  # a short option with its value attached: -o0, -n10
                 continue
-            if option in plain:
+            if option in plain or arg in plain:
                 index += 1
                 continue
             finding.uncertain.append(f"{name} {arg}: an option sdd does not know how to follow")
+            _probe(name, args[index:], finding, cwd, depth)
             return None
         if positional_value:
             positional_value = False
+            _consumed(name, arg, finding)
             index += 1
             continue
         break
-    rest = args[index:]
+    rest = [*split, *args[index:]]
+    if name == "env" and split and split[0] is None:
+        finding.uncertain.append("env -S splits text sdd cannot read into a command")
+        _probe(name, args, finding, cwd, depth)
+        return None
+    if name == "ld.so":
+        finding.runs_code.append("the dynamic loader runs the program it is given")
     if not rest:
         if name in ("env", "xargs"):
             finding.uncertain.append(f"{name} runs a command named by its input")
@@ -633,6 +1039,7 @@ def _unwrap(
             or _base(inner) in WRITERS_ALL | WRITERS_LAST | {"mv", "ln", "sed", "perl", "dd"}
         ):
             finding.uncertain.append("xargs hands its input to a command that runs or writes it")
+            _probe(name, rest, finding, cwd, depth)
             if inner is None or _base(inner) in SHELLS:
                 finding.runs_code.append("xargs runs commands made of its input")
             else:
@@ -640,6 +1047,29 @@ def _unwrap(
             return None
         _handed_words(inner, rest[1:], finding)
     return rest
+
+
+_ENV_SPLIT = frozenset({"-S", "--split-string"})
+
+
+def _at(args: list[str | None], index: int) -> str | None:
+    return args[index] if index < len(args) else None
+
+
+def _prlimit_resource(arg: str) -> bool:
+    """`--nofile=1024`, `-n1024`, `--cpu`, `-n`: a resource limit, whose value is attached."""
+    if arg.startswith("--"):
+        return re.fullmatch(r"--[a-z]+(=[0-9:a-z]*)?", arg) is not None and arg not in (
+            "--pid", "--output", "--noheadings", "--raw", "--verbose",
+        )  # fmt: skip
+    return arg.startswith("-") and len(arg) > 1 and arg[1] in _PRLIMIT_RESOURCES
+
+
+def _consumed(name: str, word: str | None, finding: ShellFinding) -> None:
+    """A word a wrapper takes as an option's value is not its command: were sdd's name taken so
+    (a table that is wrong about an option), it is refused all the same."""
+    if word is not None and _is_sdd(_base(word)):
+        finding.reaches_sdd.append(f"{name} is given {word}, which may be the command it runs")
 
 
 def _handed_words(head: str, args: list[str | None], finding: ShellFinding) -> None:
@@ -775,7 +1205,7 @@ def _cd(name: str, args: list[str | None], finding: ShellFinding, cwd: list[str]
     finding.cwds.add(cwd[-1])
 
 
-def _git(args: list[str | None], finding: ShellFinding, cwd: str) -> None:
+def _git(args: list[str | None], finding: ShellFinding, cwd: str, depth: int) -> None:
     index = 0
     while index < len(args):
         arg = args[index]
@@ -786,6 +1216,13 @@ def _git(args: list[str | None], finding: ShellFinding, cwd: str) -> None:
             ("--config-env=", "--exec-path=")
         ):
             finding.uncertain.append(f"git {arg} can make git run any program")
+            setting = _at(args, index + 1) if arg == "-c" else None
+            if setting is not None and "=" in setting:
+                # core.sshCommand, core.pager, alias.x=!cmd, credential.helper=!cmd: a value
+                # git may run through a shell.
+                probe = ShellFinding()
+                _classify(setting.split("=", 1)[1].lstrip("!"), probe, cwd, depth + 1)
+                finding.reaches_sdd.extend(f"git -c {r}" for r in probe.reaches_sdd)
             return
         if arg in ("-C", "--git-dir", "--work-tree", "--namespace"):
             index += 2
@@ -795,6 +1232,7 @@ def _git(args: list[str | None], finding: ShellFinding, cwd: str) -> None:
             continue
         sub = arg
         rest = args[index + 1 :]
+        _git_programs(sub, rest, finding, cwd, depth)
         for word in rest:
             if word is None:
                 continue
@@ -810,6 +1248,25 @@ def _git(args: list[str | None], finding: ShellFinding, cwd: str) -> None:
         if not _git_reads(sub, rest):
             finding.git_writes.append(sub)
         return
+
+
+def _git_programs(
+    sub: str, rest: list[str | None], finding: ShellFinding, cwd: str, depth: int
+) -> None:
+    """`git ls-remote --upload-pack=CMD`, `git push --receive-pack CMD`, `git clone -u CMD`,
+    `git archive --remote R --exec CMD`: git runs CMD through a shell, so it is shell too."""
+    options = GIT_PROGRAM_OPTIONS | ({"-u"} if sub in GIT_SHORT_UPLOAD_PACK else set())
+    for index, word in enumerate(rest):
+        if word is None:
+            continue
+        match = _matching_option(word, frozenset(options))
+        if match is None or (match[0] == "-u" and word != "-u" and not word.startswith("-u")):
+            continue
+        value = match[1] if match[1] is not None else _at(rest, index + 1)
+        if value is None:
+            finding.uncertain.append(f"git {sub} {word} runs a program that is not a fixed word")
+        else:
+            _classify(value, finding, cwd, depth + 1)
 
 
 def _git_reads(sub: str, rest: list[str | None]) -> bool:
@@ -837,7 +1294,7 @@ def _short_flag(arg: str | None, flag: str) -> bool:
     return arg is not None and arg.startswith("-") and not arg.startswith("--") and flag in arg[1:]
 
 
-def _sed(args: list[str | None], finding: ShellFinding, cwd: str) -> None:
+def _sed(args: list[str | None], finding: ShellFinding, cwd: str, depth: int) -> None:
     scripts: list[str | None] = []
     operands: list[str | None] = []
     in_place = False
@@ -858,7 +1315,7 @@ def _sed(args: list[str | None], finding: ShellFinding, cwd: str) -> None:
     if not scripts and operands:
         scripts.append(operands.pop(0))
     for script in scripts:
-        if script is None or _SED_WRITES.search(script):
+        if script is None or not _sed_script(script, finding, cwd, depth):
             finding.uncertain.append("the sed script writes files or runs commands")
             return
     if in_place:
@@ -869,6 +1326,96 @@ def _sed(args: list[str | None], finding: ShellFinding, cwd: str) -> None:
                 finding.writes.append((cwd, arg, False, False))
     else:
         _touches(operands, finding, cwd)
+
+
+_SED_ADDRESS = re.compile(
+    r"(?:[0-9]+(?:~[0-9]+)?|\$|/(?:\\.|[^/\\])*/[IM]*|\\(.)(?:\\.|(?!\1).)*\1[IM]*)"
+    r"(?:\s*,\s*(?:[0-9]+|\$|[+~][0-9]+|/(?:\\.|[^/\\])*/[IM]*))?\s*!?\s*"
+)
+_SED_PLAIN = set("=dDgGhHnNpPxzFlLqQ")
+
+
+def _sed_script(script: str, finding: ShellFinding, cwd: str, depth: int) -> bool:
+    """Walks a sed script command by command, after any address (`1e`, `$e`, `/re/w f`,
+    `0~2e`, `1,3w f`): `e COMMAND` is classified as shell, `w FILE` is a write, and `e` alone or
+    `s///e` (the text as a command) makes it uncertain. False when it cannot be read."""
+    index = 0
+    size = len(script)
+
+    def rest_of_line() -> str:
+        nonlocal index
+        end = script.find("\n", index)
+        end = size if end < 0 else end
+        text = script[index:end]
+        index = end
+        return text.strip()
+
+    def written(path: str) -> None:
+        if path not in ("/dev/stdout", "/dev/stderr"):
+            finding.writes.append((cwd, path, False, False))
+
+    while index < size:
+        char = script[index]
+        if char in " \t\n;}":
+            index += 1
+            continue
+        if char == "#":
+            rest_of_line()
+            continue
+        address = _SED_ADDRESS.match(script, index)
+        if address is not None:
+            index = address.end()
+        if index >= size:
+            return False
+        command = script[index]
+        index += 1
+        if command == "{":
+            continue
+        if command in "aic":
+            while True:  # text to the end of the line, and on while lines end in a backslash
+                line = rest_of_line()
+                if not line.endswith("\\") or index >= size:
+                    break
+                index += 1
+        elif command in ":btTv":
+            while index < size and script[index] not in ";\n}":
+                index += 1
+        elif command in "rR":
+            rest_of_line()
+        elif command in "wW":
+            written(rest_of_line())
+        elif command == "e":
+            line = rest_of_line()
+            if not line:
+                finding.runs_code.append("sed e runs the text it edits as a command")
+                return False
+            _classify(line, finding, cwd, depth + 1)
+        elif command in "sy":
+            if index >= size or script[index] in "\n\\":
+                return False
+            delimiter = script[index]
+            index += 1
+            for _part in (1, 2):
+                while index < size and script[index] != delimiter:
+                    index += 2 if script[index] == "\\" else 1
+                if index >= size:
+                    return False
+                index += 1
+            if command == "s":
+                while index < size and script[index] in "gpiImM0123456789e":
+                    if script[index] == "e":
+                        finding.runs_code.append("sed s///e runs the text it edits as a command")
+                        return False
+                    index += 1
+                if index < size and script[index] == "w":
+                    index += 1
+                    written(rest_of_line())
+        elif command in _SED_PLAIN:
+            while index < size and script[index].isdigit():
+                index += 1
+        else:
+            return False
+    return True
 
 
 def _perl_in_place(args: list[str | None], finding: ShellFinding, cwd: str) -> None:

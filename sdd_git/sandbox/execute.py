@@ -29,7 +29,9 @@ from sdd_git.sandbox.choose import Sandbox, current
 from sdd_git.sandbox.policy import (
     RULE_FILE_NAMES,
     RULE_FOLDERS,
+    SHELL_START_FILES,
     Policy,
+    dotenv_files,
     policy_for,
     sdd_home,
     site_folders,
@@ -50,6 +52,7 @@ class Finished:
     lingering: bool  # processes it left behind were killed
     tampered: tuple[str, ...]  # protected paths it changed, put back (relative to the product)
     sandbox: str  # the sandbox's label
+    lost: tuple[str, ...] = ()  # of those, the ones too large to keep, which could not be put back
 
 
 class _Output:
@@ -106,8 +109,28 @@ def protected_tree(policy: Policy, box: Sandbox) -> list[Path]:
     if box.name == "bwrap":
         return [p for p in rule_folders if not os.path.lexists(p)]
     home = policy.home
-    extra = [home / ".gitconfig", home / ".config" / "git", home / ".sdd", sdd_home()]
-    return list(dict.fromkeys([*policy.read_only, *rule_folders, *extra]))
+    extra = [
+        home / ".gitconfig",
+        home / ".config" / "git",
+        home / ".sdd",
+        sdd_home(),
+        *(home / name for name in SHELL_START_FILES),
+        home / ".local" / "bin",
+        *installed_sdd(),
+    ]
+    dotenv = [policy.product / name for name in dotenv_files(policy.product)]
+    return list(dict.fromkeys([*policy.read_only, *rule_folders, *dotenv, *extra]))
+
+
+def installed_sdd() -> list[Path]:
+    """sdd's own code and entry points: a command that rewrites them runs in her next `sdd`."""
+    import sdd_git
+
+    found = [Path(sdd_git.__file__).resolve().parent, Path(sys.prefix) / "bin"]
+    which = shutil.which("sdd")
+    if which:
+        found.append(Path(which))
+    return found
 
 
 @contextlib.contextmanager
@@ -263,19 +286,25 @@ def run(
             reader.join(timeout=_LINGER_SECONDS)
         process.stdout.close()
         tampered = tamper.changed(before, watched, site)
-        if tampered:
-            tamper.restore(before, tampered)
+        lost = tamper.restore(before, tampered) if tampered else []
         tampered += _planted_rule_files(policy.product, rule_files_before)
         shown = tuple(_shown(policy, name) for name in tampered)
-        return Finished(code, output.text(), output.total, timed_out, lingering, shown, box.label)
+        return Finished(
+            code,
+            output.text(),
+            output.total,
+            timed_out,
+            lingering,
+            shown,
+            box.label,
+            tuple(_shown(policy, name) for name in lost),
+        )
 
 
-def _planted_rule_files(product: Path, before: set[str] | None) -> list[str]:
+def _planted_rule_files(product: Path, before: set[str]) -> list[str]:
     """A ROLE.md or SKILL.md the command made anywhere in the product: removed, and reported.
     No kernel rule can name every future path of a file by its name, so this is checked."""
-    if before is None:
-        return []
-    made = sorted((tamper.rule_files(product, RULE_FILE_NAMES) or set()) - before)
+    made = sorted(tamper.rule_files(product, RULE_FILE_NAMES) - before)
     for name in made:
         with contextlib.suppress(OSError):
             os.unlink(name)

@@ -91,7 +91,7 @@ _NAMES = {
 # The kernel refuses a rule on a non-folder that names a folder-only right (EINVAL).
 _FILE_RIGHTS = WRITE_FILE | TRUNCATE | IOCTL_DEV
 _DEVICE_FILES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx")
-_DEVICE_FOLDERS = ("/dev/pts", "/dev/shm")
+_DEVICE_FOLDERS = ("/dev/pts",)  # not /dev/shm: it is shared by the whole machine
 
 
 def write_rights(version: int) -> int:

@@ -51,6 +51,28 @@ CREDENTIALS = (
 )
 
 
+# In the person's home: what her next shell runs at start.
+SHELL_START_FILES = (
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".config/fish",
+)
+
+
+def dotenv_files(product: Path) -> list[str]:
+    """The `.env*` files at the top of the product: its secrets. Hidden from commands, and kept
+    where they are (a `.env` moved away would leave the next process's masker blind to it)."""
+    try:
+        return sorted(n for n in os.listdir(product) if n == ".env" or n.startswith(".env."))
+    except OSError:
+        return []
+
+
 @dataclass(frozen=True)
 class Policy:
     product: Path  # resolved: writable, except `read_only`
@@ -100,7 +122,10 @@ def policy_for(product: Path, scratch: Path, network: bool) -> Policy:
             read_only.append(path)
     read_only += [p for p in python_environments(base) if p not in read_only]
     home = Path.home().resolve()
+    dotenv = [base / name for name in dotenv_files(base)]
+    read_only += [p for p in dotenv if p not in read_only]
     hidden = tuple(home / name for name in CREDENTIALS if os.path.lexists(home / name))
+    hidden += tuple(dotenv)
     return Policy(
         product=base,
         read_only=tuple(read_only),

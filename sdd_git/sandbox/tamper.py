@@ -17,9 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 Fingerprint = tuple[int, int, int, int, int]
-# Inside .git only what can change what git runs or what the record's history says; objects are
-# content-addressed and a new one changes nothing by itself.
-_GIT_SKIP = frozenset({"objects", "logs", "lfs", "rr-cache", "fsmonitor--daemon"})
+# Inside .git everything that can change what git runs or what the record's history says, objects
+# included (git does not re-hash a loose object it reads, so a rewritten one rewrites history).
+_GIT_SKIP = frozenset({"logs", "lfs", "rr-cache", "fsmonitor--daemon"})
+# A file larger than this is fingerprinted but not kept: a change to it is found and reported,
+# but cannot be put back (a big pack file; a record file is never this large).
+KEEP_LIMIT = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,8 @@ def take(paths: Iterable[Path], site: Iterable[Path] = ()) -> Snapshot:
             snapshot.entries[name] = Entry(fp, "link", st.st_mode, target=os.readlink(name))
         elif stat.S_ISDIR(st.st_mode):
             snapshot.entries[name] = Entry(fp, "dir", st.st_mode)
+        elif stat.S_ISREG(st.st_mode) and st.st_size > KEEP_LIMIT:
+            snapshot.entries[name] = Entry(fp, "file", st.st_mode, content=None)
         elif stat.S_ISREG(st.st_mode):
             cached = _CONTENT.get(name)
             if cached is None or cached[0] != fp:
@@ -129,18 +134,23 @@ def changed(before: Snapshot, paths: Iterable[Path], site: Iterable[Path] = ()) 
             ):
                 continue  # a folder's times change with its children, which are checked
             out.append(name)
-    out.extend(name for name in now if name not in before.entries)
+    # A new git object changes nothing by itself (objects are named by their content).
+    out.extend(name for name in now if name not in before.entries and "/.git/objects/" not in name)
     return sorted(out)
 
 
-def restore(before: Snapshot, names: list[str]) -> None:
-    """Put every changed path back as the snapshot holds it; remove what was not there."""
+def restore(before: Snapshot, names: list[str]) -> list[str]:
+    """Put every changed path back as the snapshot holds it; remove what was not there. Gives
+    back the paths it could not put back (a file too large to keep)."""
+    lost = [
+        n for n in names if (e := before.entries.get(n)) and e.kind == "file" and e.content is None
+    ]
     for name in sorted(names, key=len, reverse=True):  # children before their folders
         if name not in before.entries:
             _remove(name)
     for name in sorted(names, key=len):  # folders before their children
         entry = before.entries.get(name)
-        if entry is None:
+        if entry is None or name in lost:
             continue
         if entry.kind == "dir":
             if not os.path.isdir(name) or os.path.islink(name):
@@ -161,22 +171,20 @@ def restore(before: Snapshot, names: list[str]) -> None:
                 os.fsync(handle.fileno())
             os.chmod(name, stat.S_IMODE(entry.mode))
         _CONTENT.pop(name, None)
+    return lost
 
 
 # Folders that hold no role or skill sdd would load, and are large: the rule-file scan skips them.
-_SCAN_SKIP = frozenset(
-    {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox", ".mypy_cache",
-     ".pytest_cache", ".ruff_cache", "target", "dist", "build", ".sdd"}
-)  # fmt: skip
-SCAN_LIMIT = 50_000
+# Only folders sdd loads nothing from, and that hold third-party code or caches; `.sdd/` is the
+# record's own (read-only to commands, and watched on its own).
+_SCAN_SKIP = frozenset({".git", "node_modules", "__pycache__", ".sdd"})
 
 
-def rule_files(product: Path, names: Iterable[str]) -> set[str] | None:
-    """Every file in the product named like a role or skill file (any case), or None when the
-    product is too large to scan (more than SCAN_LIMIT entries)."""
+def rule_files(product: Path, names: Iterable[str]) -> set[str]:
+    """Every file in the product named like a role or skill file (any case). There is no limit:
+    a command that first makes the product huge must not blind the check."""
     wanted = {n.casefold() for n in names}
     found: set[str] = set()
-    seen = 0
     stack = [str(product)]
     while stack:
         folder = stack.pop()
@@ -185,9 +193,6 @@ def rule_files(product: Path, names: Iterable[str]) -> set[str] | None:
                 entries = list(it)
         except OSError:
             continue
-        seen += len(entries)
-        if seen > SCAN_LIMIT:
-            return None
         for entry in entries:
             if entry.name.casefold() in wanted:
                 found.add(entry.path)

@@ -59,6 +59,11 @@ class RunCommand(BaseTool):
                 "\nRejected: it changed the person's record or sdd's own files, which roles "
                 f"never write; put back as they were: {', '.join(done.tampered)}"
             )
+        if done.lost:
+            head += (
+                "\nThese could not be put back (too large to keep a copy of); tell the person: "
+                + ", ".join(done.lost)
+            )
         body = done.output if done.output else "(no output)\n"
         return ToolOutcome(
             f"{head}\n--- output ---\n{body}",
@@ -67,6 +72,7 @@ class RunCommand(BaseTool):
                 "timed_out": done.timed_out,
                 "output_bytes": done.output_bytes,
                 "tampered": list(done.tampered),
+                "lost": list(done.lost),
                 "sandbox": done.sandbox,
             },
         )

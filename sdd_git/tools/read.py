@@ -158,6 +158,10 @@ class BaseTool:
 
     def run(self, args: dict[str, Any], context: ToolContext) -> ToolOutcome:
         try:
+            if self.tool_class == "draft":
+                # Drafts land in sdd's own files and the record (memory, readings, scenarios,
+                # QA proposals): masked like a log, so no secret is kept there in any form.
+                args = _mask_data(args, context.mask)
             outcome = self.execute(Args(self.name, args, self.schema), context)
         except ToolFailed as exc:
             raise ToolFailed(context.mask(str(exc))) from None
