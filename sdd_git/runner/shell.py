@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from sdd_git.runner.code_runners import _VERSIONED as _VERSIONED_CODE
 from sdd_git.runner.code_runners import AWKS, EDITORS, TARS, runs_code
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish"})
@@ -690,15 +689,19 @@ def _command_options(
 
 
 # Programs whose code may be given on the command line; string literals handed to a call that
-# runs a shell command in it are read as shell (`awk 'BEGIN{system("sdd next")}'`).
+# runs a shell command in it are read as shell (`awk 'BEGIN{system("sdd next")}'`). Only the
+# first argument, as a string: a list (`subprocess.run(['sdd'])`) is code this does not read, and
+# the sink and the sandbox hold there.
 CODE_STRING_PROGRAMS = AWKS | EDITORS | {
     "perl", "ruby", "node", "nodejs", "php", "bun", "deno", "gdb", "lldb", "lua", "tclsh",
 }  # fmt: skip
+# Those with a version in their name: perl5.36, ruby3.3, php8.2, lua5.4.
+_VERSIONED_CODE = re.compile(r"(perl|ruby|php|lua|luajit|node|tclsh)[0-9.]*")
 _LITERAL = r"""(?P<q>["'`])(?P<body>(?:\\.|(?!(?P=q)).)*)(?P=q)"""
 _SHELL_CALL = re.compile(
     r"(?:\b(?:system|exec\w*|popen\w*|spawn\w*|call|run|check_output|check_call|Popen|"
     r"getoutput|getstatusoutput|shell_exec|passthru|proc_open|qx|open\w*|pipe)\s*[(\s]\s*"
-    r"(?:\[\s*|\w+\s*,\s*)?|\|\s*|\bqx\s*)" + _LITERAL
+    r"|\|\s*|\bqx\s*)" + _LITERAL
 )
 _PIPED_LITERAL = re.compile(_LITERAL + r"\s*\|")
 _BACKTICKS = re.compile(r"`([^`]*)`")
@@ -942,6 +945,7 @@ def _shell(
         _classify(rest[0], finding, cwd[-1], depth + 1)
         return
     if rest and rest[0] not in (None, "-"):
+        _run_written_script(rest[0], finding, cwd[-1], depth)
         finding.uncertain.append(f"{name} runs the script {rest[0]}, which is not checked")
         finding.runs_code.append(f"{name} runs the script {rest[0]}")
         return

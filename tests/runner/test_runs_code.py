@@ -149,3 +149,28 @@ def test_plain_commands_do_not_run_code(words: list[str]) -> None:
 def test_a_version_flag_beside_code_is_still_code() -> None:
     assert runs_code("python", ["--version", "-c", "x"])
     assert runs_code("pytest", ["-v"])  # verbose for pytest, not its version
+
+
+def test_the_dynamic_loader_runs_the_program_it_is_given(root: Root) -> None:
+    verdict = _clearance(root.path, "/lib64/ld-linux-x86-64.so.2 src/tool -c id")
+    assert verdict.runs_code and verdict.certain
+    assert any("program in the product folder" in r for r in verdict.reasons)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "printf '#!/bin/sh\\nsdd next\\n' > src/z.sh; sort --compress-program=src/z.sh f",
+        "echo 'sdd next' > x.sh; chmod +x x.sh; ./x.sh",
+        "echo -n 'sdd ' > x.sh; echo next >> x.sh; bash x.sh",
+    ],
+)
+def test_a_script_the_same_line_writes_and_runs_is_read_as_shell(root: Root, command: str) -> None:
+    verdict = guard.check(
+        "run_command", {"command": command, "purpose": "p"}, root.path, EVERY_TOOL
+    )
+    assert isinstance(verdict, guard.Rejection) and verdict.code == "person_command", verdict
+
+
+def test_a_script_written_with_text_sdd_cannot_read_is_uncertain(root: Root) -> None:
+    assert not _clearance(root.path, 'printf "$X" > x.sh; ./x.sh').certain
