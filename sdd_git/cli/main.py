@@ -41,6 +41,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "Deny a stop's action; the run goes on without it.",
     ),
     "agents": ("sdd_git.cli.agents_cmds:agents", "Install host-agent stubs (creates no role)."),
+    "skill": ("sdd_git.cli.skill_cmds:skill", "List, show and validate skills (SKILL.md)."),
+    "provider": ("sdd_git.cli.provider_cmds:provider", "Show, check and list the model provider."),
 }
 
 
