@@ -1,4 +1,9 @@
-"""A lock file that names its holder, so a blocked writer can say who holds it."""
+"""A lock file that names its holder, so a blocked writer can say who holds it.
+
+A lock whose holder is provably dead on this host (its pid is gone, or now belongs to a process
+that started later) is taken over, and the takeover is logged beside the lock
+(`takeovers.jsonl`). Taking over happens under a second, short-lived guard file, so two writers
+that find the same dead holder cannot both take it."""
 
 from __future__ import annotations
 
@@ -17,11 +22,24 @@ DEFAULT_WAIT_SECONDS = 3.0
 _POLL_SECONDS = 0.05
 
 
+_GUARD_STALE_SECONDS = 10.0
+
+
+def _start_time(pid: int) -> int | None:
+    """When the process started (clock ticks since boot, Linux), to tell a reused pid apart."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return int(handle.read().rsplit(b")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _holder_text() -> str:
     return json.dumps(
         {
             "pid": os.getpid(),
             "host": socket.gethostname(),
+            "started": _start_time(os.getpid()),
             "command": " ".join(["sdd", *sys.argv[1:]])[:200],
             "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
@@ -54,8 +72,43 @@ def describe_holder(path: Path) -> tuple[str, bool]:
     command = holder.get("command", "an unknown command")
     since = holder.get("since", "an unknown time")
     text = f"pid {pid} on {host} ({command}) since {since}"
-    stale = isinstance(pid, int) and host == socket.gethostname() and not _pid_alive(pid)
+    stale = False
+    if isinstance(pid, int) and host == socket.gethostname():
+        started = holder.get("started")
+        reused = isinstance(started, int) and _start_time(pid) not in (None, started)
+        stale = not _pid_alive(pid) or reused
     return text, stale
+
+
+def _take_over(path: Path) -> bool:
+    """Remove the lock at `path` when its holder is provably dead; True when it was taken."""
+    guard = path.with_name(path.name + ".takeover")
+    try:
+        guard_fd = os.open(guard, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        with contextlib.suppress(OSError):  # a taker that died while taking
+            if time.time() - guard.stat().st_mtime > _GUARD_STALE_SECONDS:
+                guard.unlink()
+        return False
+    try:
+        # Only a guard holder removes a lock it did not make, so the holder read here is the
+        # one removed: nobody can release and re-take it in between.
+        text, stale = describe_holder(path)
+        if not stale:
+            return False
+        path.unlink(missing_ok=True)
+        entry = {
+            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "lock": path.name,
+            "dead_holder": text,
+            "taken_by": json.loads(_holder_text()),
+        }
+        with open(path.with_name("takeovers.jsonl"), "a", encoding="utf-8") as log:
+            log.write(json.dumps(entry) + "\n")
+        return True
+    finally:
+        os.close(guard_fd)
+        guard.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
@@ -70,6 +123,8 @@ def hold(
             fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
             break
         except FileExistsError:
+            if _take_over(path):
+                continue
             if time.monotonic() >= deadline:
                 _raise_locked(path, stale_hint)
             time.sleep(_POLL_SECONDS)

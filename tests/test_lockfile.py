@@ -48,20 +48,70 @@ def test_a_waiting_writer_gets_the_lock_once_it_is_released(tmp_path: Path) -> N
     child.wait(timeout=10)
 
 
-def test_a_stale_lock_is_reported_with_the_command_to_clear_it_never_taken(tmp_path: Path) -> None:
-    dead = subprocess.run(
+def _dead_pid() -> int:
+    done = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
     )
+    return int(done.stdout)
+
+
+def test_a_lock_whose_holder_died_is_taken_over_and_the_takeover_is_logged(tmp_path: Path) -> None:
     lock = tmp_path / "record.lock"
-    holder = {
-        "pid": int(dead.stdout),
-        "host": socket.gethostname(),
-        "command": "sdd next",
-        "since": "x",
-    }
+    holder = {"pid": _dead_pid(), "host": socket.gethostname(), "command": "sdd next", "since": "x"}
     lock.write_text(json.dumps(holder))
-    with pytest.raises(LockError) as caught, lockfile.hold(lock, wait_seconds=0.1):
+    started = time.monotonic()
+    with lockfile.hold(lock, wait_seconds=0.1):
+        assert json.loads(lock.read_text())["pid"] == os.getpid()
+    assert time.monotonic() - started < 0.5  # no waiting on a dead holder
+    (entry,) = [
+        json.loads(line) for line in (tmp_path / "takeovers.jsonl").read_text().splitlines()
+    ]
+    assert entry["lock"] == "record.lock" and f"pid {holder['pid']}" in entry["dead_holder"]
+    assert entry["taken_by"]["pid"] == os.getpid()
+    assert not (tmp_path / "record.lock.takeover").exists()
+
+
+def test_a_reused_pid_does_not_keep_a_dead_holders_lock(tmp_path: Path) -> None:
+    lock = tmp_path / "record.lock"
+    # Our own pid is alive, but the holder recorded another start time: the pid was reused.
+    holder = {"pid": os.getpid(), "host": socket.gethostname(), "started": 1, "since": "x"}
+    lock.write_text(json.dumps(holder))
+    with lockfile.hold(lock, wait_seconds=0.1):
+        assert json.loads(lock.read_text())["started"] != 1
+
+
+def test_a_live_holder_or_one_on_another_host_is_never_taken_over(tmp_path: Path) -> None:
+    lock = tmp_path / "record.lock"
+    elsewhere = {"pid": _dead_pid(), "host": "another-host.invalid", "since": "x"}
+    lock.write_text(json.dumps(elsewhere))
+    with pytest.raises(LockError), lockfile.hold(lock, wait_seconds=0.1):
         pass
-    assert "no longer running" in caught.value.message
-    assert f"rm {lock}" in (caught.value.hint or "")
-    assert json.loads(lock.read_text()) == holder  # left for the person to clear
+    assert json.loads(lock.read_text()) == elsewhere
+    with (
+        lockfile.hold(tmp_path / "other.lock"),
+        pytest.raises(LockError),
+        lockfile.hold(tmp_path / "other.lock", wait_seconds=0.1),
+    ):
+        pass
+
+
+def test_writers_racing_to_take_over_a_dead_lock_hold_it_one_at_a_time(tmp_path: Path) -> None:
+    lock = tmp_path / "record.lock"
+    lock.write_text(json.dumps({"pid": _dead_pid(), "host": socket.gethostname(), "since": "x"}))
+    journal = tmp_path / "journal.txt"
+    code = (
+        "import os,sys,time; from pathlib import Path; from sdd_git import lockfile\n"
+        "lock, journal = Path(sys.argv[1]), Path(sys.argv[2])\n"
+        "with lockfile.hold(lock, wait_seconds=20):\n"
+        "    with open(journal, 'a') as j: j.write(f'in {os.getpid()}\\n')\n"
+        "    time.sleep(0.05)\n"
+        "    with open(journal, 'a') as j: j.write(f'out {os.getpid()}\\n')\n"
+    )
+    writers = [
+        subprocess.Popen([sys.executable, "-c", code, str(lock), str(journal)]) for _ in range(4)
+    ]
+    assert [w.wait(timeout=60) for w in writers] == [0, 0, 0, 0]
+    lines = journal.read_text().splitlines()
+    assert len(lines) == 8
+    for index in range(0, 8, 2):  # every entry is followed by the same writer's exit
+        assert lines[index].startswith("in ") and lines[index + 1] == "out " + lines[index][3:]
