@@ -175,14 +175,21 @@ def release() -> None:
 @click.argument("change_ids", nargs=-1, required=True, metavar="CH...")
 @click.option("--tag", metavar="NAME", help="Also try to write this git tag at HEAD.")
 @click.option("--words", help="The release decision's words (default: the changes' words).")
-def release_generate(change_ids: tuple[str, ...], tag: str | None, words: str | None) -> None:
+@click.option("--again", is_flag=True, help="Release changes that an earlier release holds.")
+def release_generate(
+    change_ids: tuple[str, ...], tag: str | None, words: str | None, again: bool
+) -> None:
     """Write a release record whose notes quote each change's words. Never pushes or deploys."""
     from sdd_git.records.releases import generate
 
-    made = generate(current_root(), list(change_ids), tag, words)
+    made = generate(current_root(), list(change_ids), tag, words, again=again)
     say(f"wrote {made.path.name} for {', '.join(made.changes)} (decision {made.decision})")
     if made.tag.name and made.tag.written:
-        say(f"wrote git tag {made.tag.name}")
+        say(
+            f"wrote git tag {made.tag.name} at {(made.tag.commit or '')[:12]} (HEAD), which does "
+            f"not hold {made.path.name}: sdd commits nothing. Commit it, then move the tag "
+            f"there if you want it to (git tag -f {made.tag.name})"
+        )
     elif made.tag.name:
         say(f"the git tag {made.tag.name} was not written: {made.tag.reason}")
     say("nothing was pushed or deployed")

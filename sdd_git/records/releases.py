@@ -27,6 +27,7 @@ class TagOutcome:
     name: str | None
     written: bool
     reason: str | None  # why it was not written
+    commit: str | None = None  # the commit the tag points at (HEAD when it was written)
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,11 @@ def _quote(words: str) -> str:
 
 
 def generate(
-    root: Root, change_ids: list[str], tag: str | None, words: str | None = None
+    root: Root,
+    change_ids: list[str],
+    tag: str | None,
+    words: str | None = None,
+    again: bool = False,
 ) -> Release:
     if not change_ids:
         raise UsageError(
@@ -65,6 +70,8 @@ def generate(
         log = decisions.load(root)
         for pack in packs:
             _require_accepted_section(root, pack, log)
+        if not again:
+            _refuse_released_twice(log, [p.id for p in packs])
         all_statuses = {pack.id: statuses(pack.id, pack.folder, log) for pack in packs}
         for pack in packs:
             for status in all_statuses[pack.id]:
@@ -90,6 +97,9 @@ def generate(
             "tag": outcome.name,
             "tag_written": outcome.written,
         }
+        if outcome.written:
+            # sdd commits nothing, so the tag is on HEAD, which does not hold this file yet.
+            meta["tag_commit"] = outcome.commit
         if outcome.reason:
             meta["tag_note"] = f"the tag was not written: {outcome.reason}"
         path = root.releases / f"{release_id}.md"
@@ -112,6 +122,20 @@ def generate(
                 _delete_tag(root, outcome.name)
             raise
         return Release(release_id, path, tuple(p.id for p in packs), outcome, decision.id)
+
+
+def _refuse_released_twice(log: Any, change_ids: list[str]) -> None:
+    """A second release of the same changes is a choice she makes on purpose, not by running
+    the command twice."""
+    for entry in log.active("release"):
+        released = set(entry.fields.get("changes") or [])
+        again = [c for c in change_ids if c in released]
+        if again:
+            raise UsageError(
+                f"{', '.join(again)} already released in {entry.fields.get('release')} "
+                f"({entry.id}); nothing was written",
+                hint="to release them again on purpose: sdd release generate ... --again",
+            )
 
 
 def _require_accepted_section(root: Root, pack: changes.ChangePack, log: Any) -> None:
@@ -182,4 +206,4 @@ def _write_tag(root: Root, name: str, release_id: str) -> TagOutcome:
         )
     except (pygit2.GitError, KeyError, ValueError) as exc:
         return TagOutcome(name, False, str(exc))
-    return TagOutcome(name, True, None)
+    return TagOutcome(name, True, None, str(repo.head.target))

@@ -541,3 +541,33 @@ def test_a_key_written_twice_is_reported_not_crashed_on(sdd: SddRunner, root: Ro
     assert result.code == 1 and "error: changes/CH-0001/change.yaml:" in result.stderr
     assert "Traceback" not in result.stderr
     assert path.read_text() == text
+
+
+def test_releasing_the_same_change_twice_is_refused_unless_asked_for_again(
+    sdd: SddRunner, root: Root
+) -> None:
+    through_build(sdd)
+    assert sdd("release", "generate", "CH-0001").code == 0
+    decisions_before = root.decisions.read_text()
+    second = sdd("release", "generate", "CH-0001")
+    assert second.code == 2 and "CH-0001 already released in R-0001" in second.stderr
+    assert "--again" in second.stderr
+    assert root.decisions.read_text() == decisions_before
+    assert not (root.releases / "R-0002.md").exists()
+    assert sdd("release", "generate", "CH-0001", "--again").code == 0
+    assert (root.releases / "R-0002.md").exists()
+
+
+def test_the_tag_says_which_commit_it_points_at_and_that_it_lacks_the_release_file(
+    sdd: SddRunner, root: Root
+) -> None:
+    through_build(sdd)
+    commit_all(root.path)
+    head = git(root.path, "rev-parse", "HEAD").strip()
+    result = sdd("release", "generate", "CH-0001", "--tag", "v1.0")
+    assert result.code == 0
+    assert f"wrote git tag v1.0 at {head[:12]} (HEAD), which does not hold R-0001.md" in (
+        result.stderr
+    )
+    assert f"tag_commit: {head}" in (root.releases / "R-0001.md").read_text()
+    assert git(root.path, "rev-parse", "v1.0^{commit}").strip() == head
