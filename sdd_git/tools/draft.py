@@ -166,7 +166,11 @@ class DraftScenarios(DraftTool):
                     "type": "object",
                     "properties": {
                         "title": {"type": "string", "description": "a short name"},
-                        "steps": {"type": "string", "description": "what to do"},
+                        "steps": {
+                            "type": ["string", "array"],
+                            "items": {"type": "string"},
+                            "description": "what to do: a text, or a list of steps",
+                        },
                         "expected": {"type": "string", "description": "what should happen"},
                     },
                     "required": list(_SCENARIO_KEYS),
@@ -190,6 +194,14 @@ class DraftScenarios(DraftTool):
             draft: dict[str, str] = {}
             for key in _SCENARIO_KEYS:
                 value = item.get(key)
+                if key == "steps" and isinstance(value, list):
+                    # What models send: a list of steps. Kept as her text would be, a line each.
+                    if not value or not all(isinstance(v, str) and v.strip() for v in value):
+                        raise ToolFailed(
+                            f"draft_scenarios: scenario {index} has an empty step or a step "
+                            "that is not text"
+                        )
+                    value = "\n".join(v.strip() for v in value)
                 if not isinstance(value, str) or not value.strip():
                     raise ToolFailed(f"draft_scenarios: scenario {index} needs text for '{key}'")
                 draft[key] = value.strip()

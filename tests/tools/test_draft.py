@@ -191,3 +191,17 @@ def test_draft_writes_never_follow_a_symlink(ctx: ToolContext, root: Root, tmp_p
     assert (outside / "scenarios.yaml").read_bytes() == kept
     assert sorted(p.name for p in outside.iterdir()) == ["scenarios.yaml"]
     assert root.decisions.read_bytes() == decisions_before
+
+
+def test_draft_scenarios_takes_steps_as_a_list_of_texts_as_models_send_them(
+    ctx: ToolContext, root: Root
+) -> None:
+    from sdd_git.records.scenarios import load_scenarios
+
+    scenario = {"title": "Find it", "steps": ["open search", "type hotel"], "expected": "listed"}
+    outcome = run(ctx, "draft_scenarios", change="CH-0001", scenarios=[scenario])
+    assert outcome.data == {"scenarios": ["CH-0001/SC-1"]}
+    (drafted,) = load_scenarios(root.change_dir("CH-0001"))
+    assert drafted.steps == "open search\ntype hotel"
+    bad = {"title": "t", "steps": ["ok", ""], "expected": "e"}
+    assert "empty step" in fails(ctx, "draft_scenarios", change="CH-0001", scenarios=[bad])
