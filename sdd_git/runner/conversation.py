@@ -125,6 +125,46 @@ def memory(root: Root, role: str) -> list[dict[str, Any]]:
     return [i for i in items if isinstance(i, dict) and isinstance(i.get("note"), str)]
 
 
+def memory_draft_path(root: Root, role: str) -> Path:
+    return role_local(root, role) / "memory-edit.yaml"
+
+
+def edit_memory(root: Root, role: str, edit: Callable[[str], str | None]) -> int:
+    """The person corrects the role's memory in her editor (`edit` gets the text, gives back the
+    new text or None for no change). A text that is not a valid memory list is kept, as her
+    draft, and the memory is left as it was; the next edit starts from her draft. Gives back the
+    number of items saved."""
+    from sdd_git.yamlio import dump_yaml, read_list
+
+    path, draft = memory_path(root, role), memory_draft_path(root, role)
+    if draft.exists():
+        start = draft.read_text(encoding="utf-8")
+    elif path.exists():
+        start = path.read_text(encoding="utf-8")
+    else:
+        start = "# One item per note: - {note: ..., at: ...}\n[]\n"
+    text = edit(start)
+    if text is None:
+        return len(memory(root, role))
+    write_text_atomic(draft, text)
+    try:
+        items = read_list(draft)
+        for index, item in enumerate(items, 1):
+            if not isinstance(item, dict) or not isinstance(item.get("note"), str):
+                raise RecordError(
+                    f"{draft}: item {index} is not a note ('- note: ...')",
+                    hint="each item is a mapping with a text 'note' (and an optional 'at')",
+                )
+    except RecordError as exc:
+        raise RecordError(
+            f"the memory of {role} was not changed: {exc.message}",
+            hint=f"your text is kept; `sdd role memory {role} --edit` opens it again",
+        ) from None
+    write_text_atomic(path, dump_yaml(items) if items else "[]\n")
+    draft.unlink()
+    return len(items)
+
+
 def forget(root: Root, role: str, number: int) -> dict[str, Any]:
     items = memory(root, role)
     if not 1 <= number <= len(items):

@@ -1,0 +1,46 @@
+"""Correcting a role's memory by hand: a broken edit keeps her text and breaks nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from sdd_git.errors import RecordError
+from sdd_git.root import Root
+from sdd_git.runner import conversation
+
+
+def test_a_valid_edit_is_saved_and_read_back(root: Root) -> None:
+    saved = conversation.edit_memory(
+        root, "builder", lambda text: "- {note: Prefers small commits, at: today}\n"
+    )
+    assert saved == 1
+    assert conversation.memory(root, "builder") == [
+        {"note": "Prefers small commits", "at": "today"}
+    ]
+    assert not conversation.memory_draft_path(root, "builder").exists()
+
+
+def test_a_broken_edit_keeps_her_text_leaves_memory_and_resumes_from_it(root: Root) -> None:
+    conversation.edit_memory(root, "builder", lambda text: "- note: kept\n")
+    broken = "- note: kept\n- note: [unclosed\n"
+    with pytest.raises(RecordError) as caught:
+        conversation.edit_memory(root, "builder", lambda text: broken)
+    assert "the memory of builder was not changed" in caught.value.message
+    assert "--edit" in (caught.value.hint or "")
+    assert conversation.memory(root, "builder") == [{"note": "kept"}]  # later runs still work
+    seen: list[str] = []
+
+    def fix(text: str) -> str:
+        seen.append(text)
+        return "- note: kept\n- note: fixed\n"
+
+    assert conversation.edit_memory(root, "builder", fix) == 2
+    assert seen == [broken]  # the next edit started from her draft
+    assert [m["note"] for m in conversation.memory(root, "builder")] == ["kept", "fixed"]
+
+
+def test_an_item_that_is_not_a_note_is_refused(root: Root) -> None:
+    with pytest.raises(RecordError) as caught:
+        conversation.edit_memory(root, "builder", lambda text: "- just text\n")
+    assert "item 1 is not a note" in caught.value.message
+    assert conversation.memory(root, "builder") == []
