@@ -1,21 +1,52 @@
 from __future__ import annotations
 
+import json
+
 from sdd_git.root import Root
 from tests.conftest import SddRunner
 
 
-def test_agents_install_writes_only_host_stubs_and_no_role(sdd: SddRunner, root: Root) -> None:
+def test_agents_install_writes_what_claude_reads_and_no_role(sdd: SddRunner, root: Root) -> None:
     result = sdd("agents", "install", "claude")
     assert result.code == 0, result.stderr
-    written = result.stdout.split()
-    assert sorted(written) == [
-        ".claude/agents/sdd-implementer.md",
-        ".claude/agents/sdd-planner.md",
-        ".claude/agents/sdd-reviewer.md",
-        ".claude/agents/sdd.md",
-    ]
+    assert result.stdout.split() == ["AGENTS.md", "CLAUDE.md", ".claude/settings.json"]
+    assert "Claude Code reads CLAUDE.md" in result.stderr
     assert "no role was created" in result.stderr
     assert list((root.path / ".sdd/roles").iterdir()) == []
+    assert json.loads((root.path / ".claude/settings.json").read_text("utf-8"))["permissions"]
+
+
+def test_agents_install_twice_writes_nothing(sdd: SddRunner) -> None:
+    assert sdd("agents", "install", "kilo").code == 0
+    again = sdd("agents", "install", "kilo")
+    assert again.code == 0
+    assert again.stdout == ""
+    assert "already up to date: AGENTS.md" in again.stderr
+
+
+def test_agents_install_says_which_file_grok_reads(sdd: SddRunner) -> None:
+    result = sdd("agents", "install", "grok")
+    assert result.code == 0
+    assert result.stdout.split() == ["AGENTS.md"]
+    assert "Grok Build reads AGENTS.md" in result.stderr
+
+
+def test_agents_install_dry_run_prints_and_writes_nothing(sdd: SddRunner, root: Root) -> None:
+    result = sdd("agents", "install", "copilot", "--dry-run")
+    assert result.code == 0, result.stderr
+    assert "==> .github/workflows/copilot-setup-steps.yml (would create) <==" in result.stdout
+    assert "copilot-setup-steps:" in result.stdout
+    assert "nothing was written" in result.stderr
+    assert not (root.path / "AGENTS.md").exists()
+    assert not (root.path / ".github").exists()
+
+
+def test_agents_install_ollama_exits_2_with_the_provider_hint(sdd: SddRunner, root: Root) -> None:
+    result = sdd("agents", "install", "ollama")
+    assert result.code == 2
+    assert "error: there is no ollama host stub" in result.stderr
+    assert "hint:" in result.stderr and "http://localhost:11434/v1" in result.stderr
+    assert not (root.path / "AGENTS.md").exists()
 
 
 def test_agents_install_unknown_host_is_a_usage_error(sdd: SddRunner) -> None:
