@@ -5,7 +5,8 @@ assistant turn Anthropic produced goes back as its own content blocks (thinking 
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from sdd_git.providers.base import (
     Message,
@@ -14,11 +15,16 @@ from sdd_git.providers.base import (
     ProviderRequest,
     ToolCall,
     ToolSchema,
+    neutral_call,
 )
-from sdd_git.providers.http import Sleep, post_json
+from sdd_git.providers.http import HttpClient, Sleep
+
+if TYPE_CHECKING:
+    from sdd_git.providers.select import ProviderSettings
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 8192  # the Messages API requires max_tokens
 
 
 class AnthropicProvider:
@@ -30,20 +36,52 @@ class AnthropicProvider:
         base_url: str | None,
         api_key: str | None,
         key_env: str,
-        max_tokens: int = 8192,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
         timeout: float = 120.0,
         sleep: Sleep = time.sleep,
+        *,
+        retries: int = 2,
+        temperature: float | None = None,
+        headers: Mapping[str, str] | None = None,
+        tool_choice: str = "auto",
     ) -> None:
         self.model = model
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self.key_env = key_env
         self.max_tokens = max_tokens
         self.timeout = timeout
+        self.temperature = temperature
+        self.tool_choice = tool_choice
         self._api_key = api_key.strip() if api_key else None  # a stray newline breaks HTTP
-        self._sleep = sleep
+        self._headers = dict(headers or {})
+        self._http = HttpClient(
+            provider=self.name,
+            timeout=timeout,
+            retries=retries + 1,
+            sleep=sleep,
+            key_env=key_env if self._api_key else None,
+        )
+
+    @classmethod
+    def from_settings(cls, settings: ProviderSettings, api_key: str | None) -> AnthropicProvider:
+        return cls(
+            settings.model,
+            settings.url,
+            api_key,
+            settings.key_source or "",
+            settings.max_tokens or DEFAULT_MAX_TOKENS,
+            settings.timeout,
+            retries=settings.retries,
+            temperature=settings.temperature,
+            headers=dict(settings.headers),
+            tool_choice=settings.tool_choice,
+        )
 
     def __repr__(self) -> str:
         return f"AnthropicProvider(model={self.model!r}, base_url={self.base_url!r})"
+
+    def close(self) -> None:
+        self._http.close()
 
     def complete(self, request: ProviderRequest) -> ProviderReply:
         url = f"{self.base_url}/v1/messages"
@@ -57,24 +95,48 @@ class AnthropicProvider:
             body["system"] = system
         if request.tools:
             body["tools"] = wire_tools(request.tools)
-        headers = {
-            "anthropic-version": API_VERSION,
-            "content-type": "application/json",
-            "X-SDD-Role": request.role,
-            "X-SDD-Run": request.run_id,
-        }
+            body["tool_choice"] = wire_tool_choice(request.tool_choice or self.tool_choice)
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        answer = self._http.post_json(url, body, self._request_headers(request))
+        return parse_reply(answer, where=f"{self.name} at {url}")
+
+    def models(self) -> list[str]:
+        """The model ids the server offers (GET /v1/models), every page of them."""
+        found: list[str] = []
+        after: str | None = None
+        for _ in range(50):  # a bound: a server that always says has_more cannot loop us
+            query = "?limit=1000" + (f"&after_id={after}" if after else "")
+            answer = self._http.get_json(
+                f"{self.base_url}/v1/models{query}", self._request_headers(None)
+            )
+            data = answer.get("data")
+            found.extend(
+                str(item["id"]) for item in data or [] if isinstance(item, dict) and item.get("id")
+            )
+            last = answer.get("last_id")
+            if not answer.get("has_more") or not isinstance(last, str) or not last:
+                break
+            after = last
+        return found
+
+    def _request_headers(self, request: ProviderRequest | None) -> dict[str, str]:
+        headers = dict(self._headers)  # sdd's own headers below win over a setting's
+        headers["anthropic-version"] = API_VERSION
+        if request is not None:
+            headers.update({"X-SDD-Role": request.role, "X-SDD-Run": request.run_id})
         if self._api_key:
             headers["x-api-key"] = self._api_key
-        answer = post_json(
-            url,
-            body,
-            headers,
-            timeout=self.timeout,
-            sleep=self._sleep,
-            provider=self.name,
-            key_env=self.key_env,
-        )
-        return parse_reply(answer, where=f"{self.name} at {url}")
+        return headers
+
+
+def wire_tool_choice(choice: str) -> dict[str, Any]:
+    """sdd's tool_choice words in the Messages API's shape (`required` is its `any`)."""
+    if choice in ("auto", "none"):
+        return {"type": choice}
+    if choice == "required":
+        return {"type": "any"}
+    return {"type": "tool", "name": choice}
 
 
 def wire_messages(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
@@ -156,7 +218,10 @@ def parse_reply(answer: dict[str, Any], *, where: str) -> ProviderReply:
                 ToolCall(
                     id=str(block.get("id") or f"toolu_{len(calls) + 1}"),
                     name=str(block.get("name") or ""),
-                    args=args if isinstance(args, dict) else {"_unparsed": str(args)},
+                    args=args if isinstance(args, dict) else {},
+                    error=None
+                    if isinstance(args, dict)
+                    else "your arguments were not a JSON object; send one JSON object",
                 )
             )
     text = "".join(texts) or None
@@ -164,13 +229,15 @@ def parse_reply(answer: dict[str, Any], *, where: str) -> ProviderReply:
     message: Message = {
         "role": "assistant",
         "content": text,
-        "tool_calls": [{"id": c.id, "name": c.name, "args": c.args} for c in calls],
+        "tool_calls": [neutral_call(c) for c in calls],
         "provider": "anthropic",
         "raw": raw,
     }
+    model = answer.get("model")
     return ProviderReply(
         text=text,
         tool_calls=tuple(calls),
         message=message,
         usage=usage if isinstance(usage, dict) else {},
+        model=model if isinstance(model, str) else None,
     )

@@ -10,9 +10,12 @@ Messages are plain, provider-neutral dicts (they go into the run log as they are
      "raw": <the provider's own message, verbatim>}     # replayed exactly to the same provider
     {"role": "tool", "tool_call_id": "...", "name": "...", "content": "..."}
 
-An assistant message whose `provider` matches the provider being called is sent back as its
-`raw` form, byte for byte in meaning (reasoning blocks, thinking signatures and all); otherwise it
-is rebuilt from `content` and `tool_calls`. No provider relies on server-side state.
+Anthropic's assistant messages go back to Anthropic as their `raw` blocks (its API requires the
+thinking blocks, signatures and all). Every other assistant message is rebuilt from `content`
+and `tool_calls` with standard fields only (`content: ""`, never null): local OpenAI-compatible
+servers answer HTTP 500 to a replayed `function_call` or `reasoning_content`. No provider relies
+on server-side state. A tool call whose arguments could not be read carries `error` in its
+neutral form, as on ToolCall.
 """
 
 from __future__ import annotations
@@ -41,6 +44,17 @@ class ToolCall:
     id: str
     name: str
     args: dict[str, Any]
+    # Set when the model's arguments were not a JSON object (args is then {}): the runner tells
+    # the model exactly this instead of running the tool with empty arguments.
+    error: str | None = None
+
+
+def neutral_call(call: ToolCall) -> dict[str, Any]:
+    """A tool call as it goes into a neutral assistant message (and the run log)."""
+    neutral: dict[str, Any] = {"id": call.id, "name": call.name, "args": call.args}
+    if call.error:
+        neutral["error"] = call.error
+    return neutral
 
 
 @dataclass(frozen=True)
@@ -50,6 +64,10 @@ class ProviderRequest:
     call_index: int  # 1-based, counted across resumes of the run
     messages: list[Message]  # the system message first
     tools: list[ToolSchema]
+    # None: the configured default (provider.tool_choice, `auto` unless set). Else `auto`,
+    # `none`, `required`, or the name of the one tool the model must call (the accuracy loop).
+    # Sent only when tools are offered.
+    tool_choice: str | None = None
 
 
 @dataclass(frozen=True)
@@ -58,6 +76,7 @@ class ProviderReply:
     tool_calls: tuple[ToolCall, ...]
     message: Message  # the assistant message to append to the conversation (with `raw`)
     usage: dict[str, Any] = field(default_factory=dict)
+    model: str | None = None  # the model the server says answered (`sdd provider check`)
 
 
 class Provider(Protocol):

@@ -1,11 +1,16 @@
-"""A tiny JSON-over-HTTP POST on the standard library: retries with backoff, and clear errors.
+"""JSON over HTTP on the standard library: one kept-alive connection per host, gzip, retries
+with backoff, and clear errors.
+
+Why not httpx: `http.client` keeps a connection open across calls and gzip is one
+`gzip.decompress`, so a dependency (and its ~65 ms import) buys nothing here. A provider holds one
+`HttpClient` for its whole life, so the calls of a run share one TCP (and TLS) connection.
 
 The HTTP modules are imported on the first call, so importing a provider costs next to nothing.
-Proxies come from the usual environment variables (HTTPS_PROXY, NO_PROXY), as urllib reads them.
-No error text ever holds a header value: the API key travels in a header, and whatever a server
-answers goes through the masker (masking.py) with every secret header value before it becomes
-part of an error, so an echo of the key, whole, in part or encoded (base64, hex, URL-encoded...),
-shows as "[secret]". The masker is imported only when an error is built.
+Proxies come from the usual environment variables (HTTPS_PROXY, NO_PROXY), read as urllib reads
+them. No error text ever holds a header value: the API key travels in a header, and whatever a
+server answers goes through the masker with every secret header value before it becomes part of
+an error, so an echo of the key, whole, in part or encoded (base64, hex, URL-encoded...), shows
+as "[secret]". The masker is imported only when an error is built.
 """
 
 from __future__ import annotations
@@ -15,137 +20,331 @@ import math
 import re
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sdd_git import __version__
 from sdd_git.providers.base import ProviderError
 
 if TYPE_CHECKING:
-    import urllib.request
+    import http.client
 
 Sleep = Callable[[float], None]
 
+USER_AGENT = f"sdd/{__version__}"
 MAX_RETRY_AFTER = 30.0  # seconds: a longer Retry-After is capped, not obeyed
 _SNIPPET = 300  # characters of a server's error message kept in ours
 # Headers whose values are not secret; every other header value is masked in error text.
 _PUBLIC_HEADERS = frozenset(
-    {"content-type", "accept", "user-agent", "anthropic-version", "x-sdd-role", "x-sdd-run"}
+    {
+        "content-type",
+        "accept",
+        "accept-encoding",
+        "user-agent",
+        "anthropic-version",
+        "x-sdd-role",
+        "x-sdd-run",
+    }
 )
+# Statuses that say the request itself is wrong: sending it again cannot help.
+_REJECTED = (400, 413, 422)
+_CONTEXT_WORDS = re.compile(r"context|too long|too many tokens|maximum.*tokens|n_ctx", re.I)
 
 
-def post_json(
-    url: str,
-    body: dict[str, Any],
-    headers: Mapping[str, str],
-    *,
-    timeout: float,
-    retries: int = 3,
-    backoff: float = 0.5,
-    sleep: Sleep = time.sleep,
-    provider: str,
-    key_env: str | None = None,
-) -> dict[str, Any]:
-    """POST `body` as JSON to `url` and return the decoded JSON object answer.
+@dataclass(frozen=True)
+class _Answer:
+    status: int
+    headers: dict[str, str]  # names in lower case
+    payload: bytes  # decompressed
 
-    `retries` is the number of attempts in all. A 429, a 5xx or a connection reset is tried
+
+class _Timeout(Exception):
+    """No answer within the timeout, after the connection was made: the server is alive."""
+
+
+class _Unreachable(Exception):
+    """The connection could not be made at all."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+class HttpClient:
+    """One provider's HTTP: a kept-alive connection per (scheme, host, port), reused call after
+    call. `retries` is the number of attempts in all. A 429, a 5xx or a connection reset is tried
     again after `backoff * 2**(n-1)` seconds, or after the server's numeric Retry-After (at most
-    30 s). Anything else fails at once with a ProviderError naming `provider` and `url`.
-    """
-    secrets = _secrets(headers)
-    try:
-        return _post(
-            url, body, headers, timeout, retries, backoff, sleep, provider, key_env, secrets
-        )
-    except ProviderError as error:
-        # Last line of defence: nothing a server said leaves this module unmasked, whichever
-        # error carries it.
-        mask = _masker(secrets)
-        raise ProviderError(mask(error.message), mask(error.hint) if error.hint else None) from None
+    30 s). Anything else fails at once with a ProviderError naming `provider` and the URL."""
 
+    def __init__(
+        self,
+        *,
+        provider: str,
+        timeout: float,
+        retries: int = 3,
+        backoff: float = 0.5,
+        sleep: Sleep = time.sleep,
+        key_env: str | None = None,
+        timeout_setting: str = "provider.timeout",
+    ) -> None:
+        self.provider = provider
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self.key_env = key_env
+        self.timeout_setting = timeout_setting
+        self._sleep = sleep
+        self._connections: dict[tuple[str, str, int, str], http.client.HTTPConnection] = {}
 
-def _post(
-    url: str,
-    body: dict[str, Any],
-    headers: Mapping[str, str],
-    timeout: float,
-    retries: int,
-    backoff: float,
-    sleep: Sleep,
-    provider: str,
-    key_env: str | None,
-    secrets: list[str],
-) -> dict[str, Any]:
-    import http.client
-    import urllib.error
-    import urllib.request
+    def close(self) -> None:
+        for connection in self._connections.values():
+            connection.close()
+        self._connections.clear()
 
-    where = f"{provider} at {_shown(url)}"
-    attempts = max(1, retries)
-    data = json.dumps(body).encode("utf-8")
-    all_headers = {"Content-Type": "application/json", "Accept": "application/json"}
-    all_headers.update(headers)
-    if url.split("://", 1)[0].lower() not in ("http", "https"):
-        raise ProviderError(
-            f"{where}: not a valid URL", hint="base_url must start with http:// or https://"
-        )
-    request = urllib.request.Request(url, data=data, headers=all_headers, method="POST")
-    opener = _opener()
-    failure = ""
-    for attempt in range(1, attempts + 1):
-        retry_after: str | None = None
+    def post_json(
+        self, url: str, body: dict[str, Any], headers: Mapping[str, str]
+    ) -> dict[str, Any]:
+        """POST `body` as JSON to `url` and return the decoded JSON object answer."""
+        return self.request("POST", url, headers, json.dumps(body).encode("utf-8"))
+
+    def get_json(self, url: str, headers: Mapping[str, str]) -> dict[str, Any]:
+        return self.request("GET", url, headers, None)
+
+    def request(
+        self, method: str, url: str, headers: Mapping[str, str], data: bytes | None
+    ) -> dict[str, Any]:
+        secrets = _secrets(headers)
         try:
-            with opener.open(request, timeout=timeout) as response:
-                payload: bytes = response.read()
-            return _decode(payload, where, secrets)
-        except http.client.InvalidURL as exc:
+            return self._request(method, url, headers, data, secrets)
+        except ProviderError as error:
+            # Last line of defence: nothing a server said leaves this module unmasked, whichever
+            # error carries it.
+            mask = _masker(secrets)
+            hint = mask(error.hint) if error.hint else None
+            raise ProviderError(mask(error.message), hint) from None
+
+    def _request(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        data: bytes | None,
+        secrets: list[str],
+    ) -> dict[str, Any]:
+        import http.client
+
+        where = f"{self.provider} at {_shown(url)}"
+        if url.split("://", 1)[0].lower() not in ("http", "https"):
             raise ProviderError(
-                f"{where}: not a valid URL ({exc})", hint="check base_url"
-            ) from None
-        except ValueError:
-            # http.client refuses a header value with a line break, and its message quotes the
-            # value: never show it, it may be the key.
-            raise ProviderError(
-                f"{where}: a request header holds a line break or other character HTTP forbids",
-                hint=f"check the value of {key_env}" if key_env else "check the API key",
-            ) from None
-        except urllib.error.HTTPError as exc:
-            status = exc.code
-            detail = _server_message(_read(exc), secrets)
-            if status != 429 and status < 500:
-                raise _refusal(status, detail, exc.headers, where, key_env) from None
-            failure = f"(HTTP {status})" + (f": {detail}" if detail else "")
-            retry_after = exc.headers.get("Retry-After") if exc.headers else None
-        except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
-            cause: BaseException = exc
-            if isinstance(exc, urllib.error.URLError):
-                reason = exc.reason
-                cause = reason if isinstance(reason, BaseException) else OSError(str(reason))
-            if not isinstance(
-                cause, ConnectionResetError | ConnectionAbortedError | BrokenPipeError
-            ) and not isinstance(cause, http.client.IncompleteRead):
+                f"{where}: not a valid URL", hint="base_url must start with http:// or https://"
+            )
+        all_headers = {
+            "Accept": "application/json",
+            "Accept-Encoding": "gzip, deflate",
+            "User-Agent": USER_AGENT,
+        }
+        if data is not None:
+            all_headers["Content-Type"] = "application/json"
+        all_headers.update(headers)
+        attempts = max(1, self.retries)
+        failure = ""
+        for attempt in range(1, attempts + 1):
+            retry_after: str | None = None
+            try:
+                answer = self._exchange(method, url, all_headers, data)
+            except http.client.InvalidURL as exc:
                 raise ProviderError(
-                    f"cannot reach {provider} at {_shown(url)}: {_reason(cause, timeout)}",
+                    f"{where}: not a valid URL ({exc})", hint="check base_url"
+                ) from None
+            except ValueError:
+                # http.client refuses a header value with a line break, and its message quotes
+                # the value: never show it, it may be the key.
+                raise ProviderError(
+                    f"{where}: a request header holds a line break or other character HTTP forbids",
+                    hint=f"check the value of {self.key_env}"
+                    if self.key_env
+                    else "check the API key and provider.headers",
+                ) from None
+            except _Timeout:
+                # The server took the request and has not answered: it is alive, maybe still
+                # generating (a local model on a CPU can take minutes). Retrying would only
+                # queue the same work again.
+                raise ProviderError(
+                    f"{where}: timed out after {self.timeout:g} s without an answer "
+                    "(the server accepted the request and is still working on it, or is stuck)",
+                    hint=f"a slow or local model may need longer: raise {self.timeout_setting} "
+                    f"(seconds; now {self.timeout:g}), e.g. provider: {{timeout: 600}} in "
+                    ".sdd/config.yaml",
+                ) from None
+            except _Unreachable as exc:
+                raise ProviderError(
+                    f"cannot reach {self.provider} at {_shown(url)}: "
+                    f"{_reason(exc.cause, self.timeout)}",
                     hint="is the server running? check base_url",
                 ) from None
-            failure = "(the connection was reset)"
-        if attempt == attempts:
-            break
-        sleep(_delay(retry_after, backoff, attempt))
-    raise ProviderError(
-        f"{where}: still failing after {attempts} attempts {failure}",
-        hint="the server is overloaded or limiting the rate; try again later",
-    )
+            except (http.client.HTTPException, OSError) as exc:
+                if not _is_reset(exc):
+                    raise ProviderError(
+                        f"{where}: the connection failed: {_reason(exc, self.timeout)}",
+                        hint="check base_url and any proxy settings (HTTPS_PROXY, NO_PROXY)",
+                    ) from None
+                failure = "(the connection was reset)"
+            else:
+                status = answer.status
+                if 200 <= status < 300:
+                    return _decode(answer.payload, where, secrets)
+                detail = _server_message(answer.payload, secrets)
+                if status != 429 and status < 500:
+                    raise _refusal(status, detail, answer.headers, where, self.key_env)
+                failure = f"(HTTP {status})" + (f": {detail}" if detail else "")
+                retry_after = answer.headers.get("retry-after")
+            if attempt == attempts:
+                break
+            self._sleep(_delay(retry_after, self.backoff, attempt))
+        raise ProviderError(
+            f"{where}: still failing after {attempts} attempts {failure}",
+            hint="the server is overloaded or limiting the rate; try again later "
+            "(provider.retries sets how often sdd tries again)",
+        )
+
+    def _exchange(
+        self, method: str, url: str, headers: dict[str, str], data: bytes | None
+    ) -> _Answer:
+        """One request and its whole answer. A kept-alive connection the server has closed
+        meanwhile fails before any answer: that one is opened again and the request sent anew,
+        once, without counting as an attempt."""
+        import http.client
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        host = parts.hostname or ""
+        port = parts.port or (443 if scheme == "https" else 80)
+        target = parts.path or "/"
+        if parts.query:
+            target += f"?{parts.query}"
+        proxy = _proxy_for(scheme, host)
+        if proxy and scheme == "http":
+            target = f"http://{parts.netloc.rpartition('@')[2]}{target}"  # a proxy wants it whole
+            headers = {**headers, **_proxy_credentials(proxy)}
+        key = (scheme, host, port, proxy or "")
+        for fresh in (False, True):
+            connection = self._connections.get(key)
+            reused = connection is not None and connection.sock is not None and not fresh
+            if connection is None or fresh:
+                if connection is not None:
+                    connection.close()
+                connection = self._connection(scheme, host, port, proxy)
+                self._connections[key] = connection
+            if connection.sock is None:
+                try:
+                    connection.connect()
+                except http.client.InvalidURL:
+                    raise
+                except (OSError, http.client.HTTPException) as exc:
+                    self._drop(key)
+                    if isinstance(exc, ConnectionResetError) and not fresh:
+                        continue
+                    raise _Unreachable(exc) from None
+            try:
+                connection.request(method, target, body=data, headers=headers)
+                response = connection.getresponse()
+                payload = response.read()
+            except TimeoutError:
+                self._drop(key)
+                raise _Timeout() from None
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                self._drop(key)
+                if reused:
+                    continue  # the server closed the idle connection: open a new one
+                raise
+            except BaseException:
+                self._drop(key)
+                raise
+            answer_headers = {name.lower(): value for name, value in response.getheaders()}
+            if response.will_close:
+                self._drop(key)
+            return _Answer(response.status, answer_headers, _decompressed(payload, answer_headers))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _connection(
+        self, scheme: str, host: str, port: int, proxy: str | None
+    ) -> http.client.HTTPConnection:
+        import http.client
+        from urllib.parse import urlsplit
+
+        if proxy is None:
+            if scheme == "https":
+                return http.client.HTTPSConnection(host, port, timeout=self.timeout)
+            return http.client.HTTPConnection(host, port, timeout=self.timeout)
+        parts = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+        proxy_host, proxy_port = parts.hostname or "", parts.port or 80
+        if scheme == "https":
+            # TLS to the server itself, through the proxy's CONNECT tunnel.
+            tunnel = http.client.HTTPSConnection(proxy_host, proxy_port, timeout=self.timeout)
+            tunnel.set_tunnel(host, port, headers=_proxy_credentials(proxy))
+            return tunnel
+        return http.client.HTTPConnection(proxy_host, proxy_port, timeout=self.timeout)
+
+    def _drop(self, key: tuple[str, str, int, str]) -> None:
+        connection = self._connections.pop(key, None)
+        if connection is not None:
+            connection.close()
 
 
-def _opener() -> urllib.request.OpenerDirector:
-    """An opener that honours proxy settings but follows no redirect (a POST must not become a
-    GET on the way): a redirect is reported with where it points."""
+def _proxy_credentials(proxy: str) -> dict[str, str]:
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+    if not parts.username:
+        return {}
+    import base64
+
+    pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
+    return {"Proxy-Authorization": "Basic " + base64.b64encode(pair).decode()}
+
+
+def _proxy_for(scheme: str, host: str) -> str | None:
+    """The proxy urllib would use for this scheme and host, or None (NO_PROXY, or none set)."""
     import urllib.request
 
-    class NoRedirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-            return None
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(scheme)
+    if not proxy or urllib.request.proxy_bypass(host):
+        return None
+    return proxy
 
-    return urllib.request.build_opener(NoRedirect)
+
+def _decompressed(payload: bytes, headers: Mapping[str, str]) -> bytes:
+    encoding = headers.get("content-encoding", "").strip().lower()
+    try:
+        if encoding in ("gzip", "x-gzip"):
+            import gzip
+
+            return gzip.decompress(payload)
+        if encoding == "deflate":
+            import zlib
+
+            try:
+                return zlib.decompress(payload)
+            except zlib.error:  # some servers send raw deflate, without the zlib wrapper
+                return zlib.decompress(payload, -zlib.MAX_WBITS)
+    except (OSError, EOFError, ValueError) as exc:
+        raise ProviderError(f"the answer claims {encoding} encoding but is not ({exc})") from None
+    return payload
+
+
+def _is_reset(exc: BaseException) -> bool:
+    import http.client
+
+    return isinstance(
+        exc,
+        ConnectionResetError
+        | ConnectionAbortedError
+        | BrokenPipeError
+        | http.client.IncompleteRead
+        | http.client.RemoteDisconnected,
+    )
 
 
 def _refusal(
@@ -154,7 +353,16 @@ def _refusal(
     """The error for an answer that retrying will not change."""
     suffix = f": {detail}" if detail else ""
     if status in (401, 403):
-        hint = f"set {key_env} to a valid key for this server" if key_env else "check the API key"
+        if key_env:
+            hint = f"set {key_env} to a valid key for this server"
+        else:
+            # The likeliest cause: sdd sent no key, because none is named for this host.
+            hint = (
+                "no key was sent: sdd sends OPENAI_API_KEY and ANTHROPIC_API_KEY only to their "
+                "own services; name this server's key variable in .sdd/config.yaml "
+                "(provider: {api_key_env: MY_KEY}) or set SDD_API_KEY, and see "
+                "`sdd provider show`"
+            )
         # A 401 body is about the key (some servers echo part of it), so only a 403 says why.
         why = suffix if status == 403 else ""
         return ProviderError(f"{where}: the API key was refused (HTTP {status}){why}", hint=hint)
@@ -164,13 +372,26 @@ def _refusal(
             hint="check the model name and base_url",
         )
     if 300 <= status < 400:
-        location = headers.get("Location") if headers else None
+        location = headers.get("location") if headers else None
         return ProviderError(
             f"{where}: the server redirects (HTTP {status}) to {location or 'another address'}",
             hint="set base_url to the address it redirects to",
         )
-    if status == 400 and detail:
-        return ProviderError(f"{where}: {detail} (HTTP 400)")
+    if status in _REJECTED:
+        # A validation error: the same request would be refused again, so it is not retried.
+        if _CONTEXT_WORDS.search(detail):
+            hint = (
+                "the conversation is longer than the model's context: set provider.context to "
+                "the model's context size (and provider.num_ctx for Ollama), or use a model "
+                "with a longer context"
+            )
+        else:
+            hint = "the server's own log says which part it refused"
+        return ProviderError(
+            f"{where}: the server rejected the request (HTTP {status}): "
+            f"{detail or 'no reason given'}",
+            hint=hint,
+        )
     return ProviderError(f"{where}: HTTP {status}{suffix}")
 
 
@@ -200,14 +421,6 @@ def whole_characters(value: Any) -> Any:
     if isinstance(value, list):
         return [whole_characters(v) for v in value]
     return value
-
-
-def _read(exc: Any) -> bytes:
-    try:
-        data = exc.read()
-    except Exception:
-        return b""
-    return data if isinstance(data, bytes) else b""
 
 
 def _server_message(payload: bytes, secrets: list[str]) -> str:
@@ -263,7 +476,7 @@ def _reason(cause: BaseException, timeout: float) -> str:
     import socket
 
     if isinstance(cause, TimeoutError):
-        return f"no answer within {timeout:g} s"
+        return f"no connection within {timeout:g} s"
     if isinstance(cause, socket.gaierror):
         return f"cannot resolve the host name ({cause.strerror or cause})"
     if isinstance(cause, ConnectionRefusedError):

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from sdd_git.providers.base import (
     Message,
@@ -14,10 +15,15 @@ from sdd_git.providers.base import (
     ProviderRequest,
     ToolCall,
     ToolSchema,
+    neutral_call,
 )
-from sdd_git.providers.http import Sleep, post_json, whole_characters
+from sdd_git.providers.http import HttpClient, Sleep, whole_characters
+
+if TYPE_CHECKING:
+    from sdd_git.providers.select import ProviderSettings
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+OLLAMA_PORT = 11434
 
 
 class OpenAIProvider:
@@ -31,49 +37,129 @@ class OpenAIProvider:
         key_env: str,
         timeout: float = 120.0,
         sleep: Sleep = time.sleep,
+        *,
+        retries: int = 2,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        tool_choice: str = "auto",
+        num_ctx: int | None = None,
+        ollama: bool | None = None,
+        name: str = "openai",
     ) -> None:
+        self.name = name
         self.model = model
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self.key_env = key_env
         self.timeout = timeout
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.tool_choice = tool_choice
+        self.num_ctx = num_ctx
+        # Ollama is the one server that reads options.num_ctx; others may refuse the field.
+        self.ollama = _is_ollama(self.base_url) if ollama is None else ollama
         self._api_key = api_key.strip() if api_key else None  # a stray newline breaks HTTP
-        self._sleep = sleep
+        self._headers = dict(headers or {})
+        self._http = HttpClient(
+            provider=name,
+            timeout=timeout,
+            retries=retries + 1,
+            sleep=sleep,
+            key_env=key_env if self._api_key else None,
+        )
+
+    @classmethod
+    def from_settings(cls, settings: ProviderSettings, api_key: str | None) -> OpenAIProvider:
+        return cls(
+            settings.model,
+            settings.url,
+            api_key,
+            settings.key_source or "",
+            settings.timeout,
+            retries=settings.retries,
+            temperature=settings.temperature,
+            max_tokens=settings.max_tokens,
+            headers=dict(settings.headers),
+            tool_choice=settings.tool_choice,
+            num_ctx=settings.num_ctx,
+            ollama=settings.ollama,
+            name=settings.kind,
+        )
 
     def __repr__(self) -> str:
         return f"OpenAIProvider(model={self.model!r}, base_url={self.base_url!r})"
+
+    def close(self) -> None:
+        self._http.close()
 
     def complete(self, request: ProviderRequest) -> ProviderReply:
         url = f"{self.base_url}/chat/completions"
         body: dict[str, Any] = {"model": self.model, "messages": wire_messages(request.messages)}
         if request.tools:
             body["tools"] = wire_tools(request.tools)
-        headers = {"X-SDD-Role": request.role, "X-SDD-Run": request.run_id}
+            # Sent whenever tools are offered: llama-cpp-python drops the tools without it.
+            body["tool_choice"] = wire_tool_choice(request.tool_choice or self.tool_choice)
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
+        if self.ollama and self.num_ctx is not None:
+            body["options"] = {"num_ctx": self.num_ctx}
+        answer = self._http.post_json(url, body, self._request_headers(request))
+        return parse_reply(answer, where=f"{self.name} at {url}")
+
+    def models(self) -> list[str]:
+        """The model ids the server offers (GET /models)."""
+        answer = self._http.get_json(f"{self.base_url}/models", self._request_headers(None))
+        data = answer.get("data")
+        if not isinstance(data, list):  # Ollama's native /api/tags shape, for a bare base_url
+            data = answer.get("models")
+        found = [
+            str(item.get("id") or item.get("name"))
+            for item in data or []
+            if isinstance(item, dict) and (item.get("id") or item.get("name"))
+        ]
+        return sorted(found)
+
+    def _request_headers(self, request: ProviderRequest | None) -> dict[str, str]:
+        headers = dict(self._headers)  # sdd's own headers below win over a setting's
+        if request is not None:
+            headers.update({"X-SDD-Role": request.role, "X-SDD-Run": request.run_id})
         if self._api_key:  # a local server (Ollama, llama.cpp) needs none
             headers["Authorization"] = f"Bearer {self._api_key}"
-        answer = post_json(
-            url,
-            body,
-            headers,
-            timeout=self.timeout,
-            sleep=self._sleep,
-            provider=self.name,
-            key_env=self.key_env,
-        )
-        return parse_reply(answer, where=f"{self.name} at {url}")
+        return headers
+
+
+def _is_ollama(base_url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(base_url).port == OLLAMA_PORT
+    except ValueError:
+        return False
+
+
+def wire_tool_choice(choice: str) -> Any:
+    """`auto`, `none` and `required` as they are; a tool's name as the object that forces it."""
+    if choice in ("auto", "none", "required"):
+        return choice
+    return {"type": "function", "function": {"name": choice}}
 
 
 def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
-    """Neutral messages as Chat Completions messages."""
+    """Neutral messages as Chat Completions messages, with standard fields only.
+
+    An assistant turn is rebuilt, never replayed: `content` is "" rather than null, and nothing
+    a server added (a legacy `function_call`, `reasoning_content`, `refusal`...) goes back. A
+    local server such as llama-cpp-python answers HTTP 500 to those.
+    """
     wire: list[dict[str, Any]] = []
     for message in messages:
         role = message.get("role")
         if role in ("system", "user"):
-            wire.append({"role": role, "content": message.get("content") or ""})
+            wire.append({"role": role, "content": _text(message.get("content"))})
         elif role == "assistant":
-            if message.get("provider") == "openai" and isinstance(message.get("raw"), dict):
-                wire.append(message["raw"])  # exact replay: reasoning_content and all
-                continue
-            out: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
+            out: dict[str, Any] = {"role": "assistant", "content": _text(message.get("content"))}
             calls = [
                 {
                     "id": call["id"],
@@ -90,12 +176,16 @@ def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
                 {
                     "role": "tool",
                     "tool_call_id": message["tool_call_id"],
-                    "content": message.get("content") or "",
+                    "content": _text(message.get("content")),
                 }
             )
         else:
             raise ProviderError(f"openai: cannot send a message with role {role!r}")
     return wire
+
+
+def _text(content: Any) -> str:
+    return content if isinstance(content, str) else ("" if content is None else str(content))
 
 
 def wire_tools(tools: list[ToolSchema]) -> list[dict[str, Any]]:
@@ -126,15 +216,17 @@ def parse_reply(answer: dict[str, Any], *, where: str) -> ProviderReply:
     message: Message = {
         "role": "assistant",
         "content": text,
-        "tool_calls": [{"id": c.id, "name": c.name, "args": c.args} for c in calls],
+        "tool_calls": [neutral_call(c) for c in calls],
         "provider": "openai",
         "raw": raw,
     }
+    model = answer.get("model")
     return ProviderReply(
         text=text,
         tool_calls=calls,
         message=message,
         usage=usage if isinstance(usage, dict) else {},
+        model=model if isinstance(model, str) else None,
     )
 
 
@@ -142,20 +234,47 @@ def _tool_call(call: Any, n: int) -> ToolCall:
     function = call.get("function") if isinstance(call, dict) else None
     function = function if isinstance(function, dict) else {}
     call_id = call.get("id") if isinstance(call, dict) else None
-    arguments = function.get("arguments")
-    args: dict[str, Any]
-    if isinstance(arguments, dict):  # some servers send an object, not a JSON string
-        args = arguments
-    elif arguments is None or (isinstance(arguments, str) and not arguments.strip()):
-        args = {}
-    else:
-        try:
-            decoded = whole_characters(json.loads(arguments))  # JSON inside JSON: clean it too
-        except (TypeError, ValueError):
-            decoded = None
-        args = decoded if isinstance(decoded, dict) else {"_unparsed": str(arguments)}
+    args, error = parse_arguments(function.get("arguments"))
     return ToolCall(
         id=str(call_id) if call_id else f"call_{n}",
         name=str(function.get("name") or ""),
         args=args,
+        error=error,
     )
+
+
+def parse_arguments(arguments: Any) -> tuple[dict[str, Any], str | None]:
+    """A tool call's arguments as (args, error). Raw newlines and tabs inside strings, which
+    small local models often write, are read anyway (strict=False); what still is not a JSON
+    object becomes ({}, a sentence the runner passes to the model)."""
+    if isinstance(arguments, dict):  # some servers send an object, not a JSON string
+        return whole_characters(arguments), None
+    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
+        return {}, None
+    try:
+        decoded = whole_characters(json.loads(str(arguments), strict=False))
+    except ValueError as exc:
+        return (
+            {},
+            f"your arguments were not valid JSON ({_json_problem(exc)}); send one JSON object",
+        )
+    if not isinstance(decoded, dict):
+        kind = _KINDS.get(type(decoded).__name__, "a value")
+        return {}, f"your arguments were not a JSON object but {kind}; send one JSON object"
+    return decoded, None
+
+
+_KINDS = {
+    "list": "a list",
+    "str": "a string",
+    "int": "a number",
+    "float": "a number",
+    "bool": "true or false",
+    "NoneType": "null",
+}
+
+
+def _json_problem(exc: ValueError) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at character {exc.pos}"
+    return str(exc)

@@ -1,20 +1,27 @@
-"""Which provider a role's calls go to: environment first, then the role's model, then config.
+"""Which provider a role's calls go to, and how: environment first, then the role's model, then
+config.
 
 A key goes only to the host it belongs to. The person's own settings (SDD_* variables, the
-`provider` of `.sdd/config.yaml`) send their key to their own server. A role file is anyone's
-(shared, copied, drafted): when its `model` names a server of its own (`base_url`) it never gets
-the person's main key, and wherever it names a key variable (`api_key_env`) that variable must be
+`provider` of `.sdd/config.yaml`) send their key to their own server. A kind's standard variable
+(OPENAI_API_KEY, ANTHROPIC_API_KEY) goes only to that kind's own service: a `base_url` of
+another host gets a key only where a variable is named for it. A role file is anyone's (shared,
+copied, drafted): when its `model` names a server of its own (`base_url`) it never gets the
+person's main key, and wherever it names a key variable (`api_key_env`) that variable must be
 listed in `.sdd/config.yaml` for the host the key would go to:
 
     provider: {kind: openai, model: gpt-4.1-mini, api_key_env: OPENAI_API_KEY,
                keys: {'critic.example.com': CRITIC_KEY, '127.0.0.1:8080': [LOCAL_KEY]}}
 
 A host listed without a port matches any port. `api_key_env: none` sends no key at all.
+
+Settings a layer writes count only for the kind it was written for: with SDD_PROVIDER=anthropic,
+a config written for openai lends neither its base_url, its model nor its key variable.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,39 +30,170 @@ from urllib.parse import urlsplit
 from sdd_git.providers.base import Provider, ProviderError
 from sdd_git.root import Root
 
-KINDS = ("openai", "anthropic", "script")
-DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "script": ""}
-DEFAULT_BASE_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+KINDS = ("openai", "anthropic", "ollama", "script")
+DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+DEFAULT_BASE_URL = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+    "ollama": "http://localhost:11434/v1",
+}
 NO_KEY = "none"  # api_key_env: none
 MIN_SECRET_LENGTH = 8
+OLLAMA_PORT = 11434
+LOCAL_CONTEXT = 8192  # tokens assumed for a local server's model unless `context` says
+REMOTE_CONTEXT = 128_000  # tokens assumed for a hosted model unless `context` says
+DEFAULT_TIMEOUT = 120.0
+DEFAULT_RETRIES = 2  # tries after the first, for 429, 5xx and resets
+TOOL_CHOICES = ("auto", "none", "required")
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+# Headers sdd sets itself: a setting may not replace them (X-SDD-Role says who calls).
+_OWN_HEADERS = frozenset(
+    {
+        "content-type",
+        "content-length",
+        "host",
+        "accept-encoding",
+        "connection",
+        "transfer-encoding",
+        "x-sdd-role",
+        "x-sdd-run",
+    }
+)
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+
+# The keys a `provider:` mapping or a role's `model:` may hold, with a one-line example each.
+SETTING_KEYS: dict[str, str] = {
+    "kind": "kind: openai  (openai, anthropic or ollama)",
+    "model": "model: gpt-4.1-mini",
+    "base_url": "base_url: http://localhost:11434/v1",
+    "api_key_env": "api_key_env: OPENROUTER_API_KEY  (or none)",
+    "timeout": "timeout: 600  (seconds to wait for an answer)",
+    "retries": "retries: 2  (tries after the first, on 429, 5xx and resets)",
+    "temperature": "temperature: 0.2",
+    "max_tokens": "max_tokens: 4096",
+    "headers": "headers: {HTTP-Referer: https://example.com}",
+    "tool_choice": "tool_choice: auto  (auto, none, required or a tool name)",
+    "num_ctx": "num_ctx: 16384  (Ollama's context window; its default is 2048)",
+    "context": "context: 32768  (the model's context size in tokens)",
+}
+CONFIG_ONLY_KEYS = {"keys": "keys: {'critic.example.com': CRITIC_KEY}"}
 
 
 @dataclass(frozen=True)
 class ProviderSettings:
-    kind: str
+    kind: str  # openai, anthropic, ollama or script
     model: str
     base_url: str | None
-    key_env: str
+    key_env: str  # the variable whose value is sent; "" for none
     script: Path | None = None
-    shared_key: bool = True  # False: a role's own endpoint, which gets only its own key
+    shared_key: bool = True  # SDD_API_KEY may go (the person's own server); False otherwise
+    timeout: float = DEFAULT_TIMEOUT  # seconds to wait for an answer
+    retries: int = DEFAULT_RETRIES  # tries after the first (so 2 means 3 attempts)
+    temperature: float | None = None
+    max_tokens: int | None = None
+    headers: tuple[tuple[str, str], ...] = ()  # extra headers; values may be secrets
+    tool_choice: str = "auto"  # sent whenever tools are offered
+    num_ctx: int | None = None  # Ollama's options.num_ctx
+    context_size: int | None = None  # as configured; `context` has the default applied
+    no_key: bool = False  # api_key_env: none
+    listed_keys: tuple[tuple[str, tuple[str, ...]], ...] = ()  # provider.keys, for `show`
 
     @property
     def key(self) -> str | None:
+        if self.no_key:
+            return None
         if self.shared_key and os.environ.get("SDD_API_KEY"):
             return os.environ["SDD_API_KEY"]
         return os.environ.get(self.key_env) if self.key_env else None
 
+    @property
+    def key_source(self) -> str | None:
+        """The name of the variable whose value is sent (never the value), or None."""
+        if self.no_key:
+            return None
+        if self.shared_key and os.environ.get("SDD_API_KEY"):
+            return "SDD_API_KEY"
+        return self.key_env or None
 
-def settings_for(root: Root, role_model: dict[str, Any] | None) -> ProviderSettings:
+    @property
+    def url(self) -> str:
+        """Where requests go: base_url, or the kind's own service."""
+        return str(self.base_url or DEFAULT_BASE_URL.get(self.kind, ""))
+
+    @property
+    def host(self) -> str:
+        return _host_text(self.url) if self.url else ""
+
+    @property
+    def local(self) -> bool:
+        """The server runs on this machine or the local network (Ollama, llama.cpp, LM Studio)."""
+        return bool(self.url) and _is_local(self.url)
+
+    @property
+    def ollama(self) -> bool:
+        return self.kind == "ollama" or (bool(self.url) and _where(self.url)[1] == OLLAMA_PORT)
+
+    @property
+    def context(self) -> int:
+        """The model's context size in tokens, for the runner's budget: as configured, else
+        8192 for a local server (a small model's usual window) and 128000 for a hosted one."""
+        if self.context_size is not None:
+            return self.context_size
+        return LOCAL_CONTEXT if self.local else REMOTE_CONTEXT
+
+    @property
+    def attempts(self) -> int:
+        return self.retries + 1
+
+    def describe(self) -> dict[str, Any]:
+        """What `sdd provider show` prints: names of variables, never their values; header
+        values masked (they may be secrets)."""
+        source = self.key_source
+        return {
+            "provider": self.kind,
+            "model": self.model or None,
+            "base_url": self.url or None,
+            "key": {
+                "variable": source,
+                "host": self.host if source else None,
+                "set": bool(source and os.environ.get(source)),
+                "none": self.no_key,
+            },
+            "keys": {host: list(names) for host, names in self.listed_keys},
+            "timeout": self.timeout,
+            "retries": self.retries,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "headers": {name: "[secret]" for name, _ in self.headers},
+            "tool_choice": self.tool_choice,
+            "num_ctx": self.num_ctx if self.ollama else None,
+            "context": self.context if self.kind != "script" else None,
+            "script": str(self.script) if self.script else None,
+        }
+
+
+def settings_for(
+    root: Root, role_model: dict[str, Any] | None, *, role_path: Path | None = None
+) -> ProviderSettings:
+    """The settings a role's calls use. `role_path` (the ROLE.md) lets an error in the role's
+    `model:` name its file and line."""
     from sdd_git.yamlio import read_mapping
 
-    config = read_mapping(root.config).get("provider") or {}
+    config_data = read_mapping(root.config).get("provider") if root.config.is_file() else None
+    config = config_data if config_data is not None else {}
     if not isinstance(config, dict):
-        raise ProviderError(".sdd/config.yaml: key 'provider' must be a mapping")
-    merged: dict[str, Any] = {**config, **(role_model or {})}
-    kind = str(merged.get("kind") or "openai")
-    script: Path | None = None
+        raise ProviderError(
+            f"{_place(root.config, 'provider', None)}: key 'provider' must be a mapping",
+            hint="provider: {kind: openai, model: gpt-4.1-mini}",
+        )
+    check_settings(config, root.config, "provider", config_file=True)
+    role = dict(role_model or {})
+    check_settings(role, role_path, "model", config_file=False)
+
     chosen = os.environ.get("SDD_PROVIDER")
+    config_kind = str(config.get("kind") or "openai")
+    script: Path | None = None
     if chosen:
         kind, _, rest = chosen.partition(":")
         if kind == "script":
@@ -64,41 +202,110 @@ def settings_for(root: Root, role_model: dict[str, Any] | None) -> ProviderSetti
                     "SDD_PROVIDER=script needs a file", hint="SDD_PROVIDER=script:replies.yaml"
                 )
             script = Path(rest).expanduser().resolve()
+        person_kind = kind
+    else:
+        kind = str(role.get("kind") or config_kind)
+        person_kind = config_kind
     if kind not in KINDS:
         raise ProviderError(
-            f"unknown provider kind '{kind}'", hint="use openai, anthropic or script:PATH"
+            f"unknown provider kind '{kind}'", hint="use openai, anthropic, ollama or script:PATH"
         )
     if kind == "script" and script is None:
         raise ProviderError("the script provider is chosen with SDD_PROVIDER=script:PATH")
+    # Each layer counts only for the kind it was written for.
+    person = config if config_kind == kind else {}
+    own = role if str(role.get("kind") or config_kind) == kind else {}
+    merged = {**person, **own}
+
+    env_base_url = os.environ.get("SDD_BASE_URL") or None
+    base_url = env_base_url or own.get("base_url") or person.get("base_url") or None
+    destination = str(base_url or DEFAULT_BASE_URL.get(kind, ""))
+    person_base = config.get("base_url") if config_kind == person_kind else None
+    person_url = str(env_base_url or person_base or DEFAULT_BASE_URL.get(person_kind, ""))
+    config_url = str(config.get("base_url") or DEFAULT_BASE_URL.get(config_kind, ""))
+    common = _tuning(merged, kind)
+    listed = _listed_keys(config)
+    if kind == "script":
+        return ProviderSettings(
+            kind,
+            str(os.environ.get("SDD_MODEL") or "script"),
+            None,
+            "",
+            script,
+            shared_key=False,
+            listed_keys=listed,
+            **common,
+        )
     model = os.environ.get("SDD_MODEL") or str(merged.get("model") or "")
-    env_base_url = os.environ.get("SDD_BASE_URL")
-    base_url = env_base_url or merged.get("base_url") or None
-    role = role_model or {}
-    # The key's variable comes from the layer that chose the kind: a config made for openai
-    # must not hand its OPENAI_API_KEY name to an anthropic provider chosen by SDD_PROVIDER.
-    if chosen:
-        return ProviderSettings(kind, model, base_url, DEFAULT_KEY_ENV[kind], script)
-    if role.get("base_url") and not env_base_url:
-        return _own_endpoint(kind, model, str(role["base_url"]), role, config)
-    if role.get("kind") and role.get("kind") != config.get("kind"):
-        key_env = _variable(role.get("api_key_env"), DEFAULT_KEY_ENV[kind])
+    own_headers = _headers(own.get("headers"))
+    if own.get("base_url") and not env_base_url:
+        key_env, no_key = _own_endpoint(str(own["base_url"]), own, config)
+        return ProviderSettings(
+            kind,
+            model,
+            str(own["base_url"]),
+            key_env,
+            None,
+            shared_key=False,
+            headers=own_headers,
+            no_key=no_key,
+            listed_keys=listed,
+            **common,
+        )
+    named = own.get("api_key_env")
+    if named not in (None, ""):
+        key_env, no_key = _variable(named)
+        if key_env:
+            _refuse_unlisted(key_env, destination, kind, config, config_url)
+    elif person and _same_host(destination, config_url):
+        key_env, no_key = _person_variable(config, kind, destination)
     else:
-        key_env = _variable(merged.get("api_key_env"), DEFAULT_KEY_ENV[kind])
-    destination = str(base_url or DEFAULT_BASE_URL[kind])
-    if key_env and role.get("api_key_env"):
-        _refuse_unlisted(key_env, destination, kind, config, env_base_url)
-    # SDD_API_KEY is the person's main key: it goes only to her own server.
-    shared = bool(key_env) and _same_host(destination, _person_url(config, env_base_url))
-    return ProviderSettings(kind, model, base_url, key_env, script, shared_key=shared)
+        key_env, no_key = _default_variable(kind, destination, config), False
+    # SDD_API_KEY is the person's main key: it goes only to her own server. So do the headers of
+    # her config, which may carry a secret meant for that server.
+    shared = not no_key and _same_host(destination, person_url)
+    headers = own_headers
+    if person and _same_host(destination, config_url):
+        headers = _merge_headers(_headers(person.get("headers")), own_headers)
+    return ProviderSettings(
+        kind,
+        model,
+        base_url,
+        key_env,
+        None,
+        shared_key=shared,
+        headers=headers,
+        no_key=no_key,
+        listed_keys=listed,
+        **common,
+    )
+
+
+def _tuning(merged: dict[str, Any], kind: str) -> dict[str, Any]:
+    timeout = merged.get("timeout")
+    retries = merged.get("retries")
+    choice = merged.get("tool_choice")
+    return {
+        "timeout": DEFAULT_TIMEOUT if timeout is None else _seconds(timeout),
+        "retries": DEFAULT_RETRIES if retries is None else int(retries),
+        "temperature": None if merged.get("temperature") is None else float(merged["temperature"]),
+        "max_tokens": merged.get("max_tokens"),
+        "tool_choice": str(choice) if choice is not None else "auto",
+        "num_ctx": merged.get("num_ctx"),
+        "context_size": merged.get("context"),
+    }
 
 
 def _own_endpoint(
-    kind: str, model: str, base_url: str, role_model: dict[str, Any], config: dict[str, Any]
-) -> ProviderSettings:
+    base_url: str, role_model: dict[str, Any], config: dict[str, Any]
+) -> tuple[str, bool]:
     """A role file that names its own server never gets the person's main key: a role shared
     from elsewhere could otherwise send OPENAI_API_KEY to any host it likes. It may name a key
     variable that the config lists for that host."""
-    key_env = _variable(role_model.get("api_key_env"), "")
+    named = role_model.get("api_key_env")
+    if named in (None, ""):
+        return "", False
+    key_env, no_key = _variable(named)
     shared = {str(config.get("api_key_env") or ""), *DEFAULT_KEY_ENV.values(), "SDD_API_KEY"}
     if key_env and key_env in shared:
         raise ProviderError(
@@ -109,29 +316,62 @@ def _own_endpoint(
         )
     if key_env and not _listed(config, key_env, base_url):
         raise _unlisted(key_env, base_url)
-    return ProviderSettings(kind, model, base_url, key_env, None, shared_key=False)
+    return key_env, no_key
 
 
-def _variable(named: Any, default: str) -> str:
-    """The key variable named in a model setting: '' for `none` (no key), `default` if unset."""
-    if named is None or named == "":
-        return default
+def _variable(named: Any) -> tuple[str, bool]:
+    """(variable, no_key) for an explicit api_key_env: `none` sends nothing."""
     text = str(named).strip()
-    return "" if text.lower() == NO_KEY else text
+    if text.lower() == NO_KEY:
+        return "", True
+    return text, False
+
+
+def _person_variable(config: dict[str, Any], kind: str, destination: str) -> tuple[str, bool]:
+    """The variable the person's config sends to its own server. A standard variable
+    (OPENAI_API_KEY, ANTHROPIC_API_KEY) still goes only to its own service or a host `keys`
+    lists it for: `sdd init` writes `api_key_env: OPENAI_API_KEY`, and pointing base_url at a
+    local or third-party server must not carry the OpenAI key along unnoticed."""
+    named = config.get("api_key_env")
+    if named in (None, ""):
+        return _default_variable(kind, destination, config), False
+    key_env, no_key = _variable(named)
+    if key_env and not _may_go(key_env, destination, config):
+        return "", False
+    return key_env, no_key
+
+
+def _may_go(key_env: str, destination: str, config: dict[str, Any]) -> bool:
+    """False for a standard variable headed anywhere but its own service (unless listed)."""
+    for kind, standard in DEFAULT_KEY_ENV.items():
+        if key_env == standard:
+            service = DEFAULT_BASE_URL[kind]
+            return _same_host(destination, service) or _listed(config, key_env, destination)
+    return True
+
+
+def _default_variable(kind: str, destination: str, config: dict[str, Any]) -> str:
+    """The variable for a destination nobody named one for: the kind's standard variable, and
+    only for the kind's own service (or a host `keys` lists it for). A local server or another
+    company's endpoint never gets OPENAI_API_KEY by default."""
+    standard = DEFAULT_KEY_ENV.get(kind, "")
+    return standard if standard and _may_go(standard, destination, config) else ""
 
 
 def _refuse_unlisted(
-    key_env: str, destination: str, kind: str, config: dict[str, Any], env_base_url: str | None
+    key_env: str, destination: str, kind: str, config: dict[str, Any], config_url: str
 ) -> None:
     """A key variable a role file names may go where the config lists it, where the person's own
     settings send it anyway, or (a kind's standard variable) to that kind's own server."""
     if _listed(config, key_env, destination):
         return
-    person_kind = str(config.get("kind") or "openai")
-    person_key = _variable(config.get("api_key_env"), DEFAULT_KEY_ENV.get(person_kind, ""))
-    if key_env == person_key and _same_host(destination, _person_url(config, env_base_url)):
-        return
-    if key_env == DEFAULT_KEY_ENV[kind] and _same_host(destination, DEFAULT_BASE_URL[kind]):
+    config_kind = str(config.get("kind") or "openai")
+    if _same_host(destination, config_url):
+        person_key, _ = _person_variable(config, config_kind, destination)
+        if key_env == person_key:
+            return
+    own_service = DEFAULT_BASE_URL.get(kind, "")
+    if key_env == DEFAULT_KEY_ENV.get(kind) and _same_host(destination, own_service):
         return
     raise _unlisted(key_env, destination)
 
@@ -146,28 +386,27 @@ def _unlisted(key_env: str, url: str) -> ProviderError:
     )
 
 
-def _person_url(config: dict[str, Any], env_base_url: str | None) -> str:
-    kind = str(config.get("kind") or "openai")
-    return str(env_base_url or config.get("base_url") or DEFAULT_BASE_URL.get(kind, ""))
+def _listed_keys(config: dict[str, Any]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    keys = config.get("keys") or {}
+    return tuple(
+        (str(host), tuple([names] if isinstance(names, str) else [str(n) for n in names or []]))
+        for host, names in keys.items()
+    )
+
+
+def _matching(config: dict[str, Any], url: str) -> list[str]:
+    """The variables `provider.keys` lists for the host of `url`, in order."""
+    host, port = _where(url)
+    found: list[str] = []
+    for entry, names in _listed_keys(config):
+        listed_host, listed_port = _where(entry, default_port=False)
+        if listed_host == host and (listed_port is None or listed_port == port):
+            found.extend(names)
+    return found
 
 
 def _listed(config: dict[str, Any], key_env: str, url: str) -> bool:
-    keys = config.get("keys")
-    if keys is None:
-        return False
-    if not isinstance(keys, dict):
-        raise ProviderError(
-            ".sdd/config.yaml: provider.keys must map a host to its key variable",
-            hint="provider: {keys: {'critic.example.com': CRITIC_KEY}}",
-        )
-    host, port = _where(url)
-    for entry, names in keys.items():
-        listed_host, listed_port = _where(str(entry), default_port=False)
-        if listed_host != host or (listed_port is not None and listed_port != port):
-            continue
-        if key_env in ([names] if isinstance(names, str) else [str(n) for n in names or []]):
-            return True
-    return False
+    return key_env in _matching(config, url)
 
 
 def _same_host(one: str, other: str) -> bool:
@@ -193,6 +432,167 @@ def _host_text(url: str) -> str:
     return parts.netloc.rpartition("@")[2].lower() or url
 
 
+def _is_local(url: str) -> bool:
+    import ipaddress
+
+    host = _where(url)[0]
+    if host in ("localhost", "host.docker.internal") or host.endswith((".local", ".localhost")):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
+# --- validation -------------------------------------------------------------------------------
+
+
+def check_settings(
+    data: dict[str, Any], source: Path | None, section: str, *, config_file: bool
+) -> None:
+    """Refuse an unknown key or a value of the wrong type in `provider:` (config_file) or a
+    role's `model:`, naming the file, the line and the key. An unknown key is an error, not
+    ignored: a misspelt `timout` would otherwise leave the default in force without a word."""
+    known = dict(SETTING_KEYS)
+    if config_file:
+        known.update(CONFIG_ONLY_KEYS)
+    for key, value in data.items():
+        name = str(key)
+        if name not in known:
+            import difflib
+
+            close = difflib.get_close_matches(name, list(known), n=1)
+            if name in CONFIG_ONLY_KEYS:
+                hint = "provider.keys belongs in .sdd/config.yaml: a role file cannot list keys"
+            elif close:
+                hint = f"did you mean '{close[0]}'? ({known[close[0]]})"
+            else:
+                hint = "known keys: " + ", ".join(known)
+            raise ProviderError(
+                f"{_place(source, section, name)}: unknown key '{section}.{name}'", hint=hint
+            )
+        problem = _problem(name, value)
+        if problem:
+            raise ProviderError(
+                f"{_place(source, section, name)}: key '{section}.{name}' {problem}, not {value!r}",
+                hint=f"write {known[name]}",
+            )
+
+
+def _problem(key: str, value: Any) -> str | None:
+    """What is wrong with one setting's value, or None."""
+    if value is None:
+        return None  # unset: the default applies
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    if key == "kind":
+        return None if value in KINDS[:3] else "must be openai, anthropic or ollama"
+    if key in ("model", "api_key_env"):
+        return None if isinstance(value, str) else "must be text"
+    if key == "base_url":
+        ok = isinstance(value, str) and value.split("://", 1)[0].lower() in ("http", "https")
+        return None if ok else "must be a URL starting with http:// or https://"
+    if key == "timeout":
+        try:
+            return None if _seconds(value) > 0 else "must be a number of seconds above 0"
+        except ValueError:
+            return "must be a number of seconds above 0 (or 90s, 10m)"
+    if key == "retries":
+        return None if whole and 0 <= value <= 20 else "must be a whole number from 0 to 20"
+    if key == "temperature":
+        return None if number and 0 <= value <= 2 else "must be a number from 0 to 2"
+    if key in ("max_tokens", "num_ctx", "context"):
+        return None if whole and value > 0 else "must be a whole number above 0"
+    if key == "tool_choice":
+        ok = isinstance(value, str) and (value in TOOL_CHOICES or bool(_TOOL_NAME.match(value)))
+        return None if ok else "must be auto, none, required or a tool name"
+    if key == "headers":
+        return _headers_problem(value)
+    if key == "keys":
+        return _keys_problem(value)
+    return None
+
+
+def _headers_problem(value: Any) -> str | None:
+    if not isinstance(value, dict):
+        return "must map a header name to its value"
+    for name, text in value.items():
+        if not isinstance(name, str) or not _HEADER_NAME.match(name):
+            return f"holds {name!r}, which is not a header name"
+        if name.lower() in _OWN_HEADERS:
+            return f"may not set {name}, which sdd sets itself"
+        if not isinstance(text, str | int | float) or isinstance(text, bool):
+            return f"must give {name} a text value"
+        if any(ch in str(text) for ch in "\r\n\0"):
+            return f"must give {name} a value on one line"
+    return None
+
+
+def _keys_problem(value: Any) -> str | None:
+    if not isinstance(value, dict):
+        return "must map a host to its key variable"
+    for host, names in value.items():
+        ok = isinstance(names, str) or (
+            isinstance(names, list) and all(isinstance(n, str) for n in names)
+        )
+        if not ok:
+            return f"must give {host!r} a variable name or a list of them"
+    return None
+
+
+def _seconds(value: Any) -> float:
+    if isinstance(value, bool):
+        raise ValueError(value)
+    if isinstance(value, int | float):
+        return float(value)
+    found = _DURATION.match(str(value))
+    if not found:
+        raise ValueError(value)
+    unit = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}[found.group(2) or "s"]
+    return float(found.group(1)) * unit
+
+
+def _headers(value: Any) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, dict):
+        return ()
+    return tuple((str(name), str(text)) for name, text in value.items())
+
+
+def _merge_headers(
+    base: tuple[tuple[str, str], ...], over: tuple[tuple[str, str], ...]
+) -> tuple[tuple[str, str], ...]:
+    merged = {name.lower(): (name, text) for name, text in base}
+    merged.update({name.lower(): (name, text) for name, text in over})
+    return tuple(merged.values())
+
+
+def _place(source: Path | None, section: str, key: str | None) -> str:
+    """`file:line` of `key` inside the `section:` mapping of a YAML file (or a ROLE.md's front
+    matter), found in its text: the line a person would go to."""
+    if source is None:
+        return "the role's model" if section == "model" else section
+    from sdd_git.paths import display
+
+    try:
+        lines = source.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return display(source)
+    head = re.compile(rf"^\s*{re.escape(section)}\s*:")
+    start = next((n for n, line in enumerate(lines) if head.match(line)), None)
+    if start is None:
+        return f"{display(source)}:1"
+    if key is not None:
+        pattern = re.compile(rf"(^|[\s{{,]){re.escape(key)}\s*:")
+        first = lines[start].split(":", 1)[1]
+        if pattern.search(first):
+            return f"{display(source)}:{start + 1}"
+        for n in range(start + 1, len(lines)):
+            if pattern.search(lines[n]):
+                return f"{display(source)}:{n + 1}"
+    return f"{display(source)}:{start + 1}"
+
+
 def make_provider(settings: ProviderSettings) -> Provider:
     if settings.kind == "script":
         from sdd_git.providers.script import ScriptProvider
@@ -203,13 +603,8 @@ def make_provider(settings: ProviderSettings) -> Provider:
         return ScriptProvider(settings.script)
     key = settings.key
     if key is not None and len(key) < MIN_SECRET_LENGTH:
-        source = (
-            "SDD_API_KEY"
-            if settings.shared_key and os.environ.get("SDD_API_KEY")
-            else settings.key_env
-        )
         raise ProviderError(
-            f"the API key in {source} is shorter than {MIN_SECRET_LENGTH} characters",
+            f"the API key in {settings.key_source} is shorter than {MIN_SECRET_LENGTH} characters",
             hint="sdd refuses it: masking so short a value would hide ordinary words in logs",
         )
     if not settings.model:
@@ -217,20 +612,21 @@ def make_provider(settings: ProviderSettings) -> Provider:
             f"no model is set for the {settings.kind} provider",
             hint="set provider.model in .sdd/config.yaml, or SDD_MODEL",
         )
-    if key is None and settings.base_url is None and not settings.key_env:
+    hosted = settings.base_url is None and settings.kind in DEFAULT_KEY_ENV
+    if key is None and hosted and not settings.key_env:
         raise ProviderError(
             f"api_key_env is none, and the {settings.kind} service needs a key",
             hint="name the key variable (api_key_env), or point base_url at a local server",
         )
-    if key is None and settings.base_url is None:
+    if key is None and hosted:
         raise ProviderError(
             f"no API key for {settings.kind}: {settings.key_env} is not set",
             hint=f"export {settings.key_env}=... (or point base_url at a local server)",
         )
-    if settings.kind == "openai":
-        from sdd_git.providers.openai import OpenAIProvider
+    if settings.kind == "anthropic":
+        from sdd_git.providers.anthropic import AnthropicProvider
 
-        return OpenAIProvider(settings.model, settings.base_url, key, settings.key_env)
-    from sdd_git.providers.anthropic import AnthropicProvider
+        return AnthropicProvider.from_settings(settings, key)
+    from sdd_git.providers.openai import OpenAIProvider
 
-    return AnthropicProvider(settings.model, settings.base_url, key, settings.key_env)
+    return OpenAIProvider.from_settings(settings, key)

@@ -3,6 +3,7 @@ queue of replies that each test pushes."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import socket
 import struct
@@ -25,6 +26,7 @@ class Recorded:
     path: str
     headers: dict[str, str]  # names in lower case
     body: Any  # the decoded JSON body
+    client_port: int = 0  # the client's side of the connection: the same port, the same one
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,7 @@ class Reply:
     body: Any
     headers: dict[str, str]
     delay: float  # seconds to wait before answering
+    gzip: bool = False  # compress the body (when the request accepts gzip)
 
 
 @dataclass
@@ -48,8 +51,10 @@ class Loopback:
         headers: dict[str, str] | None = None,
         *,
         delay: float = 0.0,
+        gzip: bool = False,
     ) -> None:
-        self.replies.append(Reply(status, {} if body is None else body, headers or {}, delay))
+        body = {} if body is None else body
+        self.replies.append(Reply(status, body, headers or {}, delay, gzip))
 
     @property
     def last(self) -> Recorded:
@@ -58,15 +63,22 @@ class Loopback:
 
 def _handler(state: Loopback) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        # HTTP/1.1: the connection stays open between requests, as a real server keeps it.
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            self.do_POST()
+
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             data = self.rfile.read(length)
             state.requests.append(
                 Recorded(
-                    method="POST",
+                    method=self.command,
                     path=self.path,
                     headers={k.lower(): v for k, v in self.headers.items()},
                     body=json.loads(data) if data else None,
+                    client_port=self.client_address[1],
                 )
             )
             if not state.replies:
@@ -83,9 +95,17 @@ def _handler(state: Loopback) -> type[BaseHTTPRequestHandler]:
                 )
                 self.connection.close()
                 return
-            self._send(reply.status, reply.body, reply.headers)
+            headers = dict(reply.headers)
+            payload = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body)
+            if reply.gzip and "gzip" in self.headers.get("Accept-Encoding", ""):
+                raw = payload if isinstance(payload, bytes) else payload.encode()
+                payload = gzip.compress(raw)
+                headers["Content-Encoding"] = "gzip"
+            self._send(reply.status, payload, headers)
 
         def _send(self, status: int, body: Any, headers: dict[str, str]) -> None:
+            if isinstance(body, str):
+                body = body.encode()
             payload = body if isinstance(body, bytes) else json.dumps(body).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")

@@ -119,6 +119,7 @@ def test_plain_text_reply(server: Loopback, sleeps: list[float]) -> None:
                 "input_schema": READ_FILE.parameters,
             }
         ],
+        "tool_choice": {"type": "auto"},
     }
 
 
@@ -151,7 +152,8 @@ def test_tool_use_reply_is_parsed(server: Loopback, sleeps: list[float]) -> None
 def test_non_object_input_does_not_crash(server: Loopback, sleeps: list[float]) -> None:
     server.reply(200, answer({**TOOL_USE, "input": '{"path": "READ'}, stop="tool_use"))
     reply = provider(server.url, sleeps).complete(request())
-    assert reply.tool_calls[0].args == {"_unparsed": '{"path": "READ'}
+    call = reply.tool_calls[0]
+    assert call.args == {} and call.error is not None and "not a JSON object" in call.error
 
 
 def test_tool_results_and_user_text_merge_into_one_user_message(
@@ -292,7 +294,7 @@ def test_400_gives_the_server_message(server: Loopback, sleeps: list[float]) -> 
     body = {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
     server.reply(400, body)
     error = failure(server, sleeps)
-    assert str(error).endswith(f"{message} (HTTP 400)")
+    assert str(error).endswith(f"the server rejected the request (HTTP 400): {message}")
     assert len(server.requests) == 1
 
 
