@@ -147,4 +147,5 @@ def _profile_from(data: dict[str, Any], path: Path | None, source: str) -> RoleP
             ask_first=tuple(Rule(r["tool"], r.get("inputs")) for r in boundary["ask_first"]),
         ),
         deferred_tools=data["deferred_tools"],
+        tools=None if data["tools"] is None else tuple(data["tools"]),
     )

@@ -10,6 +10,7 @@ says yes, and a pack's rules she has not trusted never come along when the pack 
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tempfile
@@ -22,6 +23,7 @@ from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError, UsageError
 from sdd_git.paths import display
 from sdd_git.records.person import person_write, refuse_inside_run
+from sdd_git.roles.hostagents import HOST_SOURCES, agent_files, file_stem, host_of, identity
 from sdd_git.roles.profile import NAME_PATTERN, RoleProfile, Rule
 from sdd_git.roles.registry import BUILTIN_NAMES, find_role, repo_role_path
 from sdd_git.roles.roleedit import drop_always_allow_text, edit_role_text
@@ -85,10 +87,24 @@ def _require_repo_role(root: Root, name: str) -> Path:
         return path
     if name in BUILTIN_NAMES:
         raise UsageError(f"'{name}' is a built-in role; it cannot be changed")
+    for host_file, source in agent_files(root.path):
+        if identity(file_stem(host_file)) == name or _named(host_file, source) == name:
+            raise UsageError(
+                f"'{name}' is {source}'s agent file {display(host_file)}: sdd changes it only "
+                "with options, keeping the host's keys",
+                hint=f"sdd role edit {name} --job ... (or pin, hide); or open the file yourself",
+            )
     raise RecordError(
         f"no role '{name}' in this repo (no {display(path)})",
         hint=f"`sdd role list --all` shows the roles; from a template: sdd role add {name}",
     )
+
+
+def _named(path: Path, source: str) -> str | None:
+    try:
+        return read_role(path, source=source).profile.name
+    except (RecordError, OSError):
+        return None
 
 
 def _label_for(name: str) -> str:
@@ -228,16 +244,42 @@ def _install(
 
 def edit(root: Root, name: str, updates: dict[str, Any], description: str | None = None) -> Path:
     with person_write(root):
-        path = _require_repo_role(root, name)
+        path, target, source = _editable(root, name)
         if "role" in updates and updates["role"] != name:
             raise UsageError("a role is renamed by duplicating it, not by editing its name")
         if "job" in updates and not str(updates["job"]).strip():
             raise UsageError("the job is empty: a role has one job; nothing was changed")
         text = path.read_text(encoding="utf-8")
-        new_text = edit_role_text(text, path, updates, description)
+        new_text = edit_role_text(text, path, updates, description, source)
         if new_text != text:
-            write_text_atomic(path, new_text)
+            write_text_atomic(target, new_text)
         return path
+
+
+def _editable(root: Root, name: str) -> tuple[Path, Path, str]:
+    """The role file to edit as it is named, the file to write, and its source.
+
+    A repo role is edited in `.sdd/roles/`. Another host's agent file is edited where it is,
+    in its own shape. Through a symlink, the write goes to the link's target, so the link stays
+    a link; a target outside the product is refused, as sdd writes only inside it."""
+    path = repo_role_path(root, name)
+    if path.is_file() or name in BUILTIN_NAMES:
+        return _require_repo_role(root, name), path, "repo"
+    profile, _ = find_role(root, name)
+    if profile.source not in HOST_SOURCES or profile.path is None:
+        _require_repo_role(root, name)  # raises, naming what can be changed instead
+    assert profile.path is not None
+    shown = profile.path
+    target = Path(os.path.realpath(shown))
+    product = Path(os.path.realpath(root.path))
+    if not target.is_relative_to(product):
+        raise RecordError(
+            f"{display(shown)} is a link to {target}, outside the product: sdd writes only "
+            "inside the product, and nothing was changed",
+            hint=f"edit {target} yourself, or copy the agent in with `sdd role add "
+            f"{display(shown)}` and change the copy",
+        )
+    return shown, target, profile.source
 
 
 def add_always_allow(root: Root, name: str, tool: str, inputs: dict[str, Any]) -> Path:
@@ -297,6 +339,7 @@ def trust(root: Root, pack: RoleProfile, confirmed: str) -> Trusted:
 
 
 def set_flag(root: Root, name: str, key: str, value: bool) -> Path:
+    """Pin or hide a role; another host's agent file gets the key beside its own keys."""
     return edit(root, name, {key: value})
 
 
@@ -364,7 +407,8 @@ def duplicate(root: Root, name: str) -> Added:
             root,
             profile.path.parent,
             new_name,
-            {"role": new_name, "label": f"{profile.label} copy"},
+            # A copy starts unpinned: pinning is what she chose for the original.
+            {"role": new_name, "label": f"{profile.label} copy", "pinned": False},
             None,
             text,
             drop=bool(held),
@@ -467,17 +511,29 @@ class Checked:
 
 
 def validate(root: Root | None, target: Path | None) -> list[Checked]:
+    """Check role files: sdd's ROLE.md and other hosts' agent files. A folder that holds none
+    is an error: checking nothing must not look like a pass."""
     if target is None:
         if root is None:
             raise UsageError("name a role file or folder to check")
         paths = sorted((root.sdd / "roles").glob("*/ROLE.md"))
         paths += sorted((root.path / "templates").glob("*/ROLE.md"))
+        paths += [path for path, _ in agent_files(root.path)]
     elif target.is_file():
         paths = [target]
     elif (target / "ROLE.md").is_file():
         paths = [target / "ROLE.md"]
     elif target.is_dir():
         paths = sorted(target.rglob("ROLE.md"))
+        paths += sorted(
+            p for p in target.rglob("*.md") if p.name != "ROLE.md" and _host_file(p) is not None
+        )
+        if not paths:
+            raise RecordError(
+                f"{display(target)}: no role files here, so nothing was checked",
+                hint="role files are .sdd/roles/NAME/ROLE.md, and other hosts' agent files "
+                ".claude/agents/NAME.md and .github/agents/NAME.agent.md",
+            )
     else:
         raise RecordError(f"{target}: no such file or folder")
     results = []
@@ -485,9 +541,19 @@ def validate(root: Root | None, target: Path | None) -> list[Checked]:
         folder_name = (
             path.parent.name if path.parent.parent.name in ("roles", "templates") else None
         )
+        source = _host_file(path) or "repo"
+        if source != "repo":
+            folder_name = None
         try:
-            parsed = read_role(path, folder_name=folder_name)
+            parsed = read_role(path, source=source, folder_name=folder_name)
             results.append(Checked(path, parsed.warnings))
         except RoleFileError as exc:
             results.append(Checked(path, exc.problems + exc.warnings))
     return results
+
+
+def _host_file(path: Path) -> str | None:
+    """`claude` or `copilot` for another host's agent file (by folder, or `.agent.md`)."""
+    if path.name == "ROLE.md":
+        return None
+    return host_of(path) or ("copilot" if path.name.endswith(".agent.md") else None)

@@ -11,7 +11,7 @@ from typing import Any
 NAME_PATTERN = re.compile(r"^[a-z0-9-]{1,40}$")
 PRODUCES = ("reading", "scenario", "code", "release-notes", "plan", "review", "other")
 DELEGATION = ("allow", "deny")
-SOURCES = ("builtin", "repo", "user", "package", "template")
+SOURCES = ("builtin", "repo", "claude", "copilot", "user", "package", "template")
 
 
 @dataclass(frozen=True)
@@ -106,6 +106,9 @@ class RoleProfile:
     boundary: Boundary = field(default_factory=Boundary)
     deferred_tools: bool | None = None
     trust: RulesTrust | None = None  # a pack's always_allow rules and whether they count
+    # The tools the role is offered: None is every tool. sdd's own `tools:` key, or another
+    # host's allowlist mapped onto sdd's tools (see `roles/hostagents.py`).
+    tools: tuple[str, ...] | None = None
 
     @property
     def level_text(self) -> str:
@@ -129,6 +132,7 @@ class RoleProfile:
             "hidden": self.hidden,
             "boundary": self.boundary.as_dict(),
             "deferred_tools": self.deferred_tools,
+            "tools": list(self.tools) if self.tools is not None else None,
             "source": self.source,
             "path": str(self.path) if self.path else None,
             "description": self.description,

@@ -1,12 +1,14 @@
 """Every role sdd knows: built-ins, repo roles, user packs, packages' packs, shipped templates.
 
 Built-ins always win a name. After them, the first source to name a role wins, in this order:
-the repo (`.sdd/roles/`), user packs (`$SDD_HOME/roles/`), packs carried by installed packages
-(entry point group `sdd_git.roles`) and the templates shipped with sdd. A malformed pack is
-skipped with a one-line warning; it never breaks the registry.
+the repo (`.sdd/roles/`), other hosts' agent files in the product (`.claude/agents/*.md`,
+`.github/agents/*.agent.md`, see `hostagents.py`), user packs (`$SDD_HOME/roles/`), packs
+carried by installed packages (entry point group `sdd_git.roles`) and the templates shipped
+with sdd. A malformed pack is skipped with a one-line warning; it never breaks the registry.
 
-A pack's `always_allow` rules (user packs, packages' packs) count only once the person trusted
-them (`sdd role trust NAME`, see `trust.py`); until then the role loads without them.
+A pack's `always_allow` rules (user packs, packages' packs, other hosts' agent files) count
+only once the person trusted them (`sdd role trust NAME`, see `trust.py`); until then the role
+loads without them.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 from sdd_git.errors import RecordError
 from sdd_git.paths import display
 from sdd_git.roles.cache import RoleCache
+from sdd_git.roles.hostagents import HOST_SOURCES, agent_files, file_stem, identity
 from sdd_git.roles.profile import RoleProfile
 from sdd_git.roles.templates import shipped_dir
 from sdd_git.roles.trust import PACK_SOURCES, TrustEntry, apply_trust, read_entries
@@ -156,7 +159,8 @@ def _load(
     try:
         if isinstance(path, Path):
             try:
-                profile, notes = cache.file_profile(key, path, source, path.parent.name)
+                folder = None if source in HOST_SOURCES else path.parent.name
+                profile, notes = cache.file_profile(key, path, source, folder)
             except (FileNotFoundError, NotADirectoryError):
                 return None  # a folder without a ROLE.md is not a role
         else:
@@ -232,6 +236,15 @@ def load_registry(root: Root | None, repo: bool = True) -> Registry:
 
     if root is not None and repo:
         offer_files(root.sdd / "roles", "repo")
+    if root is not None:
+        # Another host's agent files, read where they are; a repo role of the same name (the
+        # copy `sdd role add` makes) runs in place of one.
+        for path, source in agent_files(root.path):
+            profile = _load(cache, f"{source}:{path}", path, source, warnings)
+            if profile is None:
+                broken.add(identity(file_stem(path)))
+            else:
+                offer(profile, path)
     offer_files(sdd_home() / "roles", "user")
     for where, text in _entry_point_texts(warnings):
         offer(_load(cache, f"package:{where}", where, "package", warnings, text), where)

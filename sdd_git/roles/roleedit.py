@@ -12,6 +12,7 @@ from typing import Any
 
 from sdd_git.errors import RecordError
 from sdd_git.paths import display
+from sdd_git.roles.hostagents import HOST_SOURCES
 from sdd_git.roles.rolefile import parse_role, split_front_matter
 from sdd_git.yamlio import round_trip_load
 
@@ -23,15 +24,21 @@ def edit_role_text(
     path: Path,
     updates: dict[str, Any] | None = None,
     description: str | None = None,
+    source: str = "repo",
 ) -> str:
-    """The ROLE.md text with `updates` set in its front matter and, if given, a new description."""
-    text = canonical(text, path)
+    """The ROLE.md text with `updates` set in its front matter and, if given, a new description.
+
+    Another host's agent file edited where it is (`source` claude or copilot) keeps its shape:
+    sdd's keys are written beside the host's, which all stay, so the host reads it as before."""
+    if source not in HOST_SOURCES:
+        text = canonical(text, path)
     split = split_front_matter(text, display(path))
     front = split.front
     if updates:
         editor = _editor_for(front, path)
         document = round_trip_load(editor, front, path, line_offset=1) or {}
-        for key, value in updates.items():
+        for key, raw in updates.items():
+            value = same_in_both(raw)
             if key == DELEGATION_KEY and DELEGATION_KEY not in document:
                 policy = document.get("toolPolicy")
                 if isinstance(policy, dict):
@@ -46,8 +53,40 @@ def edit_role_text(
     else:
         body = description.strip() + "\n" if description.strip() else ""
     new_text = head + front + ("" if front.endswith("\n") else "\n") + closing + body
-    parse_role(new_text, path)  # never write a file that would not load
+    parse_role(new_text, path, source)  # never write a file that would not load
     return new_text
+
+
+def same_in_both(value: Any) -> Any:
+    """`value` marked so that ruamel.yaml writes every text in it as a scalar that YAML 1.1 (the
+    C loader sdd reads with) and YAML 1.2 (ruamel.yaml, and other hosts' readers) both read back
+    as the same text: `no`, `on`, `~`, `1.0` or `0o17` written plain would come back as a bool,
+    null or number in one of them."""
+    if isinstance(value, str):
+        from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+        return value if _plain_reads_back(value) else DoubleQuotedScalarString(value)
+    if isinstance(value, dict):
+        return {k: same_in_both(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [same_in_both(v) for v in value]
+    return value
+
+
+def _plain_reads_back(text: str) -> bool:
+    if not text or "\n" in text or text != text.strip():
+        return False
+    import yaml
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError as RuamelError
+
+    line = f"k: {text}\n"
+    try:
+        older = yaml.safe_load(line)
+        newer = YAML(typ="safe", pure=True).load(line)
+    except (yaml.YAMLError, RuamelError):
+        return False
+    return bool(older == {"k": text} and newer == {"k": text})
 
 
 def add_rule_text(text: str, path: Path, section: str, rule: dict[str, Any]) -> str:
@@ -92,7 +131,7 @@ def drop_always_allow_text(text: str, path: Path) -> str:
 
 
 def canonical(text: str, path: Path) -> str:
-    """A foreign role file (the other daemon's pack, another host's agent) in sdd's own keys,
+    """A foreign role file (an agentproto ROLE.md, another host's agent) in sdd's own keys,
     so an edit never leaves a file that only loads by guesswork; sdd's own files pass as they
     are, byte for byte."""
     from sdd_git.roles.rolefile import render_role

@@ -1,7 +1,7 @@
 """ROLE.md: read it fast, validate it with file, line and key, and write it back canonically.
 
-Three shapes load: sdd's own (YAML front matter + the description as body); a pack of the other
-daemon (flat `key: value`, dotted keys, comma lists, no `job`: the job is the body's first
+Three shapes load: sdd's own (YAML front matter + the description as body); an agentproto
+ROLE.md (flat `key: value`, dotted keys, comma lists, no `job`: the job is the body's first
 sentence); an agent file of another host (Claude Code, Copilot: `name` and `description`).
 The two foreign shapes load unchanged, each with one warning; sdd itself writes canonical keys.
 """
@@ -19,6 +19,7 @@ import yaml
 
 from sdd_git.errors import RecordError
 from sdd_git.paths import display
+from sdd_git.roles.hostagents import HOST_SOURCES, file_stem, identity, map_tools, tool_names
 from sdd_git.roles.profile import (
     DELEGATION,
     NAME_PATTERN,
@@ -51,6 +52,7 @@ KNOWN_KEYS = frozenset(
         "hidden",
         "boundary",
         "deferredTools",
+        "tools",
     }
 )
 _DAEMON_KEYS = frozenset({"role", "level", "toolPolicy.delegation", "skills", "spawnableRoles"})
@@ -90,7 +92,7 @@ class RoleFileError(RecordError):
 class ParsedRole:
     profile: RoleProfile
     warnings: tuple[Problem, ...]
-    shape: str = "sdd"  # or "daemon" (the other daemon's pack) or "host" (another host's agent)
+    shape: str = "sdd"  # or "daemon" (an agentproto ROLE.md) or "host" (another host's agent)
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,7 @@ def split_front_matter(text: str, where: str) -> _Split:
 
 
 def _flat_parse(front: str) -> dict[str, Any] | None:
-    """The other daemon's flat `key: value` shape, read without YAML; None if it is not that."""
+    """An agentproto ROLE.md: flat `key: value`, read without YAML; None if it is not that."""
     data: dict[str, Any] = {}
     for raw in front.splitlines():
         line = raw.strip()
@@ -151,15 +153,25 @@ def _load_front(front: str, where: str, line_offset: int) -> tuple[dict[str, Any
             return flat, True
         mark = exc.problem_mark or exc.context_mark
         line = (mark.line if mark else 0) + line_offset
+        hint = (
+            "check the indentation (keys of a block start in the same column), a missing "
+            "':' or an unclosed quote or bracket"
+        )
+        key = None
+        examples = _examples_description(front)
+        if examples is not None:
+            # Claude Code's `/agents` writes the description on one line, with literal "\n" and
+            # "Context: ..." examples: YAML reads each ": " in it as a new key.
+            line, key = examples + line_offset, "description"
+            hint = (
+                "quote the description: put it between double quotes, "
+                'description: "Use this agent when ... <example>...</example>", and write a " '
+                'inside it as \\"'
+            )
         raise RoleFileError(
             [
                 Problem(
-                    where,
-                    line,
-                    None,
-                    f"this is not valid YAML: {exc.problem or exc.context}",
-                    "check the indentation (keys of a block start in the same column), a missing "
-                    "':' or an unclosed quote or bracket",
+                    where, line, key, f"this is not valid YAML: {exc.problem or exc.context}", hint
                 )
             ]
         ) from None
@@ -170,6 +182,18 @@ def _load_front(front: str, where: str, line_offset: int) -> tuple[dict[str, Any
             [Problem(where, line_offset, None, "the front matter must be `key: value` lines", "")]
         )
     return data, False
+
+
+def _examples_description(front: str) -> int | None:
+    """The 0-based line of an unquoted `/agents`-style description (with examples), if any."""
+    for index, raw in enumerate(front.splitlines()):
+        key, sep, value = raw.partition(":")
+        value = value.strip()
+        quoted = value[:1] in ("'", '"', "|", ">")
+        examples = "<example>" in value or "\\n" in value or ": " in value
+        if sep and key == "description" and not quoted and examples:
+            return index
+    return None
 
 
 def _key_lines(front: str, line_offset: int) -> dict[str, int]:
@@ -316,29 +340,16 @@ def parse_role(
     description = body.strip()
 
     shape = "sdd"
-    if "role" not in data and "name" in data:
+    host_tools: list[str] | None = None
+    host_denied: list[str] | None = None
+    if source in HOST_SOURCES or ("role" not in data and "name" in data):
         shape = "host"
-        checker.warn(
-            None,
-            "an agent file of another host: 'name' is read as role, 'description' as job, "
-            "and a missing level and delegation default to 0 and deny",
-        )
-        data = {**data}
-        data["role"] = data.pop("name")
-        if "description" in data:
-            data["job"] = data.pop("description")
-        data.setdefault("level", 0)
-        if "toolPolicy.delegation" not in data and "toolPolicy" not in data:
-            data["toolPolicy.delegation"] = "deny"
-        for foreign in ("tools", "color", "mode", "permission", "target"):
-            data.pop(foreign, None)
-        if not isinstance(data.get("model"), dict):
-            data.pop("model", None)  # a host's model alias, not an sdd provider
+        data, host_tools, host_denied = _host_data(data, path, body, source, checker)
     elif "job" not in data and "role" in data and set(data) <= _DAEMON_KEYS:
         shape = "daemon"
         checker.warn(
             None,
-            "a pack of the other daemon: its job is taken from the first sentence of its body",
+            "an agentproto ROLE.md: its job is taken from the first sentence of its body",
         )
         data = {**data, "job": _first_sentence(body)}
 
@@ -456,6 +467,15 @@ def parse_role(
         ask_first=_rules(boundary_raw.get("ask_first"), checker, "boundary.ask_first", False),
     )
 
+    if shape == "host":
+        tools = _host_tools(host_tools, host_denied, checker)
+        if tools is not None and delegation == "deny":
+            # The host's `agent`/`Task` maps to handoff, which a role that may not delegate
+            # can never use: a read-only reviewer is offered read tools only.
+            tools = tuple(t for t in tools if t != "handoff")
+    else:
+        tools = _sdd_tools(data.get("tools"), checker)
+
     if shape == "sdd":
         for key in sorted(set(data) - KNOWN_KEYS, key=str):
             checker.warn(str(key), f"unknown key '{key}' is ignored", "check its spelling")
@@ -478,12 +498,99 @@ def parse_role(
         hidden=_flag(data, "hidden", checker),
         boundary=boundary,
         deferred_tools=deferred,
+        tools=tools,
     )
     problems = checker.problems(split.front, 2, flat)
     errors = [p for p in problems if p.severity == "error"]
     if errors:
         raise RoleFileError(errors, [p for p in problems if p.severity == "warning"])
     return ParsedRole(profile, tuple(p for p in problems if p.severity == "warning"), shape)
+
+
+# Keys of another host that mean something else in sdd, or that sdd reads its own way.
+_HOST_ONLY = ("tools", "disallowedTools", "color", "mode", "permission", "target")
+
+
+def _host_data(
+    data: dict[str, Any], path: Path | None, body: str, source: str, checker: _Checker
+) -> tuple[dict[str, Any], list[str] | None, list[str] | None]:
+    """Another host's agent file in sdd's terms; sdd's own keys written beside the host's win.
+
+    The identity is the file name when `name` is missing or a display name, as both hosts
+    read it; such a name becomes the label."""
+    if source not in HOST_SOURCES:
+        # Listed where they are, they are expected; anywhere else, say how they were read.
+        checker.warn(
+            None,
+            "an agent file of another host: 'name' is read as role, 'description' as job, "
+            "and a missing level and delegation default to 0 and deny",
+        )
+    data = {**data}
+    raw_name = data.pop("name", None)
+    shown = raw_name.strip() if isinstance(raw_name, str) else ""
+    if NAME_PATTERN.match(shown):
+        data["role"] = shown
+    else:
+        if path is not None and path.name != "ROLE.md":
+            data["role"] = identity(file_stem(path))
+        elif shown:
+            data["role"] = identity(shown)  # copied in as a ROLE.md: the folder names it
+        else:
+            data["role"] = raw_name
+        if shown and "label" not in data:
+            data["label"] = shown
+    description = data.pop("description", None)
+    if "job" not in data:
+        data["job"] = description if description is not None else _first_sentence(body) or None
+    data.setdefault("level", 0)
+    if "toolPolicy.delegation" not in data and "toolPolicy" not in data:
+        data["toolPolicy.delegation"] = "deny"
+    allowed = denied = None
+    if "tools" in data:
+        allowed = tool_names(data["tools"])
+        if allowed is None and data["tools"] is not None:
+            checker.error(
+                "tools",
+                f"must be tool names, not {data['tools']!r}",
+                "write tools: Read, Grep, Glob (Claude Code) or tools: ['read', 'search']",
+            )
+            allowed = []  # a broken allowlist grants nothing rather than everything
+    if data.get("disallowedTools") is not None:
+        denied = tool_names(data["disallowedTools"]) or []
+    for foreign in _HOST_ONLY:
+        data.pop(foreign, None)
+    if not isinstance(data.get("model"), dict):
+        data.pop("model", None)  # a host's model alias, not an sdd provider
+    return data, allowed, denied
+
+
+def _host_tools(
+    allowed: list[str] | None, denied: list[str] | None, checker: _Checker
+) -> tuple[str, ...] | None:
+    mapping = map_tools(allowed, denied)
+    for index, name in mapping.unmapped:
+        checker.warn(
+            f"tools.{index}",
+            f"the tool '{name}' has no sdd tool: the role is offered nothing for it",
+            "sdd's tools: " + ", ".join(sorted(TOOL_CLASSES)),
+        )
+    return mapping.tools
+
+
+def _sdd_tools(value: Any, checker: _Checker) -> tuple[str, ...] | None:
+    """sdd's own `tools:` (the tools a role is offered): sdd's tool names; missing is all."""
+    names = _names(value, checker, "tools")
+    if names is None:
+        return None
+    unknown = [n for n in names if n not in TOOL_CLASSES]
+    if unknown:
+        checker.error(
+            "tools",
+            f"{', '.join(repr(n) for n in unknown)} is not a tool",
+            "name sdd's tools: " + ", ".join(sorted(TOOL_CLASSES)),
+        )
+        return tuple(n for n in names if n in TOOL_CLASSES)
+    return names
 
 
 def read_role(path: Path, source: str = "repo", folder_name: str | None = None) -> ParsedRole:
@@ -515,6 +622,8 @@ def render_role(profile: RoleProfile) -> str:
     data["skills"] = list(profile.skills)
     if profile.model:
         data["model"] = profile.model
+    if profile.tools is not None:
+        data["tools"] = list(profile.tools)
     data["pinned"] = profile.pinned
     data["hidden"] = profile.hidden
     data["boundary"] = profile.boundary.as_dict()

@@ -27,7 +27,9 @@ from sdd_git.paths import display
 from sdd_git.roles.profile import Boundary, RoleProfile, Rule, RulesTrust
 from sdd_git.root import Root
 
-PACK_SOURCES = frozenset({"user", "package"})
+# Another host's agent file in the product (`.claude/agents/`, `.github/agents/`) is a pack too:
+# it arrives with a clone or a pull, and anything that could write it could grant a rule.
+PACK_SOURCES = frozenset({"user", "package", "claude", "copilot"})
 TRUST_FILE = "trust.yaml"
 _HEADER = (
     "# The always_allow rules of role packs that you confirmed with `sdd role trust NAME`.\n"

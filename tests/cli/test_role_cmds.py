@@ -702,3 +702,169 @@ def test_editing_a_pack_of_the_other_daemon_writes_it_in_sdds_own_keys(
     assert data["job"] == "You review code." and data["pinned"] is True
     assert data["skills"] == ["a", "b"] and data["level"] == 50
     assert path.read_text().endswith("---\nYou review code. Carefully.\n")
+
+
+# --- issue 10: words that YAML 1.1 and 1.2 read differently ------------------------------------
+
+YAML_WORDS = ["no", "off", "on", "yes", "y", "n", "null", "~", "true", "1.0", "0o17", "1e3", ".inf"]
+
+
+@pytest.mark.parametrize("word", YAML_WORDS)
+def test_edit_job_with_a_yaml_word_reads_back_as_the_same_text(
+    sdd: SddRunner, root: Root, word: str
+) -> None:
+    sdd("role", "create", "r3", "--job", "Start")
+    result = sdd("role", "edit", "r3", "--job", word)
+    assert result.code == 0, result.stderr
+    assert front(root, "r3")["job"] == word
+    from ruamel.yaml import YAML
+
+    newer = YAML(typ="safe", pure=True).load(role_file(root, "r3").read_text().split("---\n")[1])
+    assert newer["job"] == word  # and YAML 1.2 reads the same
+    shown = json.loads(sdd("role", "show", "r3", "--json").stdout)
+    assert shown["job"] == word
+
+
+@pytest.mark.parametrize("word", ["no", "on", "1.0"])
+def test_create_and_label_with_a_yaml_word(sdd: SddRunner, root: Root, word: str) -> None:
+    assert sdd("role", "create", "r4", "--job", word, "--label", word).code == 0
+    assert front(root, "r4")["job"] == word and front(root, "r4")["label"] == word
+    assert sdd("role", "edit", "r4", "--label", word).code == 0
+    assert front(root, "r4")["label"] == word
+
+
+def test_duplicate_of_a_pinned_role_starts_unpinned(sdd: SddRunner, root: Root) -> None:
+    with_builder(root)
+    sdd("role", "pin", "builder")
+    assert front(root, "builder")["pinned"] is True
+    assert sdd("role", "duplicate", "builder").stdout == "builder-copy\n"
+    assert front(root, "builder-copy")["pinned"] is False
+    rows = {r["name"]: r for r in listed(sdd)}
+    assert rows["builder"]["pinned"] is True and rows["builder-copy"]["pinned"] is False
+
+
+# --- issue 10: other hosts' agent files ---------------------------------------------------------
+
+AGENTS = Path(__file__).parent.parent / "fixtures" / "agents"
+
+
+def place_agent(root: Root, fixture: str, folder: str) -> Path:
+    target = root.path / folder / Path(fixture).name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text((AGENTS / fixture).read_text())
+    return target
+
+
+def test_list_shows_host_agent_files_where_they_are(sdd: SddRunner, root: Root) -> None:
+    place_agent(root, "claude/security-auditor.md", ".claude/agents")
+    place_agent(root, "copilot/code-reviewer.agent.md", ".github/agents")
+    rows = {r["name"]: r for r in listed(sdd)}
+    assert rows["security-auditor"]["source"] == "claude"
+    assert rows["code-reviewer"]["source"] == "copilot"
+    assert rows["code-reviewer"]["label"] == "Code Reviewer Agent"
+    table = sdd("role", "list")
+    assert "tools.2" in table.stderr and "'web'" in table.stderr  # unmapped tool: file and line
+    assert ".github/agents/code-reviewer.agent.md:6" in table.stderr
+
+
+def test_show_names_the_tools_a_host_agent_is_offered(sdd: SddRunner, root: Root) -> None:
+    place_agent(root, "claude/security-auditor.md", ".claude/agents")
+    shown = sdd("role", "show", "security-auditor")
+    assert shown.code == 0, shown.stderr
+    line = next(x for x in shown.stdout.splitlines() if x.startswith("tools: "))
+    assert line.startswith("tools: read_file, list_files, read_record, git_status, git_log,")
+    assert "search_files" in line and "write_file" not in line and "run_command" not in line
+    assert "Claude Code's file" in shown.stdout
+    sdd("role", "create", "builder", "--job", "Build")
+    assert "tools: all" in sdd("role", "show", "builder").stdout
+
+
+def test_pin_hide_and_edit_a_host_file_keep_its_keys_and_comments(
+    sdd: SddRunner, root: Root
+) -> None:
+    path = place_agent(root, "copilot/code-reviewer.agent.md", ".github/agents")
+    before = path.read_text()
+    assert sdd("role", "pin", "code-reviewer").code == 0
+    assert sdd("role", "hide", "code-reviewer").code == 0
+    assert sdd("role", "edit", "code-reviewer", "--job", "no").code == 0
+    after = path.read_text()
+    for line in before.split("---\n")[1].splitlines():
+        assert line in after  # every host key and the comment stay, as written
+    data = yaml.safe_load(after.split("---\n")[1])
+    assert data["pinned"] is True and data["hidden"] is True and data["job"] == "no"
+    assert "role" not in data and data["name"] == "Code Reviewer Agent"  # still Copilot's shape
+    rows = {r["name"]: r for r in listed(sdd, "--all")}
+    assert rows["code-reviewer"]["pinned"] is True and rows["code-reviewer"]["job"] == "no"
+    assert not (root.sdd / "roles" / "code-reviewer").exists()  # never copied
+    shown = json.loads(sdd("role", "show", "code-reviewer", "--json").stdout)
+    assert set(shown["tools"]) >= {"read_file", "search_files"}  # tools mapped as before
+
+
+def test_editing_through_a_symlink_writes_the_target_and_keeps_the_link(
+    sdd: SddRunner, root: Root
+) -> None:
+    shared = place_agent(root, "claude/security-auditor.md", "shared/agents")
+    link = root.path / ".claude/agents/security-auditor.md"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(Path("../../shared/agents/security-auditor.md"))
+    result = sdd("role", "pin", "security-auditor")
+    assert result.code == 0, result.stderr
+    assert link.is_symlink()
+    assert "pinned: true" in shared.read_text()
+    assert "# Source: github.com/VoltAgent" in shared.read_text()
+
+
+def test_a_symlink_to_outside_the_product_is_refused(
+    sdd: SddRunner, root: Root, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere" / "reviewer.md"
+    outside.parent.mkdir()
+    outside.write_text((AGENTS / "claude/security-auditor.md").read_text())
+    link = root.path / ".claude/agents/security-auditor.md"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(outside)
+    before = outside.read_text()
+    result = sdd("role", "pin", "security-auditor")
+    assert result.code == 1
+    assert "outside the product" in result.stderr and "hint:" in result.stderr
+    assert outside.read_text() == before and link.is_symlink()
+
+
+def test_the_editor_refuses_a_host_file_with_a_hint(sdd: SddRunner, root: Root) -> None:
+    place_agent(root, "claude/security-auditor.md", ".claude/agents")
+    result = sdd("role", "edit", "security-auditor")
+    assert result.code == 2 and "claude's agent file" in result.stderr
+    assert "sdd role edit security-auditor --job" in result.stderr
+
+
+def test_role_add_of_a_read_only_reviewer_keeps_its_tools(sdd: SddRunner, root: Root) -> None:
+    place_agent(root, "copilot/code-reviewer.agent.md", ".github/agents")
+    result = sdd("role", "add", ".github/agents/code-reviewer.agent.md", "--name", "reviewer")
+    assert result.code == 0, result.stderr
+    data = front(root, "reviewer")
+    assert data["label"] == "Code Reviewer Agent"
+    from sdd_git.tools.catalog import TOOL_CLASSES
+
+    assert set(data["tools"]) == {  # type: ignore[arg-type]
+        name for name, kind in TOOL_CLASSES.items() if kind == "read"
+    }
+
+
+def test_validate_a_folder_with_no_role_files_says_so_and_exits_1(
+    sdd: SddRunner, root: Root
+) -> None:
+    (root.path / "docs").mkdir()
+    (root.path / "docs/notes.md").write_text("# Notes\n")
+    result = sdd("role", "validate", "docs")
+    assert result.code == 1
+    assert "no role files here" in result.stderr and "hint:" in result.stderr
+
+
+def test_validate_checks_host_agent_folders(sdd: SddRunner, root: Root) -> None:
+    place_agent(root, "claude/security-auditor.md", ".claude/agents")
+    place_agent(root, "claude/examples-style.md", ".claude/agents")
+    result = sdd("role", "validate", ".claude/agents")
+    assert result.code == 1
+    assert "examples-style.md:6: key 'description'" in result.stderr
+    assert "hint: quote the description" in result.stderr
+    assert "checked 2 role file(s): 1 with errors" in result.stderr

@@ -64,7 +64,7 @@ def test_nested_tool_policy_and_comma_lists_are_read_too() -> None:
     assert role.skills == ("small-commits", "tdd")
 
 
-def test_a_pack_of_the_other_daemon_loads_unchanged_with_one_warning() -> None:
+def test_an_agentproto_role_md_loads_unchanged_with_one_warning() -> None:
     pack = """---
 role: reviewer
 level: 50
@@ -80,7 +80,7 @@ edit files or spawn sub-agents.
     assert role.job == "You review code for correctness and security issues."
     assert role.level == 50 and role.delegation == "deny"
     assert role.skills == ("code-review", "security-review")
-    assert len(parsed.warnings) == 1 and "other daemon" in parsed.warnings[0].message
+    assert len(parsed.warnings) == 1 and "an agentproto ROLE.md" in parsed.warnings[0].message
 
 
 def test_a_flat_pack_that_is_not_valid_yaml_still_loads() -> None:
