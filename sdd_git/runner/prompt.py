@@ -4,18 +4,22 @@ with its mentions, skills, the message it replies to and attachments (user)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from sdd_git.errors import UsageError
+from sdd_git.roles import skills
 from sdd_git.roles.lattice import disposition
 from sdd_git.roles.profile import RoleProfile
+from sdd_git.roles.skills import Skill
 from sdd_git.root import Root
 from sdd_git.runner.gate import Plan
 from sdd_git.tools.catalog import TOOL_CLASSES
 
-_MENTION = re.compile(r"(?<![\w@])@([a-z0-9][a-z0-9_-]*)")
-_SKILL = re.compile(r"(?<!\S)/([a-z0-9][a-z0-9-]*)(?=\s|$|[.,;:!?])")
+# A mention is a whole word: `@types/node`, `@angular/core` and `me@example.com` are not ones.
+_MENTION = re.compile(r"(?<![\w@./+-])@([a-z0-9][\w-]*)(?![\w@/-]|[.:]\w)")
+# `/name` as a whole word: not a piece of a path (`src/app`, `/tmp/x`, `https://...`).
+_SLASH = re.compile(r"(?<![\w/.~:@-])/([\w-]+)(?![\w/-]|[.:]\w)")
+SKILL_TOOL = "use_skill"
 
 RULES = """\
 How this runner works:
@@ -34,33 +38,51 @@ How this runner works:
 class Mentions:
     roles: tuple[str, ...]
     tools: tuple[str, ...]
-    skills: tuple[tuple[str, str], ...]  # (name, SKILL.md text)
+    skills: tuple[tuple[str, str], ...]  # (name, the body as the model receives it)
+    role_skills: tuple[Skill, ...] = ()  # the role's `skills:`, named in its system prompt
+    warnings: tuple[str, ...] = ()  # for the run log (no "warning:" prefix); none refuses a run
 
 
-def resolve_mentions(root: Root, task: str, role_names: Iterable[str]) -> Mentions:
-    """`@role`, `@tool` and `/skill` in the task: each resolves, or the run is refused."""
+def resolve_mentions(
+    root: Root, task: str, role_names: Iterable[str], role: RoleProfile | None = None
+) -> Mentions:
+    """What in the task names something of this product. Task text is the person's words: a
+    `@name` is a mention only when a role or tool has that name, and a `/name` invokes a skill
+    only when a skill has that name; anything else stays as written, never an error."""
     known_roles = set(role_names)
-    roles, tools = [], []
+    roles: list[str] = []
+    tools: list[str] = []
     for name in _MENTION.findall(task):
-        if name in known_roles:
+        if name in known_roles and name not in roles:
             roles.append(name)
-        elif name in TOOL_CLASSES:
+        elif name in TOOL_CLASSES and name not in tools:
             tools.append(name)
-        else:
-            raise UsageError(
-                f"@{name} is not a role or a tool of this product",
-                hint="`sdd role list --all` shows the roles; tools are listed in the README",
-            )
-    skills = []
-    for name in _SKILL.findall(task):
-        path = root.sdd / "skills" / name / "SKILL.md"
-        if not path.is_file():
-            raise UsageError(
-                f"/{name} is not a skill of this product (no .sdd/skills/{name}/SKILL.md)",
-                hint="add the skill, or write the task without the /",
-            )
-        skills.append((name, path.read_text(encoding="utf-8")))
-    return Mentions(tuple(roles), tuple(tools), tuple(skills))
+    catalog = skills.discover(root.path)
+    invoked: list[tuple[str, str]] = []
+    warnings: list[str] = []
+    for match in _SLASH.finditer(task):
+        name = match.group(1)
+        found = catalog.get(name)
+        if found is not None and all(name != n for n, _ in invoked):
+            invoked.append((name, skills.activation(found, root.path)))
+        elif found is None and not task[: match.start()].strip():
+            # At the start, `/name` reads as a command; a typo there deserves a word, not a
+            # refusal ("/tmp is full" is a fine task).
+            warnings.append(f"/{name} is not a skill of this product; the task was sent as written")
+    role_skills: tuple[Skill, ...] = ()
+    if role is not None and role.skills:
+        role_skills, unknown = skills.for_role(catalog, role.skills, role.path, root.path)
+        warnings.extend(w.removeprefix("warning: ") for w in unknown)
+    return Mentions(tuple(roles), tuple(tools), tuple(invoked), role_skills, tuple(warnings))
+
+
+def with_skill_tool(offered: Iterable[str], root: Root) -> tuple[str, ...]:
+    """The offered tools, `use_skill` among them only when the product has a skill: a tool with
+    nothing to load would only cost the model tokens and a wasted turn."""
+    names = tuple(offered)
+    if SKILL_TOOL in names and not skills.discover(root.path):
+        return tuple(n for n in names if n != SKILL_TOOL)
+    return names
 
 
 def system_prompt(
@@ -69,12 +91,16 @@ def system_prompt(
     plan: Plan,
     memory_notes: list[str],
     prompt_append: str | None,
+    role_skills: Sequence[Skill] = (),
 ) -> str:
     parts = [disposition(role, all_roles)]
     if prompt_append and prompt_append.strip():
         parts.append(prompt_append.strip())
     parts.append(f'You are the role "{role.name}" ({role.label}). Your one job: {role.job}')
     parts.append(RULES)
+    if role_skills:
+        # The standard's first tier: names and descriptions only; bodies load on use_skill.
+        parts.append(skills.catalog_text(role_skills))
     if plan.change:
         if plan.sections:
             lines = "\n".join(f"- {check}" for check in plan.checks) or "- (no check lines)"
@@ -102,7 +128,7 @@ def user_message(
         parts.append(f"(In reply to {reply_to.get('id')}: {reply_to.get('text')})")
     parts.append(task)
     for name, text in mentions.skills:
-        parts.append(f"Skill /{name}:\n{text.strip()}")
+        parts.append(f"The person invoked the skill /{name}:\n{text}")
     if mentions.roles:
         parts.append("Roles mentioned: " + ", ".join(f"@{r}" for r in mentions.roles))
     if mentions.tools:

@@ -18,6 +18,7 @@ TOOL_CLASSES: dict[str, ToolClass] = {
     "git_log": "read",
     "git_diff": "read",
     "read_record": "read",
+    "use_skill": "read",
     # Draft: write drafts only, never a decision.
     "draft_reading": "draft",
     "draft_scenarios": "draft",

@@ -32,6 +32,7 @@ from sdd_git.tools.read import (
     SearchFiles,
     make_schema,
 )
+from sdd_git.tools.skill import UseSkill
 
 _EXECUTORS: tuple[Tool, ...] = (
     ReadFile(),
@@ -41,6 +42,7 @@ _EXECUTORS: tuple[Tool, ...] = (
     GitLog(),
     GitDiff(),
     ReadRecord(),
+    UseSkill(),
     DraftReading(),
     DraftScenarios(),
     ProposeQaResult(),
