@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from sdd_git.roles.profile import RoleProfile, Rule
 
 PRODUCES = ("reading", "scenario", "code", "release-notes", "plan", "review", "other")
+_HOSTS = {"claude": "Claude Code", "copilot": "GitHub Copilot"}
 
 
 def _warn(warnings: list[str] | tuple[str, ...]) -> None:
@@ -104,6 +105,8 @@ def role_show(name: str, as_json: bool) -> None:
         echo("flags: " + ", ".join(flags))
     if view["skills"]:
         echo("skills: " + ", ".join(view["skills"]))
+    tools = view.get("tools")
+    echo("tools: " + ("all" if tools is None else ", ".join(tools) or "none"))
     boundary = view["boundary"]
     echo("always allow: " + (_rules(boundary["always_allow"]) or "nothing"))
     echo("ask first: " + (_rules(boundary["ask_first"]) or "nothing"))
@@ -111,7 +114,9 @@ def role_show(name: str, as_json: bool) -> None:
     echo("routines: " + (", ".join(view["routines"]) or "none"))
     echo("recent runs: " + (", ".join(view["recent_runs"]) or "none"))
     if view["path"]:
-        echo(f"file: {view['path']}")
+        host = _HOSTS.get(view["source"])
+        owner = f" ({host}'s file, read where it is; sdd edits only its own keys)" if host else ""
+        echo(f"file: {view['path']}{owner}")
     if view["description"]:
         echo("")
         echo(view["description"])

@@ -23,26 +23,63 @@ def _masked(root: Any, data: Any) -> Any:
     return json.loads(masker_for(root.path if root else Path.cwd())(json.dumps(data)))
 
 
-def _render(outcome: Any, as_json: bool, shown_from: int, root: Any) -> None:
-    """The transcript of what this process did, then the reply or the stop, in plain words."""
-    import dataclasses
+# Events too long or too internal to show as progress: the prompt itself, and the run's start
+# and resumption (the outcome line names the run).
+_QUIET_EVENTS = ("message", "run_started", "run_resumed")
 
+
+def _progress(as_json: bool) -> Any:
+    """What the runner calls with each event as it is written: one line on stderr, so a long
+    provider call or command is visibly under way. With --json, nothing but the document."""
+    if as_json:
+        return None
     from sdd_git.runner.control import event_text
-    from sdd_git.runner.runlog import log_path, read_events
+
+    def show(event: dict[str, Any]) -> None:
+        if event.get("event") not in _QUIET_EVENTS:
+            say(f"  · {event_text(event)}")  # already masked: it is the logged line
+
+    return show
+
+
+@contextlib.contextmanager
+def _signals_once() -> Iterator[None]:
+    """The first Ctrl-C or SIGTERM interrupts the run; any later one is ignored until the run
+    has killed the command it was running and ended its log. A second signal that also raised
+    would cut that short and leave the run `running` forever, or a command's children alive."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals can only be handled on the main thread (CliRunner in a thread)
+        return
+    fired = False
+
+    def interrupt(signum: int, frame: object) -> None:
+        nonlocal fired
+        if not fired:
+            fired = True
+            raise KeyboardInterrupt
+
+    previous = {s: signal.signal(s, interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _render(outcome: Any, as_json: bool, root: Any) -> None:
+    """The reply or the stop, in plain words (the events were shown as they happened)."""
+    import dataclasses
 
     if as_json:
         emit_json(_masked(root, outcome.as_json()))
+        if outcome.status == "failed":  # stderr says it too, as for any other error
+            click.echo(f"error: {_masked(root, outcome.message)}", err=True)
         return
-    message, reply = _masked(root, [outcome.message, outcome.reply])
-    outcome = dataclasses.replace(outcome, message=message, reply=reply)
-    if outcome.run_id:
-        for event in read_events(log_path(root, outcome.run_id)):
-            if int(event.get("seq", 0)) > shown_from and event.get("event") not in (
-                "message",
-                "run_started",
-                "run_resumed",
-            ):
-                say(f"  · {event_text(event)}")
+    message, reply, hint = _masked(root, [outcome.message, outcome.reply, outcome.hint])
+    outcome = dataclasses.replace(outcome, message=message, reply=reply, hint=hint)
     stop = outcome.stop
     if stop is not None and stop.kind == "draft":
         click.echo(f"STOP {stop.id}: {stop.action}")
@@ -58,17 +95,26 @@ def _render(outcome: Any, as_json: bool, shown_from: int, root: Any) -> None:
             click.echo(f"expires: {stop.as_json()['expires_at']}")
     elif stop is not None:
         if outcome.reply:
-            click.echo(outcome.reply)
+            _echo_reply(outcome)
         click.echo(f"STOP {stop.id} ({stop.role}): {stop.action}")
         click.echo("choose: accept  |  correct  |  not yet")
     elif outcome.reply is not None:
-        click.echo(outcome.reply)
-    elif outcome.exit_code == 1:
+        _echo_reply(outcome)
+    elif outcome.status == "failed" or outcome.exit_code == 1:
         click.echo(f"error: {outcome.message}", err=True)
+        if outcome.hint:
+            click.echo(f"hint: {outcome.hint}", err=True)
     else:
         click.echo(outcome.message)
     if outcome.run_id:
         say(f"run {outcome.run_id}: {outcome.status}")
+
+
+def _echo_reply(outcome: Any) -> None:
+    click.echo(outcome.reply)
+    if outcome.reply_id:
+        # The id of the reply in the role's conversation: what --reply-to takes.
+        say(f'reply {outcome.reply_id} (answer it with --reply-to {outcome.reply_id} --task "...")')
 
 
 def _refuse_no_agent(command: str) -> None:
@@ -110,13 +156,6 @@ def _json_errors(as_json: bool) -> Iterator[None]:
         raise
 
 
-def _last_seq(root: Any, run_id: str) -> int:
-    from sdd_git.runner.runlog import log_path, read_events
-
-    events = read_events(log_path(root, run_id))
-    return max((int(e.get("seq", 0)) for e in events), default=0)
-
-
 def _interactive() -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty()
 
@@ -133,15 +172,32 @@ def _ask_inline(root: Any, outcome: Any) -> Any:
         choice = {"o": "allow_once", "a": "always_allow", "d": "deny"}.get(answer_text[:1])
         if choice is None:
             break
-        start = _last_seq(root, outcome.run_id)
-        outcome = answer(root, outcome.stop.id, choice)
-        _render(outcome, False, start, root)
+        with _signals_once():
+            outcome = answer(root, outcome.stop.id, choice, on_event=_progress(False))
+        _render(outcome, False, root)
     return outcome
+
+
+def _task_text(task: str) -> str:
+    """`--task -` reads the task from stdin: long text, or text a shell would mangle."""
+    from sdd_git.errors import UsageError
+
+    if task != "-":
+        return task
+    text = sys.stdin.read().strip()
+    if not text:
+        raise UsageError(
+            "--task - read no text from stdin",
+            hint='pipe the task in (echo "Fix the /login route" | sdd role run NAME --task -)',
+        )
+    return text
 
 
 @role.command("run")
 @click.argument("name")
-@click.option("--task", required=True, help="The message: what to do, in your words.")
+@click.option(
+    "--task", required=True, help="The message: what to do, in your words (-: read from stdin)."
+)
 @click.option(
     "--with", "critic", metavar="CRITIC", help="A different role that critiques the draft."
 )
@@ -170,6 +226,7 @@ def role_run(
 
     refuse_inside_run()
     _refuse_no_agent("sdd role run")
+    task = _task_text(task)
     if len(attach) != len(what):
         raise UsageError(
             "each --attach needs its own --as saying what the file is",
@@ -185,9 +242,9 @@ def role_run(
         reply_to=reply_to,
         prompt_append=prompt_append,
     )
-    with _json_errors(as_json):
-        outcome = start(root, request)
-    _render(outcome, as_json, 0, root)
+    with _json_errors(as_json), _signals_once():
+        outcome = start(root, request, on_event=_progress(as_json))
+    _render(outcome, as_json, root)
     if not as_json and _interactive():
         outcome = _ask_inline(root, outcome)
     sys.exit(outcome.exit_code)
@@ -361,11 +418,10 @@ def _answer(root: Any, stop_id: str, choice: str, as_json: bool, answer: Any) ->
     from sdd_git.runner import stops
 
     _refuse_no_agent(f"sdd {'deny' if choice == 'deny' else 'allow'}")
-    with _json_errors(as_json):
-        run_id = stops.load(root, stop_id).run
-        start = _last_seq(root, run_id)
-        outcome = answer(root, stop_id, choice)
-    _render(outcome, as_json, start, root)
+    with _json_errors(as_json), _signals_once():
+        stops.load(root, stop_id)  # an unknown stop is refused before anything is shown
+        outcome = answer(root, stop_id, choice, on_event=_progress(as_json))
+    _render(outcome, as_json, root)
     if not as_json and _interactive():
         outcome = _ask_inline(root, outcome)
     sys.exit(outcome.exit_code)

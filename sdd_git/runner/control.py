@@ -121,6 +121,15 @@ def event_text(event: Event) -> str:
         return f"decision on {event.get('stop') or 'the run'}: {event.get('choice')}"
     if kind == "action_done":
         return f"done: {event.get('tool')} ({event.get('by')})"
+    if kind == "context_trimmed":
+        return (
+            f"context: {event.get('results')} old tool result(s) trimmed to fit "
+            f"(about {event.get('tokens')} tokens)"
+        )
+    if kind == "error":
+        return f"error: {event.get('message')}"
+    if kind == "warning":  # its text already says "warning: ..."
+        return str(event.get("message"))
     if kind == "run_ended":
         return f"ended: {event.get('status')}"
     return f"{kind}: " + ", ".join(

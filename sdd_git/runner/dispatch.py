@@ -60,7 +60,36 @@ def dispatch(
             call_id=call.id,
             **extra,
         )
+    unparsed = getattr(call, "error", None)  # the provider could not parse the arguments
+    if unparsed:
+        # Said as it is: a model told "path outside the product folder" for broken JSON retries
+        # the same path, not the same call with valid JSON.
+        state.log.append(
+            "rejected",
+            tool=call.name,
+            reason="bad_arguments",
+            message=f"the arguments were not valid JSON: {unparsed}",
+            **extra,
+        )
+        tool_result(
+            state,
+            call,
+            f"Rejected: your arguments were not valid JSON: {unparsed}. Nothing was done; send "
+            "the call again with the arguments as one valid JSON object.",
+            messages,
+            thread,
+        )
+        return Dispatched()
     verdict = guard.check(call.name, call.args, state.root.path, offered)
+    if (
+        isinstance(verdict, guard.Rejection)
+        and verdict.code == "not_offered"
+        and call.name in GATED_TOOLS
+        and not state.accepted
+    ):
+        # A role not offered an action still meets the gate first: with no accepted section the
+        # run ends at exit 4 whatever the role's `produces`, as the contract says.
+        return Dispatched(no_spec=_no_spec_words(state, call))
     if isinstance(verdict, guard.Rejection):
         state.log.append(
             "rejected", tool=call.name, reason=verdict.code, message=verdict.message, **extra

@@ -11,35 +11,42 @@ gap list ends the loop. A fourth pass calls nothing.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from sdd_git.errors import SddError
-from sdd_git.providers.base import Message, Provider, ProviderRequest, ToolCall
+from sdd_git.providers.base import Message, Provider, ProviderError, ToolCall
 from sdd_git.roles.profile import RoleProfile
 from sdd_git.root import Root
-from sdd_git.runner import stops
+from sdd_git.runner import prompt, stops
 from sdd_git.runner.dispatch import dispatch
 from sdd_git.runner.gate import Plan
 from sdd_git.runner.state import (
     EXIT_DONE,
-    EXIT_INTERRUPTED,
     EXIT_STOPPED,
+    ContextOverflow,
     RunOutcome,
     RunState,
     approval_timeout,
+    call_provider,
     end,
+    failed,
+    interrupted,
     masked,
     new_says,
+    offered_tools,
     provider_settings,
+    read_only,
     stop_requested,
     tool_result,
-    tool_schemas,
 )
 from sdd_git.tools.catalog import TOOL_CLASSES
 
 MAX_PASSES = 3
 READ_TOOLS = tuple(name for name, kind in TOOL_CLASSES.items() if kind == "read")
+T = TypeVar("T")
 
 AUTHOR_RULES = """\
 A different role will critique your draft against the accepted spec. Submit the draft itself
@@ -132,8 +139,9 @@ def run(state: RunState, critic: RoleProfile, plan: Plan) -> RunOutcome:
         state.log.append("decision", stop=None, choice="stop_now")
         return end(state, "stopped-now", EXIT_DONE, "stopped now; what was done stays done")
     except KeyboardInterrupt:
-        state.log.append("decision", stop=None, choice="stop_now")
-        return end(state, "interrupted", EXIT_INTERRUPTED, "interrupted; completed actions stay")
+        return interrupted(state)
+    except (ProviderError, ContextOverflow) as exc:
+        return failed(state, exc)  # the person sees the run id and what was already done
     except SddError as exc:
         state.log.append("error", message=exc.message)
         state.log.append("run_ended", status="failed")
@@ -141,8 +149,11 @@ def run(state: RunState, critic: RoleProfile, plan: Plan) -> RunOutcome:
 
 
 def _loop(state: RunState, critic: RoleProfile, plan: Plan) -> RunOutcome:
-    critic_provider, critic_masker, _ = provider_settings(state.root, critic)
+    critic_provider, critic_masker, _, critic_context = provider_settings(state.root, critic)
     checker = CiteChecker(state.root, plan)
+    # Each role reads with the read tools it may use; nothing else is offered in the loop.
+    author_reads = read_only(state.offered)
+    critic_reads = read_only(prompt.with_skill_tool(offered_tools(critic, None), state.root))
     state.messages[0] = {
         "role": "system",
         "content": f"{state.messages[0]['content']}\n\n{AUTHOR_RULES}",
@@ -155,37 +166,52 @@ def _loop(state: RunState, critic: RoleProfile, plan: Plan) -> RunOutcome:
     open_gaps: list[Gap] = []
     checked = False
     passes = 0
+    spent: str | None = None  # why the last pass was spent, for the author's next message
+    critic_spent: str | None = None  # why the critic's last critique was refused
     for number in range(1, MAX_PASSES + 1):
         passes = number
         revising = draft is not None and bool(open_gaps)
         wanted = "submit_revision" if revising else "submit_draft"
+        if spent is not None:
+            # A spent pass the model is never told about is a pass it repeats the same way.
+            how = ", naming the ids of the gaps you changed" if revising else ""
+            _tell_author(state, f"Pass {number - 1} was spent: {spent}. Now call {wanted}{how}.")
+            spent = None
         reply_calls = _call(
             state,
             state.role,
             state.provider,
             state.messages,
-            (*READ_TOOLS, wanted),
+            (*author_reads, wanted),
             number,
             "revision" if revising else "author",
             "author",
+            expected=wanted,
         )
         try:
-            submitted = _loop_call(
-                state, state.role.name, reply_calls, wanted, state.messages, "author"
-            )
             if revising:
-                draft, changed = _revision(submitted, open_gaps)
+                draft, changed = _loop_call(
+                    state, state.role.name, reply_calls, wanted, state.messages, "author",
+                    author_reads, partial(_revision, open_gaps=open_gaps),
+                )  # fmt: skip
                 state.log.append("revision", **{"pass": number}, changed=changed, text=draft)
                 shown = f"Revision of {', '.join(changed)}:\n{draft}"
             else:
-                draft = _draft(submitted)
+                draft = _loop_call(
+                    state, state.role.name, reply_calls, wanted, state.messages, "author",
+                    author_reads, _draft,
+                )  # fmt: skip
                 state.log.append("draft", **{"pass": number}, text=draft)
                 shown = f"The draft to critique:\n{draft}"
         except _Bad as bad:
             state.log.append(
                 "rejected", tool=wanted, reason=bad.reason, message=bad.message, **{"pass": number}
             )
-            continue  # a bad draft or revision spends its pass
+            spent = bad.message  # a bad draft or revision spends its pass
+            continue
+        if critic_spent is not None:
+            shown = f"Your last critique was refused: {critic_spent}.\n\n{shown}"
+            critic_spent = None
         critic_messages.append({"role": "user", "content": shown})
         _log_message(state, critic_messages[-1], "critic")
         critique_calls = _call(
@@ -193,17 +219,19 @@ def _loop(state: RunState, critic: RoleProfile, plan: Plan) -> RunOutcome:
             critic,
             critic_provider,
             critic_messages,
-            (*READ_TOOLS, "report_gaps"),
+            (*critic_reads, "report_gaps"),
             number,
             "critic",
             "critic",
             masker=critic_masker,
+            context_tokens=critic_context,
+            expected="report_gaps",
         )
         try:
-            report = _loop_call(
-                state, critic.name, critique_calls, "report_gaps", critic_messages, "critic"
-            )
-            gaps = _gaps(report, checker)
+            gaps = _loop_call(
+                state, critic.name, critique_calls, "report_gaps", critic_messages, "critic",
+                critic_reads, lambda call: _gaps(call, checker),
+            )  # fmt: skip
         except _Bad as bad:
             state.log.append(
                 "rejected",
@@ -212,6 +240,8 @@ def _loop(state: RunState, critic: RoleProfile, plan: Plan) -> RunOutcome:
                 message=bad.message,
                 **{"pass": number},
             )
+            critic_spent = bad.message
+            spent = f"{critic.name}'s critique of it did not hold up ({bad.message})"
             continue
         checked = True
         open_gaps = gaps
@@ -230,6 +260,11 @@ def _loop(state: RunState, critic: RoleProfile, plan: Plan) -> RunOutcome:
         )
         state.log.append("message", role="user", content=state.messages[-1]["content"])
     return _summary_stop(state, critic, plan, draft, open_gaps, checked, passes)
+
+
+def _tell_author(state: RunState, text: str) -> None:
+    state.messages.append({"role": "user", "content": text})
+    state.log.append("message", role="user", content=text)
 
 
 def _critic_system(critic: RoleProfile, plan: Plan) -> str:
@@ -258,6 +293,8 @@ def _call(
     purpose: str,
     thread: str,
     masker: Any = None,
+    context_tokens: int | None = None,
+    expected: str | None = None,
 ) -> tuple[ToolCall, ...]:
     """One provider call for one role, logged before it is made, its reply logged after."""
     if stop_requested(state):
@@ -274,15 +311,12 @@ def _call(
     outgoing = masked(state, messages)
     if masker is not None:
         outgoing = [json.loads(masker(json.dumps(m, ensure_ascii=False))) for m in outgoing]
-    reply = provider.complete(
-        ProviderRequest(
-            role=role.name,
-            run_id=state.run_id,
-            call_index=state.calls_made,
-            messages=outgoing,
-            tools=tool_schemas(tools),
-        )
-    )
+    # The one tool expected is named: a small local model offered tools with `auto` often
+    # answers in prose, which would spend the pass for nothing.
+    reply = call_provider(
+        state, provider, role.name, outgoing, tools, context_tokens=context_tokens,
+        expected=expected,
+    )  # fmt: skip
     state.log.append(
         "reply", role=role.name, message=reply.message, usage=reply.usage, thread=thread
     )
@@ -297,19 +331,32 @@ def _loop_call(
     wanted: str,
     messages: list[Message],
     thread: str,
-) -> ToolCall:
-    """Answer every tool call of a loop reply; return the loop tool call, or refuse the pass."""
-    found: ToolCall | None = None
+    reads: tuple[str, ...],
+    check: Callable[[ToolCall], T],
+) -> T:
+    """Answer every tool call of a loop reply; return what `check` made of the loop tool call,
+    or refuse the pass. The loop call is checked before it is answered, so the model reads
+    why it was refused rather than "Received." for a draft that spent its pass."""
+    found = False
+    value: list[T] = []  # what `check` made of the loop call, once it held
+    refused: _Bad | None = None
     for call in calls:
-        if call.name == wanted and found is None:
-            found = call
+        if call.name == wanted and not found:
+            found = True
             state.log.append(
                 "tool_call", role=role, tool=call.name, args=call.args, call_id=call.id,
                 thread=thread,
             )  # fmt: skip
-            tool_result(state, call, "Received.", messages, thread)
+            try:
+                if call.error:
+                    raise _Bad("bad_arguments", f"your arguments were not valid JSON: {call.error}")
+                value.append(check(call))
+            except _Bad as bad:
+                refused = bad
+            answer = "Received." if refused is None else f"Refused: {refused.message}."
+            tool_result(state, call, answer, messages, thread)
         elif TOOL_CLASSES.get(call.name) == "read":
-            dispatch(state, call, offered=READ_TOOLS, messages=messages, thread=thread, caller=role)
+            dispatch(state, call, offered=reads, messages=messages, thread=thread, caller=role)
         else:
             state.log.append(
                 "tool_call", role=role, tool=call.name, args=call.args, call_id=call.id,
@@ -328,9 +375,11 @@ def _loop_call(
                 messages,
                 thread,
             )
-    if found is None:
+    if not found:
         raise _Bad("missing_" + wanted, f"the reply did not call {wanted}")
-    return found
+    if refused is not None:
+        raise refused
+    return value[0]
 
 
 def _draft(call: ToolCall) -> str:

@@ -7,11 +7,13 @@ log. Nothing else in sdd executes a tool.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sdd_git import lockfile
 from sdd_git.errors import RecordError, SddError, UsageError
-from sdd_git.providers.base import ProviderError, ProviderRequest, ToolCall
+from sdd_git.providers.base import ProviderError, ToolCall
+from sdd_git.roles.profile import RoleProfile
 from sdd_git.root import Root
 from sdd_git.runner import conversation, gate, prompt, stops
 from sdd_git.runner.clock import Clock, system_clock
@@ -23,20 +25,25 @@ from sdd_git.runner.state import (
     EXIT_INTERRUPTED,
     EXIT_NO_SPEC,
     EXIT_STOPPED,
+    ContextOverflow,
     RunOutcome,
     RunState,
+    call_provider,
     control_folder,
     end,
+    failed,
+    interrupted,
     masked,
     new_says,
     offered_tools,
     provider_settings,
+    read_only,
     role_lock,
     stop_requested,
     tool_result,
-    tool_schemas,
 )
-from sdd_git.tools.catalog import TOOL_CLASSES
+
+OnEvent = Callable[[Event], None]  # told each run-log event as it is written
 
 __all__ = [
     "EXIT_DONE",
@@ -73,8 +80,14 @@ def _sandbox() -> str:
     return current().label
 
 
-def start(root: Root, request: RunRequest, clock: Clock = system_clock) -> RunOutcome:
-    """Run a role on a task until it replies, stops for the person, or is refused."""
+def start(
+    root: Root, request: RunRequest, clock: Clock = system_clock, on_event: OnEvent | None = None
+) -> RunOutcome:
+    """Run a role on a task until it replies, stops for the person, or is refused. `on_event`
+    is told each event of the run log as it is written (the CLI shows progress with it).
+
+    Everything that can refuse the run is checked before its log is opened: a refused run
+    leaves no log that would show it `running` forever."""
     from sdd_git.roles.registry import find_role, load_registry
 
     gate.refuse_before_any_call(request.author, request.critic, request.task)
@@ -85,13 +98,17 @@ def start(root: Root, request: RunRequest, clock: Clock = system_clock) -> RunOu
     if request.origin not in stops.ORIGINS:
         raise UsageError(f"unknown origin '{request.origin}'")
     registry = load_registry(root)
-    mentions = prompt.resolve_mentions(root, request.task, (r.name for r in registry.roles))
+    mentions = prompt.resolve_mentions(root, request.task, (r.name for r in registry.roles), author)
     reply_to = (
         conversation.find_message(root, author.name, request.reply_to) if request.reply_to else None
     )
+    for attachment in request.attachments:
+        _check_attachment(attachment)
     pack = gate.resolve_change(root, request.change)
     plan = gate.plan_for(root, pack)
-    provider, masker, secret_names = provider_settings(root, author)
+    provider, masker, secret_names, context_tokens = provider_settings(root, author)
+    if critic is not None:
+        provider_settings(root, critic)  # a critic whose provider cannot be set up: refused now
     run_id = new_run_id(clock())
     with lockfile.hold(
         role_lock(root, author.name),
@@ -99,81 +116,110 @@ def start(root: Root, request: RunRequest, clock: Clock = system_clock) -> RunOu
         stale_hint=f"its run died; close it and clear the lock with: sdd role stop {author.name}",
     ):
         log = RunLog.open(root, run_id, masker, clock)
+        log.listener = on_event
         roles = [author.name] + ([request.critic] if request.critic else [])
-        log.append(
-            "run_started",
-            roles=roles,
-            task=request.task,
-            change=plan.change,
-            origin=request.origin,
-            provider=provider.name,
-            model=provider.model,
-            sandbox=_sandbox(),
-        )
-        if author.produces in gate.GATED and not plan.sections:
-            why = f"{author.name} produces {author.produces}, and " + (
-                f"{plan.change} has no accepted spec section"
-                if plan.change
-                else "there is no change with an accepted spec section"
+        try:
+            log.append(
+                "run_started",
+                roles=roles,
+                task=request.task,
+                change=plan.change,
+                origin=request.origin,
+                provider=provider.name,
+                model=provider.model,
+                sandbox=_sandbox(),
             )
-            log.append("stop", stop=None, kind="no-spec", action=why, choices=[])
-            log.append("run_ended", status="no-spec")
-            return RunOutcome(
+            for warning in mentions.warnings:
+                log.append("warning", message=warning)
+            if author.produces in gate.GATED and not plan.sections:
+                why = f"{author.name} produces {author.produces}, and " + (
+                    f"{plan.change} has no accepted spec section"
+                    if plan.change
+                    else "there is no change with an accepted spec section"
+                )
+                log.append("stop", stop=None, kind="no-spec", action=why, choices=[])
+                log.append("run_ended", status="no-spec")
+                return RunOutcome(
+                    run_id,
+                    "no-spec",
+                    EXIT_NO_SPEC,
+                    f"stopped before any draft: {why}. Accept a section first (sdd accept "
+                    "reading CH or sdd accept section SPEC#Sn); there is nothing to allow.",
+                )
+            log.append(
+                "plan",
+                change=plan.change,
+                sections=list(plan.sections),
+                checks=list(plan.checks),
+                decisions=list(plan.decisions),
+            )
+            shown_attachments = [
+                conversation.attach(root, author.name, run_id, a, masker)[1]
+                for a in request.attachments
+            ]
+            notes = [m["note"] for m in conversation.memory(root, author.name)]
+            system = prompt.system_prompt(
+                author, registry.roles, plan, notes, request.prompt_append, mentions.role_skills
+            )
+            user = prompt.user_message(request.task, mentions, reply_to, shown_attachments)
+            person = conversation.add_message(
+                root,
+                author.name,
+                masker,
+                run=run_id,
+                **{"from": "person"},
+                text=request.task,
+                reply_to=request.reply_to,
+                attachments=[str(a.source) for a in request.attachments],
+            )
+            log.append("message", role="system", content=system)
+            log.append("message", role="user", content=user, conversation_id=person["id"])
+            state = RunState(
+                root,
                 run_id,
-                "no-spec",
-                EXIT_NO_SPEC,
-                f"stopped before any draft: {why}. Accept a section first (sdd accept reading "
-                "CH or sdd accept section SPEC#Sn); there is nothing to allow.",
+                author,
+                provider,
+                log,
+                masker,
+                clock,
+                plan.change,
+                request.origin,
+                prompt.with_skill_tool(offered_tools(author, request.critic), root),
+                bool(plan.sections),
+                tuple(secret_names),
+                context_tokens,
+                messages=[
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": user},
+                ],
             )
-        log.append(
-            "plan",
-            change=plan.change,
-            sections=list(plan.sections),
-            checks=list(plan.checks),
-            decisions=list(plan.decisions),
-        )
-        shown_attachments = [
-            conversation.attach(root, author.name, run_id, a, masker)[1]
-            for a in request.attachments
-        ]
-        notes = [m["note"] for m in conversation.memory(root, author.name)]
-        system = prompt.system_prompt(author, registry.roles, plan, notes, request.prompt_append)
-        user = prompt.user_message(request.task, mentions, reply_to, shown_attachments)
-        person = conversation.add_message(
-            root,
-            author.name,
-            masker,
-            run=run_id,
-            **{"from": "person"},
-            text=request.task,
-            reply_to=request.reply_to,
-            attachments=[str(a.source) for a in request.attachments],
-        )
-        log.append("message", role="system", content=system)
-        log.append("message", role="user", content=user, conversation_id=person["id"])
-        state = RunState(
-            root,
-            run_id,
-            author,
-            provider,
-            log,
-            masker,
-            clock,
-            plan.change,
-            request.origin,
-            offered_tools(request.critic),
-            bool(plan.sections),
-            tuple(secret_names),
-            messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-        )
-        if critic is not None:
-            from sdd_git.runner import loop
+            if critic is not None:
+                from sdd_git.runner import loop
 
-            return loop.run(state, critic, plan)
-        return _drive(state, pending=[])
+                return loop.run(state, critic, plan)
+            return _drive(state, pending=[])
+        except KeyboardInterrupt:
+            if not log.ended:  # before the first turn: nothing was done yet
+                log.append("run_ended", status="interrupted")
+            raise
+        finally:
+            if not log.ended:  # an error before the first turn still closes the log
+                log.append("run_ended", status="failed")
 
 
-def _rebuild(root: Root, run_id: str, clock: Clock) -> tuple[RunState, list[ToolCall]]:
+def _check_attachment(attachment: conversation.Attachment) -> None:
+    """What `conversation.attach` would refuse, checked before the run has a log."""
+    if not attachment.source.is_file():
+        raise UsageError(f"cannot attach {attachment.source}: no such file")
+    if not attachment.what.strip():
+        raise UsageError(
+            f"say what {attachment.source.name} is", hint='--attach FILE --as "the March log"'
+        )
+
+
+def _rebuild(
+    root: Root, run_id: str, clock: Clock, on_event: OnEvent | None = None
+) -> tuple[RunState, list[ToolCall]]:
     """A paused run, from its log: its messages, calls made, and tool calls still to handle."""
 
     events = read_events(log_path(root, run_id))
@@ -181,7 +227,7 @@ def _rebuild(root: Root, run_id: str, clock: Clock) -> tuple[RunState, list[Tool
     if started is None or not isinstance(started.get("roles"), list) or not started["roles"]:
         raise RecordError(f"run {run_id} has no run_started event; it cannot continue")
     try:
-        return _replay(root, run_id, events, started, clock)
+        return _replay(root, run_id, events, started, clock, on_event)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise RecordError(
             f"the log of run {run_id} is damaged ({type(exc).__name__}: {exc}); it cannot continue",
@@ -190,13 +236,19 @@ def _rebuild(root: Root, run_id: str, clock: Clock) -> tuple[RunState, list[Tool
 
 
 def _replay(
-    root: Root, run_id: str, events: list[Event], started: Event, clock: Clock
+    root: Root,
+    run_id: str,
+    events: list[Event],
+    started: Event,
+    clock: Clock,
+    on_event: OnEvent | None,
 ) -> tuple[RunState, list[ToolCall]]:
     from sdd_git.roles.registry import find_role
 
     role, _ = find_role(root, started["roles"][0], use_cache=False)
-    provider, masker, secret_names = provider_settings(root, role)
+    provider, masker, secret_names, context_tokens = provider_settings(root, role)
     log = RunLog.open(root, run_id, masker, clock)
+    log.listener = on_event
     state = RunState(
         root,
         run_id,
@@ -207,9 +259,10 @@ def _replay(
         clock,
         started.get("change"),
         started.get("origin", "person"),
-        offered_tools(started["roles"][1] if len(started["roles"]) > 1 else None),
+        prompt.with_skill_tool(_offered_after(role, started, events), root),
         _accepted_now(root, started.get("change")),
         tuple(secret_names),
+        context_tokens,
     )
     last_calls: list[ToolCall] = []
     answered: set[str] = set()
@@ -242,6 +295,27 @@ def _replay(
             )
             answered.add(event["call_id"])
     return state, [c for c in last_calls if c.id not in answered]
+
+
+def _offered_after(role: RoleProfile, started: Event, events: list[Event]) -> tuple[str, ...]:
+    """The tools of a resumed run. Once the person answered the accuracy loop's draft stop, the
+    loop is over: its tools are never offered again, and after a deny only read tools are."""
+    critic = started["roles"][1] if len(started["roles"]) > 1 else None
+    drafts = {
+        e.get("stop") for e in events if e.get("event") == "stop" and e.get("kind") == "draft"
+    }
+    answer = next(
+        (
+            e.get("choice")
+            for e in reversed(events)
+            if e.get("event") == "decision" and e.get("stop") and e.get("stop") in drafts
+        ),
+        None,
+    )
+    if answer is None:
+        return offered_tools(role, critic)
+    after = offered_tools(role, None)
+    return read_only(after) if answer == "deny" else after
 
 
 def _accepted_now(root: Root, change: str | None) -> bool:
@@ -308,33 +382,24 @@ def _drive(state: RunState, pending: list[ToolCall]) -> RunOutcome:
                 call=state.calls_made,
                 **{"pass": None},  # numbered 1 to 3 inside the accuracy loop
             )
-            try:
-                reply = state.provider.complete(
-                    ProviderRequest(
-                        role=state.role.name,
-                        run_id=state.run_id,
-                        call_index=state.calls_made,
-                        messages=masked(state, state.messages),
-                        tools=tool_schemas(state.offered),
-                    )
-                )
-            except ProviderError as exc:
-                state.log.append("error", message=exc.message)
-                state.log.append("run_ended", status="failed")
-                raise
+            reply = call_provider(
+                state,
+                state.provider,
+                state.role.name,
+                masked(state, state.messages),
+                state.offered,
+            )
             state.log.append(
                 "reply", role=state.role.name, message=reply.message, usage=reply.usage
             )
             state.messages.append(reply.message)
             pending = list(reply.tool_calls)
     except KeyboardInterrupt:
-        state.log.append("decision", stop=None, choice="stop_now")
-        state.log.append("run_ended", status="interrupted")
-        return RunOutcome(
-            state.run_id, "interrupted", EXIT_INTERRUPTED, "interrupted; completed actions stay"
-        )
+        return interrupted(state)
+    except (ProviderError, ContextOverflow) as exc:
+        return failed(state, exc)  # the person sees the run id and what was already done
     except (SddError, OSError):
-        raise  # already logged where it happened, or a plain I/O failure the CLI reports
+        raise  # a refusal or a plain I/O failure the CLI reports; `start` ends the log
     except Exception as exc:  # a bug must still end the run in its log
         state.log.append("error", message=f"{type(exc).__name__}: {exc}")
         state.log.append("run_ended", status="failed")
@@ -346,7 +411,7 @@ def _drive(state: RunState, pending: list[ToolCall]) -> RunOutcome:
 
 
 def _finish(state: RunState, reply: str) -> RunOutcome:
-    conversation.add_message(
+    said = conversation.add_message(
         state.root, state.role.name, state.masker, run=state.run_id, **{"from": state.role.name},
         text=reply,
     )  # fmt: skip
@@ -355,9 +420,15 @@ def _finish(state: RunState, reply: str) -> RunOutcome:
         if reading is not None:
             state.log.append("run_ended", status="stopped", waiting_for=reading.id)
             return RunOutcome(
-                state.run_id, "stopped", EXIT_STOPPED, reading.action, stop=reading, reply=reply
+                state.run_id,
+                "stopped",
+                EXIT_STOPPED,
+                reading.action,
+                stop=reading,
+                reply=reply,
+                reply_id=said["id"],
             )
-    return end(state, "done", EXIT_DONE, "done", reply=reply)
+    return end(state, "done", EXIT_DONE, "done", reply=reply, reply_id=said["id"])
 
 
 def _reading_stop(state: RunState) -> stops.Stop | None:
@@ -396,7 +467,13 @@ def _reading_stop(state: RunState) -> stops.Stop | None:
     return stop
 
 
-def answer(root: Root, stop_id: str, choice: str, clock: Clock = system_clock) -> RunOutcome:
+def answer(
+    root: Root,
+    stop_id: str,
+    choice: str,
+    clock: Clock = system_clock,
+    on_event: OnEvent | None = None,
+) -> RunOutcome:
     """The person's answer to an approval or draft stop: allow_once, always_allow or deny; then
     the run continues from its log.
 
@@ -418,7 +495,7 @@ def answer(root: Root, stop_id: str, choice: str, clock: Clock = system_clock) -
         stale_hint=f"its run died; close it and clear the lock with: sdd role stop {shown.role}",
     ):
         stops.load(root, stop_id)  # still unanswered now that the lock is ours
-        state, pending = _rebuild(root, shown.run, clock)
+        state, pending = _rebuild(root, shown.run, clock, on_event)
         stop = _logged_stop(root, shown, state)
         if choice == "always_allow" and "always allow" not in stop.choices:
             raise UsageError(
@@ -430,11 +507,10 @@ def answer(root: Root, stop_id: str, choice: str, clock: Clock = system_clock) -
                 return _after_draft(state, stop, choice)
             return _after_approval(state, stop, choice, pending)
         except KeyboardInterrupt:
-            state.log.append("decision", stop=None, choice="stop_now")
-            state.log.append("run_ended", status="interrupted")
-            return RunOutcome(
-                state.run_id, "interrupted", EXIT_INTERRUPTED, "interrupted; completed actions stay"
-            )
+            return interrupted(state)
+        finally:
+            if not state.log.ended:  # an error on the way still ends the run in its log
+                state.log.append("run_ended", status="failed")
 
 
 def _logged_stop(root: Root, shown: stops.Stop, state: RunState) -> stops.Stop:
@@ -533,13 +609,13 @@ def _after_draft(state: RunState, stop: stops.Stop, choice: str) -> RunOutcome:
     stops.remove(state.root, stop.id)
     if expired:
         return end(state, "expired", EXIT_STOPPED, f"stop {stop.id} expired; nothing ran")
-    state.offered = offered_tools(None)
+    state.offered = prompt.with_skill_tool(offered_tools(state.role, None), state.root)
     if choice == "deny":
         note = (
             "The person declined this draft. Do not carry it out; reply in one or two sentences "
             "with what you would need to change it."
         )
-        state.offered = tuple(n for n in state.offered if TOOL_CLASSES[n] == "read")
+        state.offered = read_only(state.offered)
     else:
         note = (
             "The person read the summary of your draft and its critique, and lets you go on: "

@@ -7,6 +7,7 @@ and the next append starts on a fresh line.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -71,6 +72,10 @@ class RunLog:
     mask: Callable[[str], str]
     clock: Callable[[], float]
     seq: int = 0
+    # Called with each event once it is on disk: how the CLI shows a run as it happens (core
+    # code never prints). A screen that went away (a closed pipe) must not end the run.
+    listener: Callable[[Event], None] | None = None
+    ended: bool = False  # the last event appended is `run_ended`
 
     @classmethod
     def open(
@@ -83,6 +88,8 @@ class RunLog:
             events = read_events(path)
             seq = max((int(e.get("seq", 0)) for e in events), default=0)  # checked on read
             _drop_torn_tail(path)
+            ended = bool(events) and events[-1].get("event") == "run_ended"
+            return cls(path, run_id, mask, clock, seq, ended=ended)
         return cls(path, run_id, mask, clock, seq)
 
     def append(self, event: str, **fields: Any) -> Event:
@@ -101,6 +108,10 @@ class RunLog:
             handle.write(line.encode("utf-8", "replace"))
             handle.flush()
             os.fsync(handle.fileno())
+        self.ended = event == "run_ended"
+        if self.listener is not None:
+            with contextlib.suppress(OSError):
+                self.listener(json.loads(line))  # masked, as it landed
         return record
 
     def events(self) -> list[Event]:

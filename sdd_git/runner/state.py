@@ -11,7 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sdd_git.providers.base import Message, Provider, ToolCall, ToolSchema
+from sdd_git.errors import SddError
+from sdd_git.providers.base import (
+    Message,
+    Provider,
+    ProviderReply,
+    ProviderRequest,
+    ToolCall,
+    ToolSchema,
+)
 from sdd_git.roles.profile import RoleProfile
 from sdd_git.root import Root
 from sdd_git.runner import stops
@@ -26,6 +34,37 @@ DEFAULT_TIMEOUT_SECONDS = 600.0
 EXIT_DONE, EXIT_ERROR, EXIT_STOPPED, EXIT_NO_SPEC, EXIT_INTERRUPTED = 0, 1, 3, 4, 130
 LOOP_TOOLS = ("submit_draft", "report_gaps", "submit_revision")
 
+# What each `produces` may use beyond the read tools. A small local model is offered only these:
+# every schema costs context (the whole catalog is about 7 KB), and a tool a role cannot use is
+# one more way for the model to go astray. The boundary and the gate still judge every call.
+#
+#   produces        tools beyond the read tools (and `remember`, which every role has)
+#   reading         draft_reading
+#   code            write_file, delete_file, run_command, git_commit, git_push, git_tag
+#   scenario        draft_scenarios
+#   release-notes   write_file
+#   plan            (none)
+#   review          (none: read only, and its memory)
+#   other           every tool
+#
+# A role whose file lists `tools:` gets the intersection. The loop tools come only with --with,
+# and only inside the accuracy loop.
+TOOLS_BY_PRODUCES: dict[str, tuple[str, ...]] = {
+    "reading": ("draft_reading",),
+    "code": ("write_file", "delete_file", "run_command", "git_commit", "git_push", "git_tag"),
+    "scenario": ("draft_scenarios",),
+    "release-notes": ("write_file",),
+    "plan": (),
+    "review": (),
+}
+
+# About four characters a token: close enough for English text, code and JSON, and no tokenizer
+# to install. The reply needs room too, so that much is kept free of the request.
+CHARS_PER_TOKEN = 4
+REPLY_ROOM_TOKENS = 1024
+LOCAL_CONTEXT_TOKENS = 8192  # what llama.cpp, LM Studio and Ollama servers are often given
+REMOTE_CONTEXT_TOKENS = 128000
+
 
 @dataclass(frozen=True)
 class RunOutcome:
@@ -35,6 +74,8 @@ class RunOutcome:
     message: str
     stop: stops.Stop | None = None
     reply: str | None = None
+    reply_id: str | None = None  # the reply's id in the role's conversation, for --reply-to
+    hint: str | None = None  # what the person can do next, after a failure
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -44,7 +85,12 @@ class RunOutcome:
             "message": self.message,
             "stop": self.stop.as_json() if self.stop else None,
             "reply": self.reply,
+            "reply_id": self.reply_id,
         }
+
+
+class ContextOverflow(SddError):
+    """A request that cannot fit the provider's context, even with old tool results trimmed."""
 
 
 @dataclass
@@ -63,6 +109,7 @@ class RunState:
     offered: tuple[str, ...]
     accepted: bool  # the change has an accepted section: the gate on actions is open
     secret_names: tuple[str, ...] = ()
+    context_tokens: int = REMOTE_CONTEXT_TOKENS
     messages: list[Message] = field(default_factory=list)
     calls_made: int = 0
     says_seen: int = 0
@@ -81,9 +128,9 @@ def role_lock(root: Root, role: str) -> Path:
     return root.local / "locks" / f"role-{role}.lock"
 
 
-def provider_settings(root: Root, role: RoleProfile) -> tuple[Provider, Masker, list[str]]:
-    """The role's provider, a masker for everything the run writes or sends, and the names of
-    the variables that hold its key (kept out of child processes)."""
+def provider_settings(root: Root, role: RoleProfile) -> tuple[Provider, Masker, list[str], int]:
+    """The role's provider, a masker for everything the run writes or sends, the names of the
+    variables that hold its key (kept out of child processes), and its context size in tokens."""
     from sdd_git.providers.select import make_provider, settings_for
     from sdd_git.runner.masking import masker_for
 
@@ -91,7 +138,29 @@ def provider_settings(root: Root, role: RoleProfile) -> tuple[Provider, Masker, 
     provider = make_provider(settings)
     extra = [s for s in (settings.key, os.environ.get("SDD_API_KEY")) if s]
     names = [settings.key_env] if settings.key_env else []
-    return provider, masker_for(root.path, extra), names
+    return provider, masker_for(root.path, extra), names, context_size(settings)
+
+
+def context_size(settings: object) -> int:
+    """The provider's context in tokens: its `context` setting, else a guess from where it is.
+    A local server is usually started with a small context; a hosted one has a large one."""
+    configured = getattr(settings, "context", None)
+    if isinstance(configured, int) and not isinstance(configured, bool) and configured > 0:
+        return configured
+    base_url = str(getattr(settings, "base_url", None) or "")
+    return LOCAL_CONTEXT_TOKENS if _is_local(base_url) else REMOTE_CONTEXT_TOKENS
+
+
+def _is_local(base_url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(base_url).hostname or "").lower()
+    return (
+        host in ("localhost", "0.0.0.0", "::1", "host.docker.internal")
+        or host.startswith("127.")
+        or host.endswith((".local", ".localhost"))
+        or host.startswith(("10.", "192.168."))
+    )
 
 
 def approval_timeout(root: Root) -> float:
@@ -102,12 +171,29 @@ def approval_timeout(root: Root) -> float:
     return parse_duration(value, DEFAULT_TIMEOUT_SECONDS)
 
 
-def offered_tools(critic: str | None) -> tuple[str, ...]:
-    return tuple(
-        name
-        for name, kind in TOOL_CLASSES.items()
-        if name != "handoff" and (kind != "loop" or (critic is not None and name in LOOP_TOOLS))
-    )
+def offered_tools(role: RoleProfile | None, critic: str | None) -> tuple[str, ...]:
+    """The tools a role is offered: the read tools and what its `produces` needs (the table
+    above), narrowed by its own `tools:` list; the loop tools only in a run with a critic."""
+    extra = TOOLS_BY_PRODUCES.get(role.produces if role is not None else "other")
+    allowed = getattr(role, "tools", None)  # a role file's own allowlist, when it has one
+    chosen: list[str] = []
+    for name, kind in TOOL_CLASSES.items():
+        if name == "handoff":
+            continue
+        if kind == "loop":
+            if critic is not None and name in LOOP_TOOLS:
+                chosen.append(name)  # the runner's own protocol, never narrowed by `tools:`
+            continue
+        if extra is not None and kind != "read" and name != "remember" and name not in extra:
+            continue
+        if allowed is not None and name not in allowed:
+            continue
+        chosen.append(name)
+    return tuple(chosen)
+
+
+def read_only(offered: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(name for name in offered if TOOL_CLASSES.get(name) == "read")
 
 
 def tool_context(state: RunState) -> ToolContext:
@@ -187,6 +273,140 @@ def new_says(state: RunState) -> list[str]:
     return out
 
 
+def interrupted(state: RunState) -> RunOutcome:
+    """Ctrl-C or SIGTERM: the run ends in its log once, however many signals came."""
+    if not state.log.ended:
+        state.log.append("decision", stop=None, choice="stop_now")
+        state.log.append("run_ended", status="interrupted")
+    return RunOutcome(
+        state.run_id, "interrupted", EXIT_INTERRUPTED, "interrupted; completed actions stay"
+    )
+
+
+def failed(state: RunState, exc: SddError) -> RunOutcome:
+    """A run that cannot go on (the provider failed, the context overflowed): ended in its log,
+    and told to the person with what this run already did, since it stays done."""
+    state.log.append("error", message=exc.message)
+    if not state.log.ended:
+        state.log.append("run_ended", status="failed")
+    done = actions_done(state)
+    message = exc.message
+    if done:
+        message += ". Already done in this run, and it stays done: " + "; ".join(done)
+    where = f"what happened, event by event: sdd role log {state.run_id}"
+    return RunOutcome(
+        state.run_id,
+        "failed",
+        exc.exit_code,
+        message,
+        hint=f"{exc.hint}; {where}" if exc.hint else where,
+    )
+
+
+def actions_done(state: RunState) -> list[str]:
+    """The allowed actions this run performed, in a few words each."""
+    out = []
+    for event in state.log.events():
+        if event.get("event") != "action_done":
+            continue
+        args = event.get("args") or {}
+        what = args.get("path") or args.get("command") or args.get("message") or ""
+        shown = " ".join(str(what).split())
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        by = {"allow_once": "allowed once", "always_allow": "allowed always"}.get(
+            str(event.get("by")), "by a saved rule"
+        )
+        out.append(f"{event.get('tool')} {shown} ({by})".replace("  ", " "))
+    return out
+
+
 def end(state: RunState, status: str, code: int, message: str, **extra: Any) -> RunOutcome:
     state.log.append("run_ended", status=status)
     return RunOutcome(state.run_id, status, code, message, **extra)
+
+
+def call_provider(
+    state: RunState,
+    provider: Provider,
+    role: str,
+    outgoing: list[Message],
+    tools: tuple[str, ...],
+    *,
+    context_tokens: int | None = None,
+    expected: str | None = None,
+) -> ProviderReply:
+    """One provider call: the request fitted to the provider's context, `expected` named as the
+    one tool to call where the provider can be told so."""
+    schemas = tool_schemas(tools)
+    limit = state.context_tokens if context_tokens is None else context_tokens
+    fitted, trimmed = fit_context(outgoing, schemas, limit)
+    if trimmed:
+        state.log.append(
+            "context_trimmed", role=role, results=trimmed, tokens=request_tokens(fitted, schemas)
+        )
+    return provider.complete(
+        ProviderRequest(
+            role=role,
+            run_id=state.run_id,
+            call_index=state.calls_made,
+            messages=fitted,
+            tools=schemas,
+            tool_choice=expected,  # None: the configured default (`auto`)
+        )
+    )
+
+
+def request_tokens(messages: list[Message], schemas: list[ToolSchema]) -> int:
+    """The request's size in tokens, estimated at four characters a token. An assistant turn is
+    counted as the provider's own form (`raw`) when it has one, since that is what is sent."""
+    chars = sum(len(json.dumps(_as_sent(m), ensure_ascii=False)) for m in messages)
+    chars += sum(len(s.name) + len(s.description) + len(json.dumps(s.parameters)) for s in schemas)
+    return chars // CHARS_PER_TOKEN + 1
+
+
+def _as_sent(message: Message) -> Any:
+    # Anthropic gets its own blocks back (thinking and all); every other provider gets the turn
+    # rebuilt from content and tool calls, so `raw` is not part of what it is sent.
+    if message.get("provider") == "anthropic" and message.get("raw"):
+        return message["raw"]
+    return {k: v for k, v in message.items() if k not in ("raw", "provider")}
+
+
+def fit_context(
+    messages: list[Message], schemas: list[ToolSchema], limit: int
+) -> tuple[list[Message], int]:
+    """The messages cut to fit `limit` tokens with room for the reply: old tool results are
+    replaced by a note, oldest first. The system prompt, the task and the last turn (the last
+    assistant message and what answers it) are never cut. Returns the messages and how many
+    results were trimmed; raises ContextOverflow when even that is not enough."""
+    budget = max(limit - min(REPLY_ROOM_TOKENS, limit // 4), 1)
+    used = request_tokens(messages, schemas)
+    if used <= budget:
+        return messages, 0
+    last_turn = max(
+        (i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=len(messages)
+    )
+    fitted = list(messages)
+    trimmed = 0
+    for index in range(2, last_turn):
+        if used <= budget:
+            break
+        message = fitted[index]
+        content = str(message.get("content") or "")
+        if message.get("role") != "tool" or content.startswith("[trimmed:"):
+            continue
+        note = f"[trimmed: {len(content):,} characters of an old tool result]"
+        fitted[index] = {**message, "content": note}
+        used -= (len(json.dumps(content)) - len(json.dumps(note))) // CHARS_PER_TOKEN
+        trimmed += 1
+    used = request_tokens(fitted, schemas)
+    if used > budget:
+        raise ContextOverflow(
+            f"the next request is about {used:,} tokens (with {len(schemas)} tool schemas and "
+            f"room for the reply), and the provider's context is {limit:,} tokens; trimming old "
+            "tool results was not enough",
+            hint="raise the context: start the server with a larger context (Ollama: num_ctx, "
+            "llama.cpp: --ctx-size) and set provider `context:` in .sdd/config.yaml to match; "
+            "or give a shorter task or smaller attachments",
+        )
+    return fitted, trimmed

@@ -271,10 +271,18 @@ def run(
         reader = threading.Thread(target=output.drain, args=(process.stdout,), daemon=True)
         reader.start()
         timed_out = False
+        interrupted: BaseException | None = None
         try:
             code: int | None = process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
+            _kill_group(process.pid)
+            process.wait()
+            code = None
+        except BaseException as exc:  # Ctrl-C or SIGTERM reached sdd, not the command's session
+            # The command runs in its own session, so the signal never reaches it: it and all it
+            # started are killed here, and the tamper check below still runs before sdd exits.
+            interrupted = exc
             _kill_group(process.pid)
             process.wait()
             code = None
@@ -288,6 +296,8 @@ def run(
         tampered = tamper.changed(before, watched, site)
         lost = tamper.restore(before, tampered) if tampered else []
         tampered += _planted_rule_files(policy.product, rule_files_before)
+        if interrupted is not None:
+            raise interrupted
         shown = tuple(_shown(policy, name) for name in tampered)
         return Finished(
             code,

@@ -41,7 +41,7 @@ def test_an_openai_compatible_run_carries_role_headers_and_never_logs_the_key(
     monkeypatch.setenv("SDD_PROVIDER", "openai")
     monkeypatch.setenv("SDD_BASE_URL", f"{server.url}/v1")
     monkeypatch.setenv("SDD_MODEL", "gpt-test")
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("SDD_API_KEY", KEY)  # the key of this run's own server
     call = {
         "id": "call_1",
         "type": "function",
@@ -77,7 +77,7 @@ def test_an_anthropic_run_stops_for_a_write_and_resumes_with_the_thinking_block(
     monkeypatch.setenv("SDD_PROVIDER", "anthropic")
     monkeypatch.setenv("SDD_BASE_URL", server.url)
     monkeypatch.setenv("SDD_MODEL", "claude-test")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("SDD_API_KEY", KEY)  # the key of this run's own server
     thinking = {"type": "thinking", "thinking": "C1 needs a file.", "signature": "sig-abc=="}
     use = {
         "type": "tool_use",
@@ -125,7 +125,7 @@ def test_a_short_key_is_refused_before_any_call(
     monkeypatch.setenv("SDD_PROVIDER", "openai")
     monkeypatch.setenv("SDD_BASE_URL", f"{server.url}/v1")
     monkeypatch.setenv("SDD_MODEL", "m")
-    monkeypatch.setenv("OPENAI_API_KEY", "short")
+    monkeypatch.setenv("SDD_API_KEY", "short")
     result = sdd("role", "run", "builder", "--task", "Hi")
     assert result.code == 1 and "shorter than 8 characters" in result.stderr
     assert server.requests == []

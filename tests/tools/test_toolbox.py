@@ -16,10 +16,11 @@ JSON_TYPES = {"object", "array", "string", "integer", "number", "boolean", "null
 def check_schema(node: Any, where: str) -> None:
     """A structural check of the JSON Schema subset the tools use."""
     assert isinstance(node, dict), where
-    assert node.get("type") in JSON_TYPES, f"{where}: type {node.get('type')!r}"
+    kinds = node.get("type") if isinstance(node.get("type"), list) else [node.get("type")]
+    assert kinds and all(k in JSON_TYPES for k in kinds), f"{where}: type {node.get('type')!r}"
     if "description" in node:
         assert isinstance(node["description"], str) and node["description"].strip(), where
-    if node["type"] == "object":
+    if "object" in kinds:
         properties = node.get("properties")
         assert isinstance(properties, dict), f"{where}: properties"
         required = node.get("required", [])
@@ -27,7 +28,7 @@ def check_schema(node: Any, where: str) -> None:
         assert node.get("additionalProperties", False) in (False, True), where
         for key, value in properties.items():
             check_schema(value, f"{where}.{key}")
-    if node["type"] == "array":
+    if "array" in kinds:
         check_schema(node.get("items"), f"{where}[]")
     if "enum" in node:
         assert isinstance(node["enum"], list) and node["enum"], where
