@@ -331,12 +331,10 @@ def role_memory(name: str, forget: int | None, edit: bool) -> None:
         return
     if edit:
         refuse_inside_run()
-        path = conversation.memory_path(root, name)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.exists():
-            path.write_text("[]\n", encoding="utf-8")
-        click.edit(filename=str(path))
-        conversation.memory(root, name)  # a broken edit is reported at once
+        saved = conversation.edit_memory(
+            root, name, lambda text: click.edit(text, extension=".yaml")
+        )
+        say(f"{name} remembers {saved} item(s)")
         return
     items = conversation.memory(root, name)
     if not items:

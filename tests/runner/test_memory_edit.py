@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from sdd_git.errors import RecordError
 from sdd_git.root import Root
 from sdd_git.runner import conversation
+from tests.conftest import SddRunner
 
 
 def test_a_valid_edit_is_saved_and_read_back(root: Root) -> None:
@@ -44,3 +47,19 @@ def test_an_item_that_is_not_a_note_is_refused(root: Root) -> None:
         conversation.edit_memory(root, "builder", lambda text: "- just text\n")
     assert "item 1 is not a note" in caught.value.message
     assert conversation.memory(root, "builder") == []
+
+
+def test_role_memory_edit_in_a_real_editor_keeps_a_broken_text_and_later_runs_still_work(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.cli.test_role_cmds import editor
+
+    monkeypatch.setenv("EDITOR", editor(tmp_path, "- note: [unclosed\n"))
+    broken = sdd("role", "memory", "builder", "--edit")
+    assert broken.code == 1 and "the memory of builder was not changed" in broken.stderr
+    assert sdd("role", "memory", "builder").code == 0  # nothing broken for later commands
+    fixed = tmp_path / "fixed"
+    fixed.mkdir()
+    monkeypatch.setenv("EDITOR", editor(fixed, "- note: small commits\n"))
+    assert sdd("role", "memory", "builder", "--edit").code == 0
+    assert conversation.memory(root, "builder") == [{"note": "small commits"}]
