@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -20,6 +21,24 @@ _PING_PARAMETERS = {
     "properties": {"word": {"type": "string", "description": "The word to send back."}},
     "required": ["word"],
 }
+
+
+def _mask(settings: ProviderSettings, data: Any) -> Any:
+    """What a server answered, with every secret within reach masked: a server can echo the
+    key it was given back as a model's name or id."""
+    import json
+    import os
+
+    from sdd_git.errors import SddError
+    from sdd_git.root import find_root
+    from sdd_git.runner.masking import masker_for
+
+    try:
+        product = find_root(Path.cwd()).path
+    except SddError:  # outside a root: still mask the environment's secrets
+        product = Path.cwd()
+    keys = [k for k in (settings.key, os.environ.get("SDD_API_KEY")) if k]
+    return json.loads(masker_for(product, keys)(json.dumps(data)))
 
 
 @click.group("provider")
@@ -150,6 +169,8 @@ def check(role: str | None, as_json: bool) -> None:
         "tool_calls": verdict,
         "ok": well_formed,
     }
+    document = _mask(settings, document)
+    verdict = document["tool_calls"]
     if as_json:
         emit_json(document)
     else:
@@ -177,7 +198,7 @@ def models(role: str | None, as_json: bool) -> None:
     if not callable(listing):  # pragma: no cover - every HTTP provider has it
         raise click.ClickException(f"the {settings.kind} provider cannot list models")
     try:
-        found: list[str] = listing()
+        found: list[str] = _mask(settings, listing())
     finally:
         close = getattr(chat, "close", None)
         if callable(close):

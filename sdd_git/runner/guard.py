@@ -22,6 +22,7 @@ from sdd_git.sandbox.policy import (
     RULE_FILE_NAMES,
     RULE_FOLDERS,
     python_environments,
+    rule_link_targets,
     sdd_home,
 )
 from sdd_git.tools.catalog import TOOL_CLASSES
@@ -235,6 +236,12 @@ def write_path_problem(root: Path, value: Any, whole_tree: bool = False) -> Reje
             "protected_path",
             f"{value} holds the product's secrets; roles never write, move or delete it",
         )
+    for target in rule_link_targets(root.resolve()):
+        if resolved == target or _within(resolved, target):
+            return Rejection(
+                "protected_path",
+                f"{value} defines a role or a skill (a rule folder links to it); {_RULES_MESSAGE}",
+            )
     for prefix in python_environments(root.resolve()):
         if (
             resolved == prefix

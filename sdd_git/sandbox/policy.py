@@ -64,6 +64,30 @@ SHELL_START_FILES = (
 )
 
 
+def rule_link_targets(product: Path) -> list[Path]:
+    """Where the symlinks in the rule folders lead, inside the product: a Claude agent kept in
+    `src/helper.md` and linked from `.claude/agents/` is defined by that file, so roles must not
+    write it either."""
+    base = product.resolve()
+    found: list[Path] = []
+    for name in RULE_FOLDERS:
+        folder = base / name
+        if not folder.is_dir():
+            continue
+        for current, dirs, files in os.walk(folder):
+            for entry in [*dirs, *files]:
+                path = Path(current) / entry
+                if not path.is_symlink():
+                    continue
+                try:
+                    target = path.resolve(strict=True)
+                except (OSError, RuntimeError):
+                    continue
+                if target.is_relative_to(base) and target not in found:
+                    found.append(target)
+    return found
+
+
 def dotenv_files(product: Path) -> list[str]:
     """The `.env*` files at the top of the product: its secrets. Hidden from commands, and kept
     where they are (a `.env` moved away would leave the next process's masker blind to it)."""
@@ -121,6 +145,7 @@ def policy_for(product: Path, scratch: Path, network: bool) -> Policy:
         if os.path.lexists(path):
             read_only.append(path)
     read_only += [p for p in python_environments(base) if p not in read_only]
+    read_only += [p for p in rule_link_targets(base) if p not in read_only]
     home = Path.home().resolve()
     dotenv = [base / name for name in dotenv_files(base)]
     read_only += [p for p in dotenv if p not in read_only]

@@ -9,7 +9,7 @@ Classes: 1 code runners, 2 escaping the sandbox, 3 sdd's own process running pla
 
 from __future__ import annotations
 
-from tests.attack import routes_escape, routes_round2, routes_rules, routes_run
+from tests.attack import routes_escape, routes_round2, routes_round3, routes_rules, routes_run
 from tests.attack.harness import Route
 
 ROUTES: list[Route] = [
@@ -17,6 +17,7 @@ ROUTES: list[Route] = [
     *routes_escape.ROUTES,  # classes 2 and 4
     *routes_rules.ROUTES,  # classes 5, 6, 7 and 8
     *routes_round2.ROUTES,  # round two, every class
+    *routes_round3.ROUTES,  # round three: providers, host agent files, skills
 ]
 CLASSES = {
     1: "code runners",
