@@ -121,6 +121,8 @@ def event_text(event: Event) -> str:
         return f"decision on {event.get('stop') or 'the run'}: {event.get('choice')}"
     if kind == "action_done":
         return f"done: {event.get('tool')} ({event.get('by')})"
+    if kind == "action_failed":
+        return f"not done: {event.get('tool')} ({event.get('by')}): {event.get('reason')}"
     if kind == "context_trimmed":
         return (
             f"context: {event.get('results')} old tool result(s) trimmed to fit "

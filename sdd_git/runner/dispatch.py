@@ -64,18 +64,17 @@ def dispatch(
     if unparsed:
         # Said as it is: a model told "path outside the product folder" for broken JSON retries
         # the same path, not the same call with valid JSON.
-        state.log.append(
-            "rejected",
-            tool=call.name,
-            reason="bad_arguments",
-            message=f"the arguments were not valid JSON: {unparsed}",
-            **extra,
+        said = (
+            unparsed
+            if "not valid JSON" in unparsed
+            else f"your arguments were not valid JSON: {unparsed}"
         )
+        state.log.append("rejected", tool=call.name, reason="bad_arguments", message=said, **extra)
         tool_result(
             state,
             call,
-            f"Rejected: your arguments were not valid JSON: {unparsed}. Nothing was done; send "
-            "the call again with the arguments as one valid JSON object.",
+            f"Rejected: {said}. Nothing was done; send the call again with the arguments as one "
+            "valid JSON object.",
             messages,
             thread,
         )
@@ -136,14 +135,18 @@ def _execute(
 
     tool = TOOLS.get(call.name)
     data = None
+    failed: str | None = None
     if tool is None:
-        text = f"{call.name} is not available to roles in this version."
+        text = failed = f"{call.name} is not available to roles in this version."
     else:
         try:
             outcome = tool.run(call.args, tool_context(state))
             text, data = outcome.text, outcome.data
+            if (data or {}).get("done") is False:  # e.g. no connector: it said nothing was done
+                failed = str((data or {}).get("reason") or "nothing was done")
         except ToolFailed as exc:
             text = f"{call.name} failed: {exc}"
+            failed = str(exc)
     tampered = (data or {}).get("tampered") or []
     if tampered:
         lost = (data or {}).get("lost") or []
@@ -155,8 +158,13 @@ def _execute(
             + ", ".join(t for t in tampered if t not in lost)
             + (f"; could not be put back: {', '.join(lost)}" if lost else ""),
         )
-    if kind == "consequential":
+    if kind == "consequential" and failed is None:
         state.log.append("action_done", tool=call.name, args=call.args, by=allowed_by)
+    elif kind == "consequential":
+        # Allowed, tried, and not done: never listed as done when the run fails later.
+        state.log.append(
+            "action_failed", tool=call.name, args=call.args, by=allowed_by, reason=failed
+        )
     tool_result(state, call, text, messages, thread)
 
 

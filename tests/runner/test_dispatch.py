@@ -156,3 +156,18 @@ def test_a_code_runner_runs_by_a_saved_rule_only_where_a_sandbox_holds_it(
     else:
         assert result.code == 3 and done == []
         assert outcome["stop"]["choices"] == ["allow once", "deny"]
+
+
+def test_an_allowed_action_that_fails_is_logged_as_not_done(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    accepted_change(root)
+    push = {"tool": "git_push", "args": {"remote": "nowhere", "branch": "main"}}
+    script(tmp_path, monkeypatch, [{"tool_calls": [push]}, {"say": "ok"}])
+    stop = json.loads(sdd("role", "run", "builder", "--task", "Push", "--json").stdout)["stop"]
+    assert sdd("allow", stop["id"]).code == 0
+    logged = events(root, stop["run"])
+    assert not [e for e in logged if e["event"] == "action_done"]
+    (failed,) = [e for e in logged if e["event"] == "action_failed"]
+    assert failed["tool"] == "git_push" and failed["by"] == "allow_once"
+    assert "nothing was pushed" in failed["reason"]
