@@ -68,6 +68,9 @@ class ProviderRequest:
     # `none`, `required`, or the name of the one tool the model must call (the accuracy loop).
     # Sent only when tools are offered.
     tool_choice: str | None = None
+    # The most the reply may take, in tokens: the room the runner left for it in the context.
+    # A configured `max_tokens` wins. None: no cap.
+    max_reply_tokens: int | None = None
 
 
 @dataclass(frozen=True)

@@ -101,8 +101,9 @@ class OpenAIProvider:
             body["tool_choice"] = wire_tool_choice(request.tool_choice or self.tool_choice)
         if self.temperature is not None:
             body["temperature"] = self.temperature
-        if self.max_tokens is not None:
-            body["max_tokens"] = self.max_tokens
+        cap = self.max_tokens if self.max_tokens is not None else request.max_reply_tokens
+        if cap is not None:
+            body[reply_cap_field(self.base_url)] = cap
         if self.ollama and self.num_ctx is not None:
             body["options"] = {"num_ctx": self.num_ctx}
         answer = self._http.post_json(url, body, self._request_headers(request))
@@ -128,6 +129,12 @@ class OpenAIProvider:
         if self._api_key:  # a local server (Ollama, llama.cpp) needs none
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
+
+
+def reply_cap_field(base_url: str) -> str:
+    """The body field that caps the reply: OpenAI's own API wants the newer name (its reasoning
+    models refuse `max_tokens`); every compatible server we know reads `max_tokens`."""
+    return "max_completion_tokens" if base_url.startswith(DEFAULT_BASE_URL) else "max_tokens"
 
 
 def _is_ollama(base_url: str) -> bool:

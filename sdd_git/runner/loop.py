@@ -26,7 +26,7 @@ from sdd_git.runner.gate import Plan
 from sdd_git.runner.state import (
     EXIT_DONE,
     EXIT_STOPPED,
-    ContextOverflow,
+    RunCannotGoOn,
     RunOutcome,
     RunState,
     approval_timeout,
@@ -140,7 +140,7 @@ def run(state: RunState, critic: RoleProfile, plan: Plan) -> RunOutcome:
         return end(state, "stopped-now", EXIT_DONE, "stopped now; what was done stays done")
     except KeyboardInterrupt:
         return interrupted(state)
-    except (ProviderError, ContextOverflow) as exc:
+    except (ProviderError, RunCannotGoOn) as exc:
         return failed(state, exc)  # the person sees the run id and what was already done
     except SddError as exc:
         state.log.append("error", message=exc.message)

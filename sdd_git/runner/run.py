@@ -25,10 +25,11 @@ from sdd_git.runner.state import (
     EXIT_INTERRUPTED,
     EXIT_NO_SPEC,
     EXIT_STOPPED,
-    ContextOverflow,
+    RunCannotGoOn,
     RunOutcome,
     RunState,
     call_provider,
+    check_progress,
     control_folder,
     end,
     failed,
@@ -393,10 +394,11 @@ def _drive(state: RunState, pending: list[ToolCall]) -> RunOutcome:
                 "reply", role=state.role.name, message=reply.message, usage=reply.usage
             )
             state.messages.append(reply.message)
+            check_progress(state, reply.tool_calls)
             pending = list(reply.tool_calls)
     except KeyboardInterrupt:
         return interrupted(state)
-    except (ProviderError, ContextOverflow) as exc:
+    except (ProviderError, RunCannotGoOn) as exc:
         return failed(state, exc)  # the person sees the run id and what was already done
     except (SddError, OSError):
         raise  # a refusal or a plain I/O failure the CLI reports; `start` ends the log

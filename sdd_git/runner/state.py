@@ -61,7 +61,7 @@ TOOLS_BY_PRODUCES: dict[str, tuple[str, ...]] = {
 # About four characters a token: close enough for English text, code and JSON, and no tokenizer
 # to install. The reply needs room too, so that much is kept free of the request.
 CHARS_PER_TOKEN = 4
-REPLY_ROOM_TOKENS = 1024
+REPLY_ROOM_TOKENS = 8192  # the most of the context kept for the reply: a quarter, up to this
 LOCAL_CONTEXT_TOKENS = 8192  # what llama.cpp, LM Studio and Ollama servers are often given
 REMOTE_CONTEXT_TOKENS = 128000
 
@@ -89,8 +89,21 @@ class RunOutcome:
         }
 
 
-class ContextOverflow(SddError):
+class RunCannotGoOn(SddError):
+    """The model's side of a run cannot go on: the run ends failed, with what it already did."""
+
+
+class ContextOverflow(RunCannotGoOn):
     """A request that cannot fit the provider's context, even with old tool results trimmed."""
+
+
+class ModelStuck(RunCannotGoOn):
+    """The model asked for exactly the same calls again and again."""
+
+
+# Identical replies in a row (tool calls and arguments) allowed before the run ends: a small model
+# can ask for the same listing forever, and each ask costs a provider call and context.
+REPEATS_ALLOWED = 3
 
 
 @dataclass
@@ -112,6 +125,8 @@ class RunState:
     context_tokens: int = REMOTE_CONTEXT_TOKENS
     messages: list[Message] = field(default_factory=list)
     calls_made: int = 0
+    last_calls: str = ""  # the previous reply's tool calls, as compared for repeats
+    repeats: int = 0
     says_seen: int = 0
     tool_context: ToolContext | None = None
     boundary: BoundaryIndex | None = None
@@ -325,6 +340,25 @@ def end(state: RunState, status: str, code: int, message: str, **extra: Any) -> 
     return RunOutcome(state.run_id, status, code, message, **extra)
 
 
+def check_progress(state: RunState, calls: tuple[ToolCall, ...]) -> None:
+    """Raises ModelStuck before the same tool calls, with the same arguments, would run for the
+    REPEATS_ALLOWED + 1st time in a row. A reply without tool calls resets the count."""
+    signature = (
+        json.dumps([[c.name, c.args, c.error] for c in calls], sort_keys=True, default=str)
+        if calls
+        else ""
+    )
+    state.repeats = state.repeats + 1 if signature and signature == state.last_calls else 0
+    state.last_calls = signature
+    if state.repeats >= REPEATS_ALLOWED:
+        shown = ", ".join(f"{c.name} {json.dumps(c.args, default=str)[:60]}" for c in calls)
+        raise ModelStuck(
+            f"the model asked for the same thing {state.repeats + 1} times in a row ({shown}) "
+            "and was getting nowhere, so the run ends here; the last ask was not run",
+            hint="a larger model, or a task that says what to do first, usually helps",
+        )
+
+
 def call_provider(
     state: RunState,
     provider: Provider,
@@ -352,6 +386,7 @@ def call_provider(
             messages=fitted,
             tools=schemas,
             tool_choice=expected,  # None: the configured default (`auto`)
+            max_reply_tokens=reply_room(limit),
         )
     )
 
@@ -372,6 +407,12 @@ def _as_sent(message: Message) -> Any:
     return {k: v for k, v in message.items() if k not in ("raw", "provider")}
 
 
+def reply_room(limit: int) -> int:
+    """The tokens kept free for the reply in a context of `limit`, and sent as the reply's cap:
+    a small local model that never stops talking then ends at the cap, not after minutes."""
+    return max(min(REPLY_ROOM_TOKENS, limit // 4), 1)
+
+
 def fit_context(
     messages: list[Message], schemas: list[ToolSchema], limit: int
 ) -> tuple[list[Message], int]:
@@ -379,7 +420,7 @@ def fit_context(
     replaced by a note, oldest first. The system prompt, the task and the last turn (the last
     assistant message and what answers it) are never cut. Returns the messages and how many
     results were trimmed; raises ContextOverflow when even that is not enough."""
-    budget = max(limit - min(REPLY_ROOM_TOKENS, limit // 4), 1)
+    budget = max(limit - reply_room(limit), 1)
     used = request_tokens(messages, schemas)
     if used <= budget:
         return messages, 0

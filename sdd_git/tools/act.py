@@ -21,14 +21,23 @@ from sdd_git.tools.gitcall import (
     require_git_repo,
     run_git,
 )
-from sdd_git.tools.read import Args, BaseTool, make_schema, root_dir
+from sdd_git.tools.read import (
+    ID_CHARS,
+    NAME_CHARS,
+    Args,
+    BaseTool,
+    bounded,
+    make_schema,
+    root_dir,
+    text_property,
+)
 
 COMMAND_TIMEOUT_SECONDS = 600.0
 PUSH_TIMEOUT_SECONDS = 600.0
 OUTPUT_HEAD_BYTES = 20 * 1024
 OUTPUT_TAIL_BYTES = 30 * 1024  # head + tail: the 50 KB of output a command gives back
 _LINGER_SECONDS = 2.0
-PURPOSE = {"type": "string", "description": "in plain words, why: shown to the person"}
+PURPOSE = text_property("in plain words, why: shown to the person")
 # Never committed, whatever a commit's paths say: run logs, local state and git's own folder.
 NEVER_COMMITTED = (".sdd/role-runs", ".sdd/local")
 _REMOTE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -44,7 +53,7 @@ class WriteFile(ActTool):
         "write_file",
         "Write a file of the product (created with its folders, or replaced whole).",
         {
-            "path": {"type": "string", "description": "file path, relative to the product folder"},
+            "path": text_property("file path, relative to the product folder"),
             "content": {"type": "string", "description": "the whole new content of the file"},
             "purpose": PURPOSE,
         },
@@ -73,7 +82,7 @@ class DeleteFile(ActTool):
         "delete_file",
         "Delete one file of the product.",
         {
-            "path": {"type": "string", "description": "file path, relative to the product folder"},
+            "path": text_property("file path, relative to the product folder"),
             "purpose": PURPOSE,
         },
         ("path", "purpose"),
@@ -261,8 +270,8 @@ class GitPush(ActTool):
         "Push a branch to a remote (default: the current branch to its upstream). "
         "Never forces and never deletes.",
         {
-            "remote": {"type": "string", "description": "a configured remote's name, e.g. origin"},
-            "branch": {"type": "string", "description": "the branch to push, e.g. main"},
+            "remote": bounded(NAME_CHARS, "a configured remote's name, e.g. origin"),
+            "branch": bounded(NAME_CHARS, "the branch to push, e.g. main"),
         },
     )
 
@@ -291,7 +300,7 @@ class GitTag(ActTool):
         "git_tag",
         "Tag the current commit (an annotated tag when a message is given).",
         {
-            "name": {"type": "string", "description": "the tag's name, e.g. v1.2.0"},
+            "name": bounded(ID_CHARS, "the tag's name, e.g. v1.2.0"),
             "message": {"type": "string", "description": "the annotated tag's message"},
         },
         ("name",),
@@ -327,8 +336,8 @@ class OpenPullRequest(ActTool):
         {
             "title": {"type": "string", "description": "the pull request's title"},
             "body": {"type": "string", "description": "its description"},
-            "base": {"type": "string", "description": "the branch to merge into"},
-            "head": {"type": "string", "description": "the branch with the work"},
+            "base": bounded(NAME_CHARS, "the branch to merge into"),
+            "head": bounded(NAME_CHARS, "the branch with the work"),
         },
         ("title",),
     )
@@ -368,7 +377,7 @@ class Deploy(ActTool):
     schema = make_schema(
         "deploy",
         "Deploy to a named target (needs a configured deploy target).",
-        {"target": {"type": "string", "description": "the deploy target's name"}},
+        {"target": bounded(ID_CHARS, "the deploy target's name")},
         ("target",),
     )
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from sdd_git.tools.base import ToolContext, ToolOutcome
 from sdd_git.tools.catalog import ToolClass
-from sdd_git.tools.read import Args, BaseTool, make_schema, root_dir
+from sdd_git.tools.read import Args, BaseTool, make_schema, root_dir, text_property
 
 COMMAND_TIMEOUT_SECONDS = 600.0
-PURPOSE = {"type": "string", "description": "in plain words, why: shown to the person"}
+PURPOSE = text_property("in plain words, why: shown to the person")
 
 
 class RunCommand(BaseTool):

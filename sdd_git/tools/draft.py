@@ -29,7 +29,7 @@ from sdd_git.records.spec import parse_spec, read_spec, with_section_body
 from sdd_git.tools import beneath
 from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
 from sdd_git.tools.catalog import ToolClass
-from sdd_git.tools.read import Args, BaseTool, change_exists, make_schema
+from sdd_git.tools.read import ID_CHARS, Args, BaseTool, bounded, change_exists, make_schema
 from sdd_git.yamlio import dump_yaml, parse_yaml, read_list
 
 READING_SECTION = "S1"
@@ -86,7 +86,7 @@ class DraftReading(DraftTool):
         "Draft the reading (section S1 of the change's spec): a short statement of what the "
         "person asked for, and its checks. The person accepts or corrects it.",
         {
-            "change": {"type": "string", "description": "the change id, e.g. CH-0001"},
+            "change": bounded(ID_CHARS, "the change id, e.g. CH-0001"),
             "text": {
                 "type": "string",
                 "description": "the reading in plain words, without headings or check lines",
@@ -158,7 +158,7 @@ class DraftScenarios(DraftTool):
         "Add draft scenarios (things the person can try) to a change; "
         "the person accepts them, as required or optional.",
         {
-            "change": {"type": "string", "description": "the change id, e.g. CH-0001"},
+            "change": bounded(ID_CHARS, "the change id, e.g. CH-0001"),
             "scenarios": {
                 "type": "array",
                 "minItems": 1,
@@ -240,7 +240,7 @@ class ProposeQaResult(DraftTool):
         "Propose a QA result (pass or fail) for a scenario; the person reviews it and records "
         "the result herself.",
         {
-            "scenario": {"type": "string", "description": "the scenario, e.g. CH-0001/SC-1"},
+            "scenario": bounded(ID_CHARS, "the scenario, e.g. CH-0001/SC-1"),
             "result": {"type": "string", "enum": list(RESULTS)},
             "words": {"type": "string", "description": "what was tried and seen, in plain words"},
         },

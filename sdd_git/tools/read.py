@@ -37,6 +37,25 @@ SEARCH_LINE_CHARS = 300
 # --- shared by every tool module ------------------------------------------------------------
 
 
+# Upper bounds on the length of ids and names, in characters. They are in the schema, so a
+# server that decodes under the schema's grammar (llama.cpp, vLLM, Ollama) cannot let a small
+# model write an id for minutes; and Args refuses a longer value from any server. Kept small:
+# llama.cpp spells a bound out as nested rules and refuses a grammar of a few thousand (a bound
+# of 1,024 on a path crashed llama-cpp-python 0.3.36), so paths and free text have none.
+ID_CHARS = 64  # a change, record, scenario, skill or tag name, a deploy target
+NAME_CHARS = 100  # a branch or remote name
+
+
+def bounded(chars: int, description: str) -> dict[str, Any]:
+    """A string property of at most `chars` characters."""
+    return {"type": "string", "maxLength": chars, "description": description}
+
+
+def text_property(description: str) -> dict[str, Any]:
+    """A string property."""
+    return {"type": "string", "description": description}
+
+
 def make_schema(
     name: str, description: str, properties: dict[str, Any], required: tuple[str, ...] = ()
 ) -> ToolSchema:
@@ -68,6 +87,23 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
+def _check_length(tool: str, key: str, value: Any, schema: dict[str, Any]) -> None:
+    """A text longer than its schema's maxLength, or a list item longer than its items' one."""
+    limit = schema.get("maxLength")
+    if isinstance(value, str) and limit is not None and len(value) > limit:
+        raise ToolFailed(
+            f"{tool}: '{key}' is {len(value):,} characters; it takes at most {limit:,}"
+        )
+    limit = (schema.get("items") or {}).get("maxLength")
+    if isinstance(value, list) and limit is not None:
+        for index, item in enumerate(value, 1):
+            if isinstance(item, str) and len(item) > limit:
+                raise ToolFailed(
+                    f"{tool}: item {index} of '{key}' is {len(item):,} characters; "
+                    f"it takes at most {limit:,}"
+                )
+
+
 class Args:
     """A tool call's arguments, checked against the tool's schema; each getter checks a type."""
 
@@ -80,6 +116,8 @@ class Args:
         if unknown:
             takes = ", ".join(properties) or "no arguments"
             raise ToolFailed(f"{tool}: unknown argument {', '.join(unknown)}; it takes {takes}")
+        for key, value in raw.items():
+            _check_length(tool, str(key), value, properties[key])
         missing = [k for k in schema.parameters.get("required", []) if raw.get(k) is None]
         if missing:
             raise ToolFailed(f"{tool}: missing argument {', '.join(missing)}")
@@ -278,7 +316,7 @@ class ReadFile(ReadTool):
         "read_file",
         "Read a text file of the product (path relative to the product folder); "
         "long files are cut at 200 KB.",
-        {"path": {"type": "string", "description": "file path, relative to the product folder"}},
+        {"path": text_property("file path, relative to the product folder")},
         ("path",),
     )
 
@@ -320,14 +358,10 @@ class ListFiles(ReadTool):
         "List the product's files (ignored files and .git/ left out), optionally under a folder "
         "and matching a glob.",
         {
-            "path": {
-                "type": "string",
-                "description": "folder to list, relative to the product folder (default: all)",
-            },
-            "glob": {
-                "type": "string",
-                "description": "e.g. '*.py' (matches file names) or 'src/**/*.py' (whole paths)",
-            },
+            "path": text_property("folder to list, relative to the product folder (default: all)"),
+            "glob": text_property(
+                "e.g. '*.py' (matches file names) or 'src/**/*.py' (whole paths)"
+            ),
         },
     )
 
@@ -357,12 +391,10 @@ class SearchFiles(ReadTool):
         "Search the product's text files for a Python regular expression; "
         "answers 'file:line: text' (at most 200 matches).",
         {
-            "pattern": {"type": "string", "description": "a Python regular expression"},
-            "path": {
-                "type": "string",
-                "description": "file or folder to search, relative to the product folder "
-                "(default: all)",
-            },
+            "pattern": text_property("a Python regular expression"),
+            "path": text_property(
+                "file or folder to search, relative to the product folder (default: all)",
+            ),
         },
         ("pattern",),
     )
@@ -455,7 +487,7 @@ class GitDiff(ReadTool):
         "git_diff",
         "Show what changed in tracked files since the last commit (staged and not), "
         "optionally for one path.",
-        {"path": {"type": "string", "description": "file or folder, relative to the product"}},
+        {"path": text_property("file or folder, relative to the product")},
     )
 
     def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
@@ -501,7 +533,7 @@ class ReadRecord(ReadTool):
         "read_record",
         "Read one record of the person's: a change (CH-0001), a spec (SPEC-0001), a spec "
         "section (SPEC-0001#S1), a decision (D-0001) or a release (R-0001).",
-        {"id": {"type": "string", "description": "the record's id, e.g. CH-0001 or SPEC-0001#S1"}},
+        {"id": bounded(ID_CHARS, "the record's id, e.g. CH-0001 or SPEC-0001#S1")},
         ("id",),
     )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sdd_git.roles import skills
 from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
-from sdd_git.tools.read import Args, ReadTool, make_schema, root_dir
+from sdd_git.tools.read import ID_CHARS, Args, ReadTool, bounded, make_schema, root_dir
 
 
 class UseSkill(ReadTool):
@@ -15,7 +15,7 @@ class UseSkill(ReadTool):
         "use_skill",
         "Load a skill's instructions by its name (the skills are listed in your instructions). "
         "Its other files are read with read_file.",
-        {"name": {"type": "string", "description": "the skill's name, e.g. pdf-processing"}},
+        {"name": bounded(ID_CHARS, "the skill's name, e.g. pdf-processing")},
         ("name",),
     )
 

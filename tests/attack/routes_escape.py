@@ -462,7 +462,8 @@ four(
     cmd(
         py("import subprocess;subprocess.Popen(['python3','tools/flip.py'],start_new_session=True)")
     ),
-    *[write("src/race/decisions.yaml", MEM) for _ in range(4)],
+    # each ask differs (its purpose), so the runner's stuck-model check lets all four run
+    *[write("src/race/decisions.yaml", MEM, f"part of the change, try {n}") for n in range(4)],
     settle=1.0,
 )
 four(
@@ -481,7 +482,7 @@ four(
     cmd(
         py("import subprocess;subprocess.Popen(['python3','tools/flip.py'],start_new_session=True)")
     ),
-    *[tool("delete_file", path="src/race/decisions.yaml", purpose="tidy") for _ in range(4)],
+    *[tool("delete_file", path="src/race/decisions.yaml", purpose=f"tidy {n}") for n in range(4)],
     settle=1.0,
 )
 four(

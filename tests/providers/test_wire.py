@@ -4,6 +4,7 @@ validation error that is not retried, and tool-call arguments as small models wr
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -13,7 +14,7 @@ import pytest
 from sdd_git import __version__
 from sdd_git.providers.anthropic import AnthropicProvider
 from sdd_git.providers.base import ProviderError, ProviderRequest, ToolSchema
-from sdd_git.providers.openai import OpenAIProvider
+from sdd_git.providers.openai import OpenAIProvider, reply_cap_field
 from tests.providers.loopback import PROXY_VARIABLES, Loopback, serve
 
 KEY = "sk-test-SECRET-1234567890"
@@ -125,6 +126,21 @@ def test_settings_reach_the_body_and_num_ctx_only_ollama(server: Loopback) -> No
     server.reply(body=ok())
     openai(server.url, num_ctx=16384, ollama=True).complete(request())
     assert server.last.body["options"] == {"num_ctx": 16384}
+
+
+def test_the_runners_reply_cap_is_sent_unless_max_tokens_is_configured(server: Loopback) -> None:
+    capped = dataclasses.replace(request(), max_reply_tokens=1024)
+    server.reply(body=ok())
+    openai(server.url).complete(capped)
+    assert server.last.body["max_tokens"] == 1024
+    server.reply(body=ok())
+    openai(server.url, max_tokens=99).complete(capped)
+    assert server.last.body["max_tokens"] == 99  # the person's setting wins
+    server.reply(body=ok())
+    openai(server.url).complete(request())
+    assert "max_tokens" not in server.last.body  # no cap asked for, none sent
+    assert reply_cap_field("https://api.openai.com/v1") == "max_completion_tokens"
+    assert reply_cap_field(f"{server.url}/v1") == "max_tokens"
 
 
 def test_extra_headers_are_sent_and_masked_in_errors(server: Loopback) -> None:

@@ -192,7 +192,7 @@ def test_old_tool_results_are_trimmed_oldest_first_never_the_prompt_task_or_last
         _turn(3),
         _tool(3, 8000),
     ]
-    fitted, trimmed = fit_context(messages, [], 8000)
+    fitted, trimmed = fit_context(messages, [], 9000)  # 2,250 kept for the reply
     assert trimmed == 1
     assert fitted[3]["content"] == "[trimmed: 8,000 characters of an old tool result]"
     assert fitted[5]["content"] == "x" * 8000  # the newer one stays while the request fits
@@ -251,6 +251,39 @@ def test_a_run_trims_old_results_to_fit_and_ends_with_a_clear_error_when_it_cann
     assert "1,500 tokens" in small.message and "context:" in (small.hint or "")
     assert transcript(tmp_path, "small") == []  # no request that cannot fit is sent
     assert kinds(root, small.run_id or "")[-1] == "run_ended"
+
+
+def test_the_reply_is_capped_at_the_room_the_budget_left_for_it(
+    root: Root, monkeypatch: pytest.MonkeyPatch, fake: Any
+) -> None:
+    accepted_change(root)
+    monkeypatch.setattr(run_state, "context_size", lambda settings: 4096)
+    provider = fake([reply("Done.")])
+    assert start(root, RunRequest(author="builder", task="Look")).status == "done"
+    assert provider.requests[0].max_reply_tokens == 1024  # a quarter of a small context
+    assert run_state.reply_room(200_000) == run_state.REPLY_ROOM_TOKENS
+
+
+# --- a model that asks the same thing forever ---------------------------------------------------
+
+
+def test_a_model_asking_the_same_thing_again_and_again_ends_the_run_without_running_it_again(
+    root: Root, fake: Any
+) -> None:
+    accepted_change(root)
+    same = ToolCall("c", "list_files", {})
+    other = ToolCall("d", "list_files", {"path": "memory"})
+    provider = fake(
+        [reply(calls=(same,))] * 3 + [reply(calls=(other,))] + [reply(calls=(same,))] * 4
+    )
+    outcome = start(root, RunRequest(author="builder", task="Look"))
+    assert outcome.status == "failed" and outcome.exit_code == 1
+    assert "the same thing 4 times in a row (list_files {})" in outcome.message
+    assert "larger model" in (outcome.hint or "")
+    assert len(provider.requests) == 8  # three, one other ask that resets the count, then four
+    ran = [e for e in events(root, outcome.run_id or "") if e["event"] == "tool_call"]
+    assert len(ran) == 7  # the fourth identical ask was not run
+    assert kinds(root, outcome.run_id or "")[-2:] == ["error", "run_ended"]
 
 
 # --- the accuracy loop tells the model what it needs ------------------------------------------

@@ -6,8 +6,11 @@ from typing import Any
 import pytest
 
 from sdd_git.providers.base import ToolSchema
+from sdd_git.root import Root
+from sdd_git.tools.base import ToolContext, ToolFailed
 from sdd_git.tools.catalog import TOOL_CLASSES
 from sdd_git.tools.toolbox import LOOP_SCHEMAS, TOOLS, schemas
+from tests.tools import make_context
 
 RUNNER_RUN = {name for name, cls in TOOL_CLASSES.items() if cls == "loop"} | {"handoff"}
 JSON_TYPES = {"object", "array", "string", "integer", "number", "boolean", "null"}
@@ -74,3 +77,46 @@ def test_schemas_by_name_in_order() -> None:
     assert [s.name for s in picked] == ["git_status", "submit_draft", "read_file", "handoff"]
     with pytest.raises(KeyError):
         schemas(["format_disk"])
+
+
+def bounded_arguments() -> list[tuple[str, str, int, bool]]:
+    """(tool, argument, limit, a list of texts) for every length bound in a tool's schema."""
+    found = []
+    for name, tool in TOOLS.items():
+        for key, prop in tool.schema.parameters["properties"].items():
+            if "maxLength" in prop:
+                found.append((name, key, prop["maxLength"], False))
+            elif "maxLength" in (prop.get("items") or {}):
+                found.append((name, key, prop["items"]["maxLength"], True))
+    return found
+
+
+def test_ids_and_names_are_bounded_in_the_schema_and_no_bound_is_large() -> None:
+    found = {(tool, key): limit for tool, key, limit, _ in bounded_arguments()}
+    for where in [
+        ("draft_reading", "change"),
+        ("draft_scenarios", "change"),
+        ("read_record", "id"),
+        ("propose_qa_result", "scenario"),
+        ("git_tag", "name"),
+        ("git_push", "branch"),
+        ("use_skill", "name"),
+    ]:
+        assert where in found, where
+    # llama.cpp spells a bound out as nested grammar rules and aborts on about 1,000
+    assert max(found.values()) <= 500
+
+
+@pytest.mark.parametrize(("tool", "key", "limit", "listed"), bounded_arguments())
+def test_an_argument_over_its_bound_is_refused_before_the_tool_runs(
+    tool: str, key: str, limit: int, listed: bool, root: Root
+) -> None:
+    ctx: ToolContext = make_context(root)
+    long = "a" * (limit + 1)
+    with pytest.raises(ToolFailed, match=f"it takes at most {limit:,}"):
+        TOOLS[tool].run({key: [long] if listed else long}, ctx)
+    at_limit = "a" * limit  # the bound itself is fine: the tool goes on to its own checks
+    try:
+        TOOLS[tool].run({key: [at_limit] if listed else at_limit}, ctx)
+    except ToolFailed as exc:
+        assert "at most" not in str(exc)
