@@ -269,13 +269,18 @@ def make_run_root(folder: Path, sdd: list[str], env: dict[str, str]) -> Path:
     sdd_untimed(sdd, root, env, "correct", "reading", "CH-0001", "Search.\n\n- C1: x")
     sdd_untimed(sdd, root, env, "accept", "reading", "CH-0001")
     write(root / "README.md", README)
+    write(root / "NOTES.md", README)
     return root
 
 
 def turns_script(turns: int) -> str:
-    """`turns` calls that each read README.md, then a final reply: turns + 1 provider calls."""
-    read = "  - tool_calls: [{tool: read_file, args: {path: README.md}}]\n"
-    return "calls:\n" + read * turns + "  - say: Done.\n"
+    """`turns` calls that each read README.md or its twin NOTES.md in turn (the runner ends a run
+    that asks for the same thing four times in a row), then a final reply: turns + 1 calls."""
+    reads = [
+        f"  - tool_calls: [{{tool: read_file, args: {{path: {name}}}}}]\n"
+        for name in ("README.md", "NOTES.md")
+    ]
+    return "calls:\n" + "".join(reads[n % 2] for n in range(turns)) + "  - say: Done.\n"
 
 
 def build_run_roots(base: Path, sdd: list[str], env: dict[str, str]) -> RunRoots:

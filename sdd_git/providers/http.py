@@ -397,14 +397,16 @@ def _refusal(
 
 def _decode(payload: bytes, where: str, secrets: list[str]) -> dict[str, Any]:
     try:
-        answer = json.loads(payload)
+        answer = whole_characters(json.loads(payload))
+    except RecursionError:
+        raise ProviderError(f"{where}: the answer is nested too deep to read") from None
     except ValueError:
         # Masked whole before it is cut, so the cut cannot leave half a key unrecognised.
         text = _masker(secrets)(payload[: _SNIPPET * 4].decode("utf-8", "replace"))
         raise ProviderError(f"{where}: the answer is not JSON: {text[:_SNIPPET]!r}") from None
     if not isinstance(answer, dict):
         raise ProviderError(f"{where}: the answer is not a JSON object")
-    cleaned: dict[str, Any] = whole_characters(answer)
+    cleaned: dict[str, Any] = answer
     return cleaned
 
 

@@ -255,12 +255,15 @@ def parse_arguments(arguments: Any) -> tuple[dict[str, Any], str | None]:
     small local models often write, are read anyway (strict=False); what still is not a JSON
     object becomes ({}, a sentence the runner passes to the model)."""
     if isinstance(arguments, dict):  # some servers send an object, not a JSON string
-        return whole_characters(arguments), None
+        try:
+            return whole_characters(arguments), None
+        except RecursionError:
+            return {}, "your arguments were nested too deep; send one flat JSON object"
     if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
         return {}, None
     try:
         decoded = whole_characters(json.loads(str(arguments), strict=False))
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         return (
             {},
             f"your arguments were not valid JSON ({_json_problem(exc)}); send one JSON object",
@@ -281,7 +284,9 @@ _KINDS = {
 }
 
 
-def _json_problem(exc: ValueError) -> str:
+def _json_problem(exc: Exception) -> str:
     if isinstance(exc, json.JSONDecodeError):
         return f"{exc.msg} at character {exc.pos}"
+    if isinstance(exc, RecursionError):
+        return "nested too deep"
     return str(exc)

@@ -100,6 +100,7 @@ def role(produces: str, tools: tuple[str, ...] | None = None) -> RoleProfile:
         ("reading", {"draft_reading", "remember"}),
         ("code", {"write_file", "delete_file", "run_command", "git_commit", "git_push", "git_tag"}),
         ("scenario", {"draft_scenarios", "remember"}),
+        ("plan", {"draft_plan", "remember"}),
         ("review", {"remember"}),
     ],
 )
@@ -262,6 +263,7 @@ def test_the_reply_is_capped_at_the_room_the_budget_left_for_it(
     assert start(root, RunRequest(author="builder", task="Look")).status == "done"
     assert provider.requests[0].max_reply_tokens == 1024  # a quarter of a small context
     assert run_state.reply_room(200_000) == run_state.REPLY_ROOM_TOKENS
+    assert run_state.reply_cap(200_000) is None  # a hosted model keeps its own output limit
 
 
 # --- a model that asks the same thing forever ---------------------------------------------------
