@@ -47,6 +47,8 @@ PERSON_COMMANDS: tuple[str, ...] = (
     "allow",
     "deny",
     "role trust",
+    "scope add",
+    "scope remove",
 )
 # `sdd --no-agent next` is the contract's model-free form of the stage commands.
 _GLOBAL_FLAG_FORMS: tuple[str, ...] = ("--no-agent next", "--no-agent complete")

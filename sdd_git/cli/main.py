@@ -33,7 +33,15 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "sdd_git.cli.decide_cmds:complete",
         "Move a change to done when every gate holds.",
     ),
+    "scope": (
+        "sdd_git.cli.scope_cmds:scope",
+        "Name the product's modules and services, and their owners.",
+    ),
     "role": ("sdd_git.cli.run_cmds:role", "Create, list, run and share roles."),
+    "work": (
+        "sdd_git.cli.run_cmds:work_command",
+        "Route a change by what is accepted, and run it.",
+    ),
     "stops": ("sdd_git.cli.run_cmds:stops_command", "The stops waiting for your answer."),
     "allow": ("sdd_git.cli.run_cmds:allow_command", "Allow a stop's action (once, or --always)."),
     "deny": (

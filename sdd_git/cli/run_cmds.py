@@ -423,3 +423,21 @@ def _answer(root: Any, stop_id: str, choice: str, as_json: bool, answer: Any) ->
     if not as_json and _interactive():
         outcome = _ask_inline(root, outcome)
     sys.exit(outcome.exit_code)
+
+
+@click.command("work")
+@click.argument("change_id", metavar="CH")
+@click.option("--task", help="What to do, in your words (default: the change's accepted spec).")
+@json_option
+def work_command(change_id: str, task: str | None, as_json: bool) -> None:
+    """Route a change by what is accepted, and run it (exit 3: a stop or a plan waits)."""
+    from sdd_git.network.work import work
+
+    _refuse_no_agent("sdd work")
+    root = current_root()
+    with _json_errors(as_json), _signals_once():
+        outcome = work(root, change_id, _task_text(task) if task else None, _progress(as_json))
+    _render(outcome, as_json, root)
+    if not as_json and _interactive():
+        outcome = _ask_inline(root, outcome)
+    sys.exit(outcome.exit_code)

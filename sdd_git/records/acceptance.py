@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 
@@ -172,22 +171,24 @@ def accept_scenario(
 
 
 def accept_plan(root: Root, change_id: str, words: str | None = None) -> Acceptance:
+    from sdd_git.records.plan import acceptance_of, plan_path, read_plan
+
     with person_write(root):
         pack = changes.load(root, change_id)
-        path = pack.folder / "plan.yaml"
+        path = plan_path(root, pack.id)
         if not path.exists():
             raise RecordError(
                 f"{change_id} has no plan to accept (no {display(path)})",
                 hint="a lead role drafts the plan; there is nothing to accept yet",
             )
-        from sdd_git.yamlio import read_yaml
-
-        read_yaml(path)  # a broken plan is reported, never accepted
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
         log = decisions.load(root)
-        for entry in reversed(log.active("accept-plan")):
-            if entry.get("change") == change_id and entry.get("hash") == digest:
-                return Acceptance(entry, already=True)
+        # A plan the network could not run (broken YAML, a bad node, a cycle of needs, a
+        # decision that does not exist) is reported, never accepted. The hash is of the very
+        # bytes that were checked (plan.plan_hash's sha256).
+        _plan, digest = read_plan(path, decision_ids={e.id for e in log.entries})
+        existing = acceptance_of(log, pack.id, digest)
+        if existing is not None:
+            return Acceptance(existing, already=True)
         decision = decisions.append(
             root, "accept-plan", _words(words, pack.words), change=change_id, hash=digest
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from sdd_git import lockfile
 from sdd_git.errors import RecordError, SddError, UsageError
@@ -31,6 +32,7 @@ from sdd_git.runner.state import (
     call_provider,
     check_progress,
     control_folder,
+    count_repeat,
     end,
     failed,
     interrupted,
@@ -73,6 +75,9 @@ class RunRequest:
     reply_to: str | None = None
     prompt_append: str | None = None
     origin: str = "person"
+    # How `sdd work` chose this run (`route`: reading, service, connection or plan; `why`):
+    # logged as the run's `route` event.
+    route: dict[str, Any] | None = None
 
 
 def _sandbox() -> str:
@@ -130,6 +135,8 @@ def start(
                 model=provider.model,
                 sandbox=_sandbox(),
             )
+            if request.route is not None:
+                log.append("route", **request.route)
             for warning in mentions.warnings:
                 log.append("warning", message=warning)
             if author.produces in gate.GATED and not plan.sections:
@@ -281,9 +288,10 @@ def _replay(
         elif kind == "reply":
             state.messages.append(event["message"])
             last_calls = [
-                ToolCall(c["id"], c["name"], c.get("args") or {})
+                ToolCall(c["id"], c["name"], c.get("args") or {}, c.get("error"))
                 for c in event["message"].get("tool_calls") or []
             ]
+            count_repeat(state, tuple(last_calls))  # the count survives a stop and its answer
             answered = set()
         elif kind == "tool_result":
             state.messages.append(
@@ -417,20 +425,71 @@ def _finish(state: RunState, reply: str) -> RunOutcome:
         state.root, state.role.name, state.masker, run=state.run_id, **{"from": state.role.name},
         text=reply,
     )  # fmt: skip
+    waiting = None
+    if state.role.produces == "plan" and state.change:
+        waiting = _plan_stop(state)
     if state.role.produces == "reading" and state.change:
-        reading = _reading_stop(state)
-        if reading is not None:
-            state.log.append("run_ended", status="stopped", waiting_for=reading.id)
-            return RunOutcome(
-                state.run_id,
-                "stopped",
-                EXIT_STOPPED,
-                reading.action,
-                stop=reading,
-                reply=reply,
-                reply_id=said["id"],
-            )
+        waiting = _reading_stop(state)
+    if waiting is not None:
+        state.log.append("run_ended", status="stopped", waiting_for=waiting.id)
+        return RunOutcome(
+            state.run_id,
+            "stopped",
+            EXIT_STOPPED,
+            waiting.action,
+            stop=waiting,
+            reply=reply,
+            reply_id=said["id"],
+        )
     return end(state, "done", EXIT_DONE, "done", reply=reply, reply_id=said["id"])
+
+
+def _plan_stop(state: RunState) -> stops.Stop | None:
+    """A lead's drafted plan ends in the person's choice: accept, correct, or not yet. Nobody
+    writes for the plan before she accepts it."""
+    from sdd_git.records import changes
+    from sdd_git.records.plan import plan_accepted, plan_hash
+
+    pack = changes.load(state.root, state.change or "")
+    path = pack.folder / "plan.yaml"
+    if not path.exists() or plan_accepted(state.root, pack.id) is not None:
+        return None
+    return _choice_stop(
+        state,
+        "plan",
+        f"Read the drafted plan of {pack.id} (changes/{pack.id}/plan.yaml) and accept it (sdd "
+        f"accept plan {pack.id}), correct it (edit the file, then accept it), or leave it for now.",
+        stops.PLAN_CHOICES,
+        {"hash": plan_hash(path)},
+        pack.id,
+    )
+
+
+def _choice_stop(
+    state: RunState,
+    kind: str,
+    action: str,
+    choices: tuple[str, ...],
+    args: dict[str, Any],
+    change: str,
+) -> stops.Stop:
+    """A stop the person answers with her own commands (accept, correct), never allow/deny."""
+    stop = stops.Stop(
+        id=stops.new_stop_id(),
+        run=state.run_id,
+        role=state.role.name,
+        kind=kind,
+        action=action,
+        choices=choices,
+        origin=state.origin,
+        created_at=state.clock(),
+        expires_at=None,
+        args=args,
+        change=change,
+    )
+    stops.save(state.root, stop)
+    state.log.append("stop", stop=stop.id, kind=kind, action=stop.action, choices=list(choices))
+    return stop
 
 
 def _reading_stop(state: RunState) -> stops.Stop | None:
@@ -444,29 +503,16 @@ def _reading_stop(state: RunState) -> stops.Stop | None:
         section.full_id, section.hash
     ):
         return None
-    now = state.clock()
-    stop = stops.Stop(
-        id=stops.new_stop_id(),
-        run=state.run_id,
-        role=state.role.name,
-        kind="reading",
-        action=(
-            f"Read the drafted reading of {pack.id} ({section.full_id}) and accept it "
-            f"(sdd accept reading {pack.id}), correct it (sdd correct reading {pack.id} "
-            f'"..."), or leave it for now.'
-        ),
-        choices=stops.READING_CHOICES,
-        origin=state.origin,
-        created_at=now,
-        expires_at=None,
-        args={"hash": section.hash},
-        change=pack.id,
+    return _choice_stop(
+        state,
+        "reading",
+        f"Read the drafted reading of {pack.id} ({section.full_id}) and accept it (sdd accept "
+        f'reading {pack.id}), correct it (sdd correct reading {pack.id} "..."), or leave it '
+        "for now.",
+        stops.READING_CHOICES,
+        {"hash": section.hash},
+        pack.id,
     )
-    stops.save(state.root, stop)
-    state.log.append(
-        "stop", stop=stop.id, kind="reading", action=stop.action, choices=list(stop.choices)
-    )
-    return stop
 
 
 def answer(
@@ -490,6 +536,12 @@ def answer(
         raise UsageError(
             "a reading is accepted or corrected, never allowed or denied",
             hint=f'sdd accept reading {shown.change}  or  sdd correct reading {shown.change} "..."',
+        )
+    if shown.kind == "plan":
+        raise UsageError(
+            "a plan is accepted or corrected, never allowed or denied",
+            hint=f"sdd accept plan {shown.change}  or edit changes/{shown.change}/plan.yaml "
+            "and accept it",
         )
     with lockfile.hold(
         role_lock(root, shown.role),

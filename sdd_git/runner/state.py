@@ -43,7 +43,7 @@ LOOP_TOOLS = ("submit_draft", "report_gaps", "submit_revision")
 #   code            write_file, delete_file, run_command, git_commit, git_push, git_tag
 #   scenario        draft_scenarios
 #   release-notes   write_file
-#   plan            (none)
+#   plan            draft_plan (a lead's plan: it binds nobody until the person accepts it)
 #   review          (none: read only, and its memory)
 #   other           every tool
 #
@@ -54,7 +54,7 @@ TOOLS_BY_PRODUCES: dict[str, tuple[str, ...]] = {
     "code": ("write_file", "delete_file", "run_command", "git_commit", "git_push", "git_tag"),
     "scenario": ("draft_scenarios",),
     "release-notes": ("write_file",),
-    "plan": (),
+    "plan": ("draft_plan",),
     "review": (),
 }
 
@@ -340,16 +340,23 @@ def end(state: RunState, status: str, code: int, message: str, **extra: Any) -> 
     return RunOutcome(state.run_id, status, code, message, **extra)
 
 
+def count_repeat(state: RunState, calls: tuple[ToolCall, ...]) -> None:
+    """Counts replies that repeat the previous one's tool calls exactly; any other resets it.
+    Also called while a run is rebuilt from its log, so a stop does not reset the count."""
+    signature = ""
+    if calls:
+        # Through plain JSON first: a replayed script may hold number keys, which sort_keys
+        # cannot order next to text keys.
+        plain = json.loads(json.dumps([[c.name, c.args, c.error] for c in calls], default=str))
+        signature = json.dumps(plain, sort_keys=True)
+    state.repeats = state.repeats + 1 if signature and signature == state.last_calls else 0
+    state.last_calls = signature
+
+
 def check_progress(state: RunState, calls: tuple[ToolCall, ...]) -> None:
     """Raises ModelStuck before the same tool calls, with the same arguments, would run for the
     REPEATS_ALLOWED + 1st time in a row. A reply without tool calls resets the count."""
-    signature = (
-        json.dumps([[c.name, c.args, c.error] for c in calls], sort_keys=True, default=str)
-        if calls
-        else ""
-    )
-    state.repeats = state.repeats + 1 if signature and signature == state.last_calls else 0
-    state.last_calls = signature
+    count_repeat(state, calls)
     if state.repeats >= REPEATS_ALLOWED:
         shown = ", ".join(f"{c.name} {json.dumps(c.args, default=str)[:60]}" for c in calls)
         raise ModelStuck(
@@ -386,7 +393,7 @@ def call_provider(
             messages=fitted,
             tools=schemas,
             tool_choice=expected,  # None: the configured default (`auto`)
-            max_reply_tokens=reply_room(limit),
+            max_reply_tokens=reply_cap(limit),
         )
     )
 
@@ -411,6 +418,14 @@ def reply_room(limit: int) -> int:
     """The tokens kept free for the reply in a context of `limit`, and sent as the reply's cap:
     a small local model that never stops talking then ends at the cap, not after minutes."""
     return max(min(REPLY_ROOM_TOKENS, limit // 4), 1)
+
+
+def reply_cap(limit: int) -> int | None:
+    """The cap sent with a request: the reply room, only where the context is small enough to
+    squeeze it. A hosted model's own output limit may be below 8,192 (it would refuse the
+    request), and it is not the one that talks until the context is full."""
+    room = reply_room(limit)
+    return room if room < REPLY_ROOM_TOKENS else None
 
 
 def fit_context(

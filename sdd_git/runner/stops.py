@@ -15,6 +15,7 @@ from sdd_git.root import Root
 APPROVAL_CHOICES = ("allow once", "always allow", "deny")
 ASK_FIRST_CHOICES = ("allow once", "deny")
 READING_CHOICES = ("accept", "correct", "not yet")
+PLAN_CHOICES = ("accept", "correct", "not yet")
 ORIGINS = ("person", "routine", "event", "role")
 
 
@@ -23,7 +24,7 @@ class Stop:
     id: str
     run: str
     role: str
-    kind: str  # "approval" or "reading"
+    kind: str  # "approval", "draft", "reading" or "plan"
     action: str  # in the person's words
     choices: tuple[str, ...]
     origin: str
@@ -106,6 +107,9 @@ def pending(root: Root) -> list[Stop]:
         if stop.kind == "reading" and _reading_answered(root, stop):
             remove(root, stop.id)
             continue
+        if stop.kind == "plan" and _plan_answered(root, stop):
+            remove(root, stop.id)
+            continue
         found.append(stop)
     return sorted(found, key=lambda s: s.created_at)
 
@@ -124,6 +128,22 @@ def _reading_answered(root: Root, stop: Stop) -> bool:
     if section.hash != stop.args.get("hash"):
         return True
     return decisions.load(root).section_acceptance(section.full_id, section.hash) is not None
+
+
+def _plan_answered(root: Root, stop: Stop) -> bool:
+    """A plan stop is answered by accepting the plan, or by editing it (her correction: the
+    file is then no longer the plan the stop asked about, and waits for her acceptance)."""
+    from sdd_git.records import changes
+    from sdd_git.records.plan import plan_accepted, plan_hash
+
+    try:
+        pack = changes.load(root, stop.change or "")
+    except RecordError:
+        return True
+    path = pack.folder / "plan.yaml"
+    if not path.exists() or plan_hash(path) != stop.args.get("hash"):
+        return True
+    return plan_accepted(root, pack.id) is not None
 
 
 def remove(root: Root, stop_id: str) -> None:

@@ -22,6 +22,7 @@ TOOL_CLASSES: dict[str, ToolClass] = {
     # Draft: write drafts only, never a decision.
     "draft_reading": "draft",
     "draft_scenarios": "draft",
+    "draft_plan": "draft",  # leads only: a plan binds nobody until the person accepts it
     "propose_qa_result": "draft",
     "remember": "draft",
     # The accuracy loop.

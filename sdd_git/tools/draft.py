@@ -1,6 +1,6 @@
 """Draft tools: write drafts the person then accepts or corrects, never a decision.
 
-A drafted reading or scenario is only a proposal: acceptance lives in `memory/decisions.yaml`,
+A drafted reading, scenario or plan is only a proposal: acceptance lives in `memory/decisions.yaml`,
 which no tool here reads for writing. A proposed QA result goes to the gitignored
 `.sdd/local/qa-proposals/`, never to `qa.yaml`.
 
@@ -18,6 +18,7 @@ from typing import Any
 from sdd_git import lockfile
 from sdd_git.errors import RecordError
 from sdd_git.records import decisions
+from sdd_git.records.plan import MAX_DEPTH, RETURNS, parse_plan, write_plan
 from sdd_git.records.scenarios import (
     RESULTS,
     SCENARIO_ID,
@@ -231,6 +232,105 @@ def _after(scenario_id: str) -> str:
     match = SCENARIO_ID.match(scenario_id)
     assert match is not None
     return f"SC-{int(match.group(1)) + 1}"
+
+
+_PLAN_RULE = {
+    "type": "object",
+    "properties": {
+        "tool": {"type": "string"},
+        "inputs": {"type": "object", "properties": {}, "additionalProperties": True},
+    },
+    "required": ["tool"],
+    "additionalProperties": False,
+}
+
+
+def _plan_node_schema(depth: int) -> dict[str, Any]:
+    """A plan node, its children spelled out level by level rather than by a recursive $ref:
+    grammar-decoding servers handle plain nesting, and the depth limit is then in the schema
+    itself. Only the root level carries descriptions; each one costs context on every call."""
+
+    def said(schema: dict[str, Any], description: str) -> dict[str, Any]:
+        return {**schema, "description": description} if depth == 0 else schema
+
+    rule_list = {"type": "array", "items": _PLAN_RULE}
+    properties: dict[str, Any] = {
+        "id": said({"type": "string", "maxLength": ID_CHARS}, "N1, N2, ...: unique in the plan"),
+        "scope": said(
+            {"type": "string", "maxLength": ID_CHARS}, "the service or module, by its bare name"
+        ),
+        "owner": said({"type": "string", "maxLength": ID_CHARS}, "the role that owns that scope"),
+        "task": said({"type": "string"}, "what the owner does, in plain words"),
+        "needs": said(
+            {"type": "array", "items": {"type": "string", "maxLength": ID_CHARS}},
+            "node ids, or decision ids (D-0001), whose results must exist first",
+        ),
+        "returns": said({"type": "string", "enum": list(RETURNS)}, "what the owner hands back"),
+        "boundary": said(
+            {
+                "type": "object",
+                "properties": {"always_allow": rule_list, "ask_first": rule_list},
+                "additionalProperties": False,
+            },
+            "the owner's approvals for this task, e.g. {ask_first: [{tool: git_push}]}",
+        ),
+    }
+    if depth < MAX_DEPTH:
+        properties["children"] = said(
+            {"type": "array", "items": _plan_node_schema(depth + 1)},
+            f"sub-tasks that this node's owner starts (at most {MAX_DEPTH} levels down)",
+        )
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": ["id", "scope", "owner", "task", "returns"],
+        "additionalProperties": False,
+    }
+
+
+class DraftPlan(DraftTool):
+    """A lead's plan for work that crosses scopes. Only leads are offered it (`produces: plan`);
+    the plan binds nobody until the person accepts it by its hash."""
+
+    name = "draft_plan"
+    schema = make_schema(
+        "draft_plan",
+        "Draft the plan of a change that crosses scopes: a tree of tasks, each for the owner "
+        "role of one scope. The person accepts it before anyone works on it.",
+        {
+            "change": bounded(ID_CHARS, "the change id, e.g. CH-0001"),
+            "nodes": {
+                "type": "array",
+                "minItems": 1,
+                "items": _plan_node_schema(0),
+                "description": "the root tasks, each with its children",
+            },
+        },
+        ("change", "nodes"),
+    )
+
+    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
+        change_id = args.text("change").strip()
+        nodes = args.objects("nodes")
+        root = context.root
+        change_exists(context, change_id)
+        known = {entry.id for entry in decisions.load(root).entries}
+        try:
+            plan = parse_plan({"nodes": nodes}, "draft_plan", decision_ids=known)
+        except RecordError as exc:
+            # The hint is how to fix it; the model needs it as much as the person would.
+            raise ToolFailed(f"{exc.message}; {exc.hint}" if exc.hint else exc.message) from None
+        digest = write_plan(
+            root, change_id, plan.nodes, write=lambda path, text: _write(context, path, text)
+        )
+        where = f"changes/{change_id}/plan.yaml"
+        ids = list(plan.ids)
+        return ToolOutcome(
+            f"Drafted the plan of {change_id} ({where}) with nodes {', '.join(ids)}. "
+            "It waits for the person's acceptance: no node runs until she accepts it. "
+            "Drafting it again replaces this draft.",
+            {"plan": where, "nodes": ids, "hash": digest},
+        )
 
 
 class ProposeQaResult(DraftTool):

@@ -21,7 +21,13 @@ from sdd_git.tools.act import (
 )
 from sdd_git.tools.base import Tool
 from sdd_git.tools.command import RunCommand
-from sdd_git.tools.draft import DraftReading, DraftScenarios, ProposeQaResult, Remember
+from sdd_git.tools.draft import (
+    DraftPlan,
+    DraftReading,
+    DraftScenarios,
+    ProposeQaResult,
+    Remember,
+)
 from sdd_git.tools.read import (
     GitDiff,
     GitLog,
@@ -45,6 +51,7 @@ _EXECUTORS: tuple[Tool, ...] = (
     UseSkill(),
     DraftReading(),
     DraftScenarios(),
+    DraftPlan(),
     ProposeQaResult(),
     Remember(),
     WriteFile(),

@@ -444,6 +444,11 @@ def test_accept_plan_needs_a_plan_and_records_its_hash(sdd: SddRunner, root: Roo
     missing = sdd("accept", "plan", "CH-0001")
     assert missing.code == 1 and "has no plan to accept" in missing.stderr
     (root.path / "changes/CH-0001/plan.yaml").write_text("nodes: [{scope: product}]\n")
+    invalid = sdd("accept", "plan", "CH-0001")  # no id, task or returns: never accepted
+    assert invalid.code == 1 and not (root.path / "memory/decisions.yaml").read_text().count("D-")
+    (root.path / "changes/CH-0001/plan.yaml").write_text(
+        "nodes: [{id: N1, scope: expenses, owner: builder, task: t, returns: commit}]\n"
+    )
     assert sdd("accept", "plan", "CH-0001").stdout == "D-0001\n"
     entry = decisions(root)[0]
     assert entry["kind"] == "accept-plan" and entry["change"] == "CH-0001"

@@ -205,3 +205,157 @@ def test_draft_scenarios_takes_steps_as_a_list_of_texts_as_models_send_them(
     assert drafted.steps == "open search\ntype hotel"
     bad = {"title": "t", "steps": ["ok", ""], "expected": "e"}
     assert "empty step" in fails(ctx, "draft_scenarios", change="CH-0001", scenarios=[bad])
+
+
+# --- draft_plan -------------------------------------------------------------------------------
+
+PLAN_NODES = [
+    {
+        "id": "N1",
+        "scope": "expenses",
+        "owner": "expenses-dev",
+        "task": "Mark an expense reimbursed",
+        "needs": [],
+        "returns": "commit",
+        "boundary": {"ask_first": [{"tool": "git_push"}]},
+    },
+    {
+        "id": "N2",
+        "scope": "billing",
+        "owner": "billing-dev",
+        "task": "Show it on the invoice",
+        "needs": ["N1"],
+        "returns": "commit",
+        "children": [
+            {"id": "N3", "scope": "billing", "owner": "billing-dev", "task": "Test it",
+             "returns": "scenario"},
+        ],
+    },
+]  # fmt: skip
+
+
+def test_draft_plan_writes_a_draft_that_waits_for_her_acceptance(
+    ctx: ToolContext, root: Root
+) -> None:
+    from sdd_git.records.plan import load_plan, plan_accepted, plan_hash
+
+    decisions_before = root.decisions.read_bytes()
+    outcome = run(ctx, "draft_plan", change="CH-0001", nodes=PLAN_NODES)
+    path = root.change_dir("CH-0001") / "plan.yaml"
+    assert outcome.text == (
+        "Drafted the plan of CH-0001 (changes/CH-0001/plan.yaml) with nodes N1, N2, N3. "
+        "It waits for the person's acceptance: no node runs until she accepts it. "
+        "Drafting it again replaces this draft."
+    )
+    assert outcome.data == {
+        "plan": "changes/CH-0001/plan.yaml",
+        "nodes": ["N1", "N2", "N3"],
+        "hash": plan_hash(path),
+    }
+    plan = load_plan(root, "CH-0001")
+    assert plan is not None and plan.ids == ("N1", "N2", "N3")
+    assert yaml.safe_load(path.read_text(encoding="utf-8"))["nodes"][1]["needs"] == ["N1"]
+    assert plan_accepted(root, "CH-0001") is None  # a draft, never a decision
+    assert root.decisions.read_bytes() == decisions_before
+    assert not root.record_lock.exists()
+
+
+def test_draft_plan_again_replaces_the_draft_and_unaccepts_it(ctx: ToolContext, root: Root) -> None:
+    from sdd_git.records.plan import load_plan, plan_accepted
+
+    run(ctx, "draft_plan", change="CH-0001", nodes=PLAN_NODES)
+    acceptance.accept_plan(root, "CH-0001")
+    assert plan_accepted(root, "CH-0001") is not None
+    one = [{**PLAN_NODES[0], "task": "Mark it reimbursed, with the date"}]
+    run(ctx, "draft_plan", change="CH-0001", nodes=one)
+    plan = load_plan(root, "CH-0001")
+    assert plan is not None and plan.ids == ("N1",)
+    assert plan.nodes[0].task == "Mark it reimbursed, with the date"
+    assert plan_accepted(root, "CH-0001") is None  # she accepted other bytes
+
+
+def test_draft_plan_refuses_a_bad_tree_with_a_clear_message_and_writes_nothing(
+    ctx: ToolContext, root: Root
+) -> None:
+    run(ctx, "draft_plan", change="CH-0001", nodes=PLAN_NODES)
+    path = root.change_dir("CH-0001") / "plan.yaml"
+    kept = path.read_bytes()
+    leaf = {"scope": "billing", "task": "t", "returns": "file"}
+    too_deep = [
+        {**leaf, "id": "N1", "children": [
+            {**leaf, "id": "N2", "children": [
+                {**leaf, "id": "N3", "children": [{**leaf, "id": "N4"}]},
+            ]},
+        ]},
+    ]  # fmt: skip
+    assert fails(ctx, "draft_plan", change="CH-0001", nodes=too_deep) == (
+        "draft_plan: node N3, key 'children': N3 is already 2 levels below a root node; a plan "
+        "goes at most 2 levels below its root nodes; give N3 no children: make them its "
+        "siblings, or split the work into fewer levels"
+    )
+    looped = [
+        {**leaf, "id": "N1", "needs": ["N2"]},
+        {**leaf, "id": "N2", "needs": ["N1"]},
+    ]
+    assert fails(ctx, "draft_plan", change="CH-0001", nodes=looped) == (
+        "draft_plan: node N1, key 'needs': these nodes wait for each other, so none could "
+        "finish: N1 needs N2; N2 needs N1; remove one of these needs to break the cycle"
+    )
+    assert "draft_plan: node N1, key 'needs': N1 needs its own descendant N2" in fails(
+        ctx,
+        "draft_plan",
+        change="CH-0001",
+        nodes=[{**leaf, "id": "N1", "needs": ["N2"], "children": [{**leaf, "id": "N2"}]}],
+    )
+    assert fails(ctx, "draft_plan", change="CH-0001", nodes=[{**leaf, "id": "N1"}] * 2) == (
+        "draft_plan: node N1, key 'id': N1 is the id of another node (nodes[0]); ids are "
+        "unique across the whole plan; give this node an id that no other node has, "
+        "children included"
+    )
+    assert "key 'needs': D-0042 is not a decision in memory/decisions.yaml" in fails(
+        ctx, "draft_plan", change="CH-0001", nodes=[{**leaf, "id": "N1", "needs": ["D-0042"]}]
+    )
+    assert "key 'returns': must be one of commit, file, scenario, draft, summary" in fails(
+        ctx, "draft_plan", change="CH-0001", nodes=[{**leaf, "id": "N1", "returns": "code"}]
+    )
+    assert "non-empty list of objects" in fails(ctx, "draft_plan", change="CH-0001", nodes=[])
+    assert path.read_bytes() == kept
+
+
+def test_draft_plan_refuses_an_unknown_change(ctx: ToolContext, root: Root) -> None:
+    assert fails(ctx, "draft_plan", change="CH-0009", nodes=PLAN_NODES) == "no change CH-0009"
+    assert "is not a change id" in fails(ctx, "draft_plan", change="../memory", nodes=PLAN_NODES)
+    assert not (root.change_dir("CH-0009") / "plan.yaml").exists()
+    assert not (root.change_dir("CH-0001") / "plan.yaml").exists()
+
+
+def test_draft_plan_masks_secrets_and_never_writes_through_a_symlink(
+    ctx: ToolContext, root: Root, tmp_path: Path
+) -> None:
+    from tests.tools import SECRET
+
+    nodes = [{**PLAN_NODES[0], "task": f"Use the key {SECRET}"}]
+    run(ctx, "draft_plan", change="CH-0001", nodes=nodes)
+    path = root.change_dir("CH-0001") / "plan.yaml"
+    assert SECRET not in path.read_text(encoding="utf-8")
+    assert "Use the key [secret]" in path.read_text(encoding="utf-8")
+    outside = tmp_path / "outside.yaml"
+    outside.write_text("kept\n", encoding="utf-8")
+    path.unlink()
+    path.symlink_to(outside)
+    run(ctx, "draft_plan", change="CH-0001", nodes=PLAN_NODES)
+    assert outside.read_text(encoding="utf-8") == "kept\n"
+    assert not path.is_symlink()  # the link was replaced by the plan, never followed
+
+
+def test_draft_plan_schema_spells_out_at_most_two_levels_below_the_root_nodes() -> None:
+    from sdd_git.tools.toolbox import TOOLS
+
+    node = TOOLS["draft_plan"].schema.parameters["properties"]["nodes"]["items"]
+    child = node["properties"]["children"]["items"]
+    grandchild = child["properties"]["children"]["items"]
+    assert "children" not in grandchild["properties"]
+    assert node["required"] == ["id", "scope", "owner", "task", "returns"]
+    assert node["properties"]["returns"]["enum"] == [
+        "commit", "file", "scenario", "draft", "summary"
+    ]  # fmt: skip

@@ -1,0 +1,1 @@
+"""The network of roles: routing, plans run as a tree of nodes, handoffs and groups."""

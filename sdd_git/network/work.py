@@ -1,0 +1,72 @@
+"""`sdd work CH`: route a change by what is accepted, then run whoever the route names."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sdd_git.errors import SddError
+from sdd_git.network.route import Route, decide
+from sdd_git.root import Root
+from sdd_git.runner import stops
+from sdd_git.runner.state import EXIT_STOPPED, RunOutcome
+
+DEFAULT_TASKS = {
+    "reading": "Draft the reading of {change}: what does the person mean, and how can she tell?",
+    "service": "Do the work of {change}, as its accepted spec sections say.",
+    "plan": "Draft the plan of {change}: which scope does what, in which order, returning what.",
+}
+
+
+def work(
+    root: Root,
+    change_id: str,
+    task: str | None = None,
+    on_event: Callable[[dict[str, Any]], None] | None = None,
+) -> RunOutcome:
+    """Run the change's route once: a reading or plan already waiting for her is shown again
+    without a model call; otherwise the route's role runs, with the route in its log."""
+    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.runner.run import RunRequest, start
+
+    refuse_inside_run()
+    route = decide(root, change_id)
+    waiting = waiting_stop(root, route, change_id)
+    if waiting is not None:
+        return RunOutcome(waiting.run, "stopped", EXIT_STOPPED, waiting.action, stop=waiting)
+    if route.kind == "plan" and _plan_is_accepted(root, change_id):
+        raise SddError(
+            f"the plan of {change_id} is accepted; running its network of owners is not built "
+            "in this version",
+            hint="run each node's owner yourself for now: sdd role run OWNER --task ... "
+            f"--change {change_id}",
+        )
+    if route.kind == "connection":
+        raise SddError(
+            f"{change_id} has an accepted connection spec ({route.scope}); handoffs between its "
+            "owners are not built in this version",
+            hint=f"run each owner yourself for now: sdd role run {route.roles[0]} --task ... "
+            f"--change {change_id}",
+        )
+    request = RunRequest(
+        author=route.roles[0],
+        task=task or DEFAULT_TASKS[route.kind].format(change=change_id),
+        change=change_id,
+        route=route.as_event(),
+    )
+    return start(root, request, on_event=on_event)
+
+
+def waiting_stop(root: Root, route: Route, change_id: str) -> stops.Stop | None:
+    """The reading or plan stop of this change that still waits for her, if any."""
+    kind = {"reading": "reading", "plan": "plan"}.get(route.kind)
+    for stop in stops.pending(root):  # answered readings and plans are cleared here
+        if stop.kind == kind and stop.change == change_id:
+            return stop
+    return None
+
+
+def _plan_is_accepted(root: Root, change_id: str) -> bool:
+    from sdd_git.records.plan import plan_accepted
+
+    return plan_accepted(root, change_id) is not None
