@@ -428,15 +428,46 @@ def _answer(root: Any, stop_id: str, choice: str, as_json: bool, answer: Any) ->
 @click.command("work")
 @click.argument("change_id", metavar="CH")
 @click.option("--task", help="What to do, in your words (default: the change's accepted spec).")
+@click.option("--status", is_flag=True, help="Draw the network tree and each node's state.")
 @json_option
-def work_command(change_id: str, task: str | None, as_json: bool) -> None:
+def work_command(change_id: str, task: str | None, status: bool, as_json: bool) -> None:
     """Route a change by what is accepted, and run it (exit 3: a stop or a plan waits)."""
+    from sdd_git.network.drive import Finished, tree_lines
+    from sdd_git.network.drive import status as network_status
     from sdd_git.network.work import work
 
-    _refuse_no_agent("sdd work")
     root = current_root()
+    if status:
+        nodes = network_status(root, change_id)
+        if as_json:
+            emit_json({"change": change_id, "nodes": [n.as_json() for n in nodes]})
+        else:
+            click.echo("\n".join(tree_lines(nodes)) or f"{change_id} has no plan")
+        return
+    _refuse_no_agent("sdd work")
+    quiet = as_json or not sys.stderr.isatty()
     with _json_errors(as_json), _signals_once():
-        outcome = work(root, change_id, _task_text(task) if task else None, _progress(as_json))
+        outcome = work(
+            root,
+            change_id,
+            _task_text(task) if task else None,
+            _progress(as_json),
+            None if quiet else (lambda text: click.echo(text, err=True)),
+        )
+    if isinstance(outcome, Finished):
+        if as_json:
+            emit_json(
+                {
+                    "status": outcome.status,
+                    "exit_code": outcome.exit_code,
+                    "message": outcome.message,
+                    "nodes": [n.as_json() for n in outcome.nodes],
+                }
+            )
+        else:
+            click.echo("\n".join(tree_lines(outcome.nodes)))
+            say(outcome.message)
+        sys.exit(outcome.exit_code)
     _render(outcome, as_json, root)
     if not as_json and _interactive():
         outcome = _ask_inline(root, outcome)

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sdd_git.errors import SddError
+from sdd_git.network.drive import Finished, drive
 from sdd_git.network.route import Route, decide
 from sdd_git.root import Root
 from sdd_git.runner import stops
@@ -23,7 +24,8 @@ def work(
     change_id: str,
     task: str | None = None,
     on_event: Callable[[dict[str, Any]], None] | None = None,
-) -> RunOutcome:
+    say: Callable[[str], None] | None = None,
+) -> RunOutcome | Finished:
     """Run the change's route once: a reading or plan already waiting for her is shown again
     without a model call; otherwise the route's role runs, with the route in its log."""
     from sdd_git.records.person import refuse_inside_run
@@ -35,12 +37,7 @@ def work(
     if waiting is not None:
         return RunOutcome(waiting.run, "stopped", EXIT_STOPPED, waiting.action, stop=waiting)
     if route.kind == "plan" and _plan_is_accepted(root, change_id):
-        raise SddError(
-            f"the plan of {change_id} is accepted; running its network of owners is not built "
-            "in this version",
-            hint="run each node's owner yourself for now: sdd role run OWNER --task ... "
-            f"--change {change_id}",
-        )
+        return drive(root, change_id, say)
     if route.kind == "connection":
         raise SddError(
             f"{change_id} has an accepted connection spec ({route.scope}); handoffs between its "

@@ -71,6 +71,7 @@ class ProviderRequest:
     # The most the reply may take, in tokens: the room the runner left for it in the context.
     # A configured `max_tokens` wins. None: no cap.
     max_reply_tokens: int | None = None
+    role_call_index: int = 0  # 1-based count of this role's calls, in a run of one role; else 0
 
 
 @dataclass(frozen=True)

@@ -53,9 +53,20 @@ class ScriptProvider:
             with open(transcript, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps(line, ensure_ascii=False) + "\n")
         index = request.call_index
-        if index > len(calls):
+        mine = [c for c in calls if isinstance(c, dict) and c.get("role") == request.role]
+        if mine and request.role_call_index:
+            # A network's runs share one file: a run of role R answers its Nth call with the
+            # Nth item addressed to R, skipping the others' (CONTRACT §9).
+            if request.role_call_index > len(mine):
+                raise ProviderError(
+                    f"script exhausted after {len(mine)} calls addressed to {request.role}"
+                )
+            item = mine[request.role_call_index - 1]
+            index = calls.index(item) + 1
+        elif index > len(calls):
             raise ProviderError(f"script exhausted after {len(calls)} calls")
-        item = calls[index - 1]
+        else:
+            item = calls[index - 1]
         if not isinstance(item, dict):
             raise ProviderError(f"{self.path}: call {index} must be a mapping (say, tool_calls)")
         expected = item.get("role")

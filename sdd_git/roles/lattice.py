@@ -19,7 +19,7 @@ class RoleSpawnDenied(SddError):
         self.allowed = parent.spawnable_roles
         if parent.delegation == "deny":
             why = f"{parent.name} may not delegate at all"
-        elif parent.spawnable_roles is not None:
+        elif parent.spawnable_roles is not None and child.name not in parent.spawnable_roles:
             allowed = ", ".join(parent.spawnable_roles) or "empty"
             why = f"{child.name} is not in its allowlist ({allowed})"
         else:
@@ -37,8 +37,9 @@ class RoleSpawnDenied(SddError):
 def can_spawn(parent: RoleProfile, child: RoleProfile) -> bool:
     if parent.delegation == "deny":
         return False
-    if parent.spawnable_roles is not None:
-        return child.name in parent.spawnable_roles
+    if parent.spawnable_roles is not None and child.name not in parent.spawnable_roles:
+        return False
+    # An allowlist narrows, never escalates: a listed child above the parent is refused too.
     return child.level <= parent.level
 
 

@@ -158,6 +158,9 @@ def _execute(
             + ", ".join(t for t in tampered if t not in lost)
             + (f"; could not be put back: {', '.join(lost)}" if lost else ""),
         )
+    for event in ("artifact", "handoff"):  # what a tool reports for the network's record
+        if isinstance((data or {}).get(event), dict) and failed is None:
+            state.log.append(event, **(data or {})[event])
     if kind == "consequential" and failed is None:
         state.log.append("action_done", tool=call.name, args=call.args, by=allowed_by)
     elif kind == "consequential":

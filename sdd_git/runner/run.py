@@ -192,7 +192,10 @@ def start(
                 clock,
                 plan.change,
                 request.origin,
-                prompt.with_skill_tool(offered_tools(author, request.critic), root),
+                _for_node(
+                    prompt.with_skill_tool(offered_tools(author, request.critic), root),
+                    request.route,
+                ),
                 bool(plan.sections),
                 tuple(secret_names),
                 context_tokens,
@@ -267,7 +270,10 @@ def _replay(
         clock,
         started.get("change"),
         started.get("origin", "person"),
-        prompt.with_skill_tool(_offered_after(role, started, events), root),
+        _for_node(
+            prompt.with_skill_tool(_offered_after(role, started, events), root),
+            next((e for e in events if e.get("event") == "route"), None),
+        ),
         _accepted_now(root, started.get("change")),
         tuple(secret_names),
         context_tokens,
@@ -285,6 +291,8 @@ def _replay(
             state.says_seen += 1
         elif kind == "provider_call":
             state.calls_made += 1
+            who = str(event.get("role") or state.role.name)
+            state.role_calls[who] = state.role_calls.get(who, 0) + 1
         elif kind == "reply":
             state.messages.append(event["message"])
             last_calls = [
@@ -304,6 +312,14 @@ def _replay(
             )
             answered.add(event["call_id"])
     return state, [c for c in last_calls if c.id not in answered]
+
+
+def _for_node(offered: tuple[str, ...], route: dict[str, Any] | None) -> tuple[str, ...]:
+    """A network node's owner also returns its result: `return_artifact` (and only there, so a
+    small model elsewhere is not offered one more schema)."""
+    if route is not None and route.get("node") and "return_artifact" not in offered:
+        return (*offered, "return_artifact")
+    return offered
 
 
 def _offered_after(role: RoleProfile, started: Event, events: list[Event]) -> tuple[str, ...]:

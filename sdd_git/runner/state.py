@@ -125,6 +125,7 @@ class RunState:
     context_tokens: int = REMOTE_CONTEXT_TOKENS
     messages: list[Message] = field(default_factory=list)
     calls_made: int = 0
+    role_calls: dict[str, int] = field(default_factory=dict)  # calls by role, across resumes
     last_calls: str = ""  # the previous reply's tool calls, as compared for repeats
     repeats: int = 0
     says_seen: int = 0
@@ -385,11 +386,15 @@ def call_provider(
         state.log.append(
             "context_trimmed", role=role, results=trimmed, tokens=request_tokens(fitted, schemas)
         )
+    state.role_calls[role] = state.role_calls.get(role, 0) + 1
     return provider.complete(
         ProviderRequest(
             role=role,
             run_id=state.run_id,
             call_index=state.calls_made,
+            # Known only in a run of one role (a network's node); the accuracy loop's author and
+            # critic share one count, as its scripts are written.
+            role_call_index=state.role_calls[role] if len(state.role_calls) == 1 else 0,
             messages=fitted,
             tools=schemas,
             tool_choice=expected,  # None: the configured default (`auto`)

@@ -25,6 +25,7 @@ TOOL_CLASSES: dict[str, ToolClass] = {
     "draft_plan": "draft",  # leads only: a plan binds nobody until the person accepts it
     "propose_qa_result": "draft",
     "remember": "draft",
+    "return_artifact": "draft",  # a network node's result, by reference; offered only there
     # The accuracy loop.
     "submit_draft": "loop",
     "report_gaps": "loop",

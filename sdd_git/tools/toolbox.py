@@ -19,6 +19,7 @@ from sdd_git.tools.act import (
     OpenPullRequest,
     WriteFile,
 )
+from sdd_git.tools.artifact import ReturnArtifact
 from sdd_git.tools.base import Tool
 from sdd_git.tools.command import RunCommand
 from sdd_git.tools.draft import (
@@ -52,6 +53,7 @@ _EXECUTORS: tuple[Tool, ...] = (
     DraftReading(),
     DraftScenarios(),
     DraftPlan(),
+    ReturnArtifact(),
     ProposeQaResult(),
     Remember(),
     WriteFile(),

@@ -151,15 +151,20 @@ def test_sdd_work_prints_the_plan_stop_and_allow_refuses_it(
     scopes.add_service(money, "billing", "money", owner="billing-dev")
     change = accepted_change(money)
     set_scope(money, change, "scope: module:money\n")
-    node = {
-        "id": "N1",
-        "scope": "billing",
-        "owner": "billing-dev",
-        "task": "t",
-        "returns": "commit",
-    }
+    # the shipped module lead spawns only the roles it lists: the builder among them
+    node = {"id": "N1", "scope": "billing", "owner": "builder", "task": "t", "returns": "summary"}
     draft = {"tool": "draft_plan", "args": {"change": change, "nodes": [node]}}
-    script(tmp_path, monkeypatch, [{"tool_calls": [draft]}, {"say": "Plan drafted."}])
+    summary = {"tool": "return_artifact", "args": {"kind": "summary", "ref": "-", "summary": "s"}}
+    script(
+        tmp_path,
+        monkeypatch,
+        [
+            {"role": "module-lead", "tool_calls": [draft]},
+            {"role": "module-lead", "say": "Plan drafted."},
+            {"role": "builder", "tool_calls": [summary]},
+            {"role": "builder", "say": "Done."},
+        ],
+    )
     result = sdd("work", change, "--json")
     assert result.code == 3, result.stderr
     outcome = json.loads(result.stdout)
@@ -169,8 +174,11 @@ def test_sdd_work_prints_the_plan_stop_and_allow_refuses_it(
     assert refused.code == 2 and "never allowed or denied" in refused.stderr
     assert sdd("accept", "plan", change).code == 0
     assert sdd("stops").stdout.count(outcome["stop"]["id"]) == 0  # answered by her acceptance
-    after = sdd("work", change)
-    assert after.code == 1 and "not built in this version" in after.stderr  # honest, for now
+    after = json.loads(sdd("work", change, "--json").stdout)  # the accepted plan's network runs
+    assert after["status"] == "done", after
+    assert after["nodes"][0]["state"] == "done"
+    shown = sdd("work", change, "--status")
+    assert shown.code == 0 and "N1 billing builder: done summary -" in shown.stdout
 
 
 def test_sdd_work_without_an_accepted_section_runs_the_spec_steward(

@@ -38,11 +38,14 @@ def test_executor_may_spawn_nothing_not_even_a_peer() -> None:
     assert spawnable(EXECUTOR, [EXECUTOR, SUPERVISOR, peer]) == []
 
 
-def test_allowlist_mode_replaces_the_level_comparison() -> None:
+def test_an_allowlist_narrows_and_never_escalates() -> None:
     lead = role("lead", 50, allow=("builder",))
     assert can_spawn(lead, role("builder", 10))
     assert not can_spawn(lead, role("qa-author", 10))  # lower level, but not listed
-    assert can_spawn(role("odd", 5, allow=("boss",)), role("boss", 90))  # listed wins over level
+    odd = role("odd", 5, allow=("boss",))
+    assert not can_spawn(odd, role("boss", 90))  # listed, but above it: refused (issue 12)
+    with pytest.raises(RoleSpawnDenied, match=r"boss \(level 90\) is above odd \(level 5\)"):
+        check_spawn(odd, role("boss", 90))
 
 
 def test_non_escalation_allows_peers_and_subordinates_only() -> None:

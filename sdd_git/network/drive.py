@@ -1,0 +1,380 @@
+"""Running an accepted plan: rounds of node runs, each node's owner in its own process.
+
+The state is a ledger in `.sdd/local/network/CH.json` (the task ledger: the plan, each node's
+runs and result; the progress ledger: the rounds and what each produced), and the network's own
+events go to `.sdd/local/network/CH.jsonl`. A node's runs are found by their `route` event, so
+a driver killed at any moment and started again reads where each node is from the run logs:
+no node whose run produced a result runs again, and no stop is lost.
+
+A node is ready when its `needs` have results and its parent has its own result; siblings
+that are ready run in parallel. A parent is done only when it and every child have results.
+Two rounds that run nodes and produce nothing stall the network for her: she may accept one
+new plan (a rebuild); a stall after that ends it as stalled.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sdd_git.atomicfile import write_text_atomic
+from sdd_git.errors import SddError
+from sdd_git.records.plan import Plan, PlanNode, load_plan, plan_accepted, plan_hash, plan_path
+from sdd_git.root import Root
+from sdd_git.runner.runlog import read_events
+
+POLL_SECONDS = 0.2
+STALL_ROUNDS = 2  # rounds in a row with no new result before the network stops for her
+DEFAULT_MAX_CHILDREN = 8
+EXIT_DONE, EXIT_FAILED, EXIT_WAITING = 0, 1, 3
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class NodeView:
+    id: str
+    scope: str
+    owner: str | None
+    state: str  # waiting, ready, running, stopped, done, failed, stalled
+    depth: int
+    stop: str | None = None
+    artifact: dict[str, Any] | None = None
+    why: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "scope": self.scope,
+            "owner": self.owner,
+            "state": self.state,
+            "depth": self.depth,
+            "stop": self.stop,
+            "artifact": self.artifact,
+            "why": self.why,
+        }
+
+
+@dataclass(frozen=True)
+class Finished:
+    status: str  # done, waiting, stalled, failed
+    exit_code: int
+    message: str
+    nodes: tuple[NodeView, ...]
+
+
+class Network:
+    """One change's network: its accepted plan, ledger and event log."""
+
+    def __init__(self, root: Root, change: str) -> None:
+        self.root = root
+        self.change = change
+        folder = root.local / "network"
+        self.ledger_path = folder / f"{change}.json"
+        self.events_path = folder / f"{change}.jsonl"
+
+    # --- the ledger ---------------------------------------------------------------------------
+
+    def ledger(self) -> dict[str, Any]:
+        if not self.ledger_path.is_file():
+            return {"change": self.change, "plan": None, "rebuilds": 0, "stalls": 0, "rounds": []}
+        loaded: dict[str, Any] = json.loads(self.ledger_path.read_text(encoding="utf-8"))
+        return loaded
+
+    def save(self, ledger: dict[str, Any]) -> None:
+        self.ledger_path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(self.ledger_path, json.dumps(ledger, indent=2, sort_keys=True) + "\n")
+
+    def event(self, kind: str, **fields: Any) -> None:
+        self.events_path.parent.mkdir(parents=True, exist_ok=True)
+        line = {"event": kind, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **fields}
+        with open(self.events_path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+    # --- where each node is, from its runs ----------------------------------------------------
+
+    def node_runs(self) -> dict[str, list[list[dict[str, Any]]]]:
+        """Each node's run logs, oldest first, found by the `route` event naming the node."""
+        found: dict[str, list[tuple[str, list[dict[str, Any]]]]] = {}
+        for path in sorted((self.root.sdd / "role-runs").glob("*.jsonl")):
+            events = read_events(path)
+            route = next((e for e in events[:4] if e.get("event") == "route"), None)
+            started = events[0] if events else {}
+            if route is None or route.get("route") != "node":
+                continue
+            if started.get("change") != self.change:
+                continue
+            found.setdefault(str(route["node"]), []).append((path.name, events))
+        return {node: [events for _, events in sorted(runs)] for node, runs in found.items()}
+
+    def states(self, plan: Plan) -> dict[str, NodeView]:
+        from sdd_git.runner import stops
+
+        runs = self.node_runs()
+        pending = {s.id for s in stops.pending(self.root)}
+        denied = {str(e.get("node")) for e in self._events() if e["event"] == "role_spawn_denied"}
+        own: dict[str, NodeView] = {}
+        for node, _parent, depth in plan.walk():
+            own[node.id] = _own_state(
+                self.root, node, depth, runs.get(node.id, []), pending, denied
+            )
+        views: dict[str, NodeView] = {}
+        for node, _parent, depth in reversed(list(plan.walk())):  # children before parents
+            view = own[node.id]
+            if view.state == "done" and any(views[c.id].state != "done" for c in node.children):
+                view = NodeView(node.id, node.scope, node.owner, "waiting", depth, None,
+                                view.artifact, "open: waiting for its children")  # fmt: skip
+            views[node.id] = view
+        views = {node.id: views[node.id] for node, _parent, _depth in plan.walk()}  # plan order
+        for node, parent, depth in plan.walk():
+            view = views[node.id]
+            if view.state != "ready":
+                continue
+            blocked = [n for n in node.needs if _need_open(n, views)]
+            if parent is not None and own[parent.id].state != "done":
+                blocked.append(parent.id)
+            if blocked:
+                views[node.id] = NodeView(node.id, node.scope, node.owner, "waiting", depth,
+                                          why="waits for " + ", ".join(blocked))  # fmt: skip
+        return views
+
+    def _events(self) -> list[dict[str, Any]]:
+        if not self.events_path.is_file():
+            return []
+        lines = self.events_path.read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+def _need_open(need: str, views: dict[str, NodeView]) -> bool:
+    if need in views:
+        return views[need].state != "done"
+    return False  # a decision id: the plan was checked against the decisions when accepted
+
+
+def _alive(root: Root, role: str | None) -> bool:
+    """Whether a run of `role` is under way: its role lock is held by a live process."""
+    from sdd_git.lockfile import describe_holder
+    from sdd_git.runner.state import role_lock
+
+    path = role_lock(root, role or "")
+    if not path.exists():
+        return False
+    _text, stale = describe_holder(path)
+    return not stale
+
+
+def _own_state(
+    root: Root,
+    node: PlanNode,
+    depth: int,
+    runs: list[list[dict[str, Any]]],
+    pending: set[str],
+    denied: set[str],
+) -> NodeView:
+    """A node's own state from its last run: its result, a stop waiting, or ready to run."""
+    if node.id in denied:
+        return NodeView(node.id, node.scope, node.owner, "failed", depth, why="spawn denied")
+    for events in runs:
+        artifact = next((e for e in events if e.get("event") == "artifact"), None)
+        if artifact is not None:
+            keys: tuple[str, ...] = ("kind", "ref", "summary", "sha256")
+            shown = {k: artifact.get(k) for k in keys if k in artifact}
+            return NodeView(node.id, node.scope, node.owner, "done", depth, artifact=shown)
+    if not runs:
+        return NodeView(node.id, node.scope, node.owner, "ready", depth)
+    last = runs[-1]
+    ended = [e for e in last if e.get("event") == "run_ended"]
+    resumed_after = ended and any(
+        e.get("event") == "run_resumed" for e in last[last.index(ended[-1]) :]
+    )
+    if not ended or resumed_after:
+        if _alive(root, node.owner):
+            return NodeView(node.id, node.scope, node.owner, "running", depth)
+        # Its process died with the run open (a killed driver's child): no result, run again.
+        return NodeView(node.id, node.scope, node.owner, "ready", depth, why="its run died")
+    status = ended[-1].get("status")
+    if status == "stopped":
+        stop = str(ended[-1].get("waiting_for"))
+        if stop in pending:
+            return NodeView(node.id, node.scope, node.owner, "stopped", depth, stop=stop)
+    if status in ("failed", "no-spec", "expired"):
+        return NodeView(node.id, node.scope, node.owner, "failed", depth, why=str(status))
+    return NodeView(node.id, node.scope, node.owner, "ready", depth, why="no result yet")
+
+
+# --- driving -----------------------------------------------------------------------------------
+
+
+def drive(root: Root, change: str, say: Say | None = None) -> Finished:
+    """Run rounds until no node can go on without her; leaves nothing running behind it."""
+    from sdd_git.records.person import refuse_inside_run
+
+    refuse_inside_run()
+    say = say or (lambda text: None)
+    network = Network(root, change)
+    plan, digest = _accepted(root, change)
+    ledger = network.ledger()
+    if ledger["plan"] != digest:
+        if ledger["plan"] is not None:
+            ledger["rebuilds"] += 1
+            ledger["stalls"] = 0
+            network.event("rebuild", plan=digest, rebuilds=ledger["rebuilds"])
+        ledger["plan"] = digest
+        network.save(ledger)
+    elif ledger.get("stalled"):
+        return _finished(network, plan, "stalled", ledger)
+    quiet = 0
+    while True:
+        views = network.states(plan)
+        ready = [plan.node(v.id) for v in views.values() if v.state == "ready"]
+        if not ready and any(v.state == "running" for v in views.values()):
+            time.sleep(POLL_SECONDS)  # a node another process continues (an answered stop)
+            continue
+        if not ready:
+            return _finished(network, plan, None, ledger)
+        started = _start_round(root, network, plan, [n for n in ready if n is not None], say)
+        done_before = {v.id for v in views.values() if v.state == "done"}
+        after = network.states(plan)
+        progress = sorted(v.id for v in after.values() if v.state == "done" and
+                          v.id not in done_before)  # fmt: skip
+        ledger["rounds"].append({"ran": started, "progress": progress})
+        network.event("round", ran=started, progress=progress)
+        network.save(ledger)
+        stopped = any(v.state == "stopped" for v in after.values())
+        quiet = 0 if progress or stopped else quiet + 1
+        if quiet >= STALL_ROUNDS:
+            ledger["stalls"] += 1
+            final = ledger["rebuilds"] > 0
+            ledger["stalled"] = final
+            network.event("stalled", final=final, rounds=quiet)
+            network.save(ledger)
+            return _finished(network, plan, "stalled" if final else "stall", ledger)
+
+
+def _accepted(root: Root, change: str) -> tuple[Plan, str]:
+    plan = load_plan(root, change)
+    if plan is None or plan_accepted(root, change) is None:
+        raise SddError(
+            f"{change} has no accepted plan",
+            hint=f"accept the lead's plan first: sdd accept plan {change}",
+        )
+    return plan, plan_hash(plan_path(root, change))
+
+
+def _start_round(
+    root: Root, network: Network, plan: Plan, ready: list[PlanNode], say: Say
+) -> list[str]:
+    """Start every ready node whose spawn is allowed, in parallel, and wait for all of them."""
+    processes: list[tuple[str, subprocess.Popen[str]]] = []
+    for node in ready:
+        refusal = _spawn_refusal(root, network.change, plan, node)
+        if refusal is not None:
+            network.event("role_spawn_denied", node=node.id, owner=node.owner, why=refusal)
+            say(f"{node.id}: spawn denied, nothing started ({refusal})")
+            continue
+        network.event("spawn", node=node.id, owner=node.owner, scope=node.scope)
+        say(f"{node.id}: {node.owner} starts on {node.scope}: {node.task}")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "sdd_git.network.node", network.change, node.id],
+            cwd=root.path,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        processes.append((node.id, process))
+    started = []
+    try:
+        for node_id, process in processes:
+            process.communicate()
+            started.append(node_id)
+    finally:
+        for _node_id, process in processes:  # never leave a node running behind us
+            if process.poll() is None:
+                process.terminate()
+                process.wait()
+    return started
+
+
+def _spawn_refusal(root: Root, change: str, plan: Plan, node: PlanNode) -> str | None:
+    """Why the spawner may not start this node's owner (canSpawn, caps), or None."""
+    from sdd_git.network.route import decide
+    from sdd_git.roles.lattice import can_spawn
+    from sdd_git.roles.registry import find_role
+
+    if node.owner is None:
+        return "the node names no owner"
+    parent = next((p for n, p, _ in plan.walk() if n.id == node.id), None)
+    if parent is not None and len(parent.children) > _max_children(root):
+        return f"{parent.id} has {len(parent.children)} children, more than the cap"
+    # A parent node's owner starts its children; the lead starts the root nodes.
+    spawner_name = (parent.owner or "") if parent is not None else decide(root, change).roles[0]
+    try:
+        spawner, _ = find_role(root, spawner_name, use_cache=False)
+        child, _ = find_role(root, node.owner, use_cache=False)
+    except SddError as exc:
+        return exc.message
+    if not can_spawn(spawner, child):
+        return f"{spawner.name} (level {spawner.level_text}) may not spawn {child.name}"
+    return None
+
+
+def _max_children(root: Root) -> int:
+    from sdd_git.yamlio import read_mapping
+
+    if not root.config.is_file():
+        return DEFAULT_MAX_CHILDREN
+    network = read_mapping(root.config).get("network") or {}
+    value = network.get("max_children") if isinstance(network, dict) else None
+    return value if isinstance(value, int) and value > 0 else DEFAULT_MAX_CHILDREN
+
+
+def _finished(
+    network: Network, plan: Plan, stalled: str | None, ledger: dict[str, Any]
+) -> Finished:
+    views = tuple(network.states(plan).values())
+    roots = [n.id for n in plan.nodes]
+    by_id = {v.id: v for v in views}
+    if stalled == "stalled":
+        return Finished("stalled", EXIT_FAILED, "the network stalled again after a new plan; "
+                        "nothing starts until you accept a new plan", views)  # fmt: skip
+    if stalled == "stall":
+        return Finished(
+            "waiting",
+            EXIT_WAITING,
+            "two rounds produced no result: the network waits for you; edit the plan and "
+            "accept it again (one rebuild)",
+            views,
+        )
+    if all(by_id[r].state == "done" for r in roots):
+        return Finished("done", EXIT_DONE, "every node has its result", views)
+    if any(v.state == "stopped" for v in views):
+        waiting = ", ".join(f"{v.id} ({v.stop})" for v in views if v.state == "stopped")
+        return Finished("waiting", EXIT_WAITING, f"waiting for you: {waiting}", views)
+    failed = ", ".join(f"{v.id} ({v.why})" for v in views if v.state == "failed")
+    return Finished("failed", EXIT_FAILED, f"nodes that cannot go on: {failed}", views)
+
+
+def status(root: Root, change: str) -> tuple[NodeView, ...]:
+    """The network tree as it stands, for `sdd work CH --status` (no node is started)."""
+    plan = load_plan(root, change)
+    if plan is None:
+        return ()
+    return tuple(Network(root, change).states(plan).values())
+
+
+def tree_lines(nodes: tuple[NodeView, ...]) -> list[str]:
+    order = {v.id: v for v in nodes}
+    lines = []
+    for view in order.values():
+        extra = f" stop {view.stop}" if view.stop else ""
+        if view.artifact:
+            extra += f" {view.artifact.get('kind')} {view.artifact.get('ref')}"
+        if view.why:
+            extra += f" ({view.why})"
+        lines.append(f"{'  ' * view.depth}{view.id} {view.scope} {view.owner}: {view.state}{extra}")
+    return lines
