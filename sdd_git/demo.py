@@ -18,6 +18,7 @@ from sdd_git.records.spec import read_spec
 from sdd_git.root import Root, init_root
 
 WORDS = "I can never find last month's hotel charge."
+WORDS_2 = "When an expense is reimbursed, the invoice in Billing should show it."
 SCRIPTS = Path(__file__).parent / "demo_scripts"
 
 
@@ -136,4 +137,47 @@ def run_demo(folder: Path, narrate: Callable[[str], None]) -> None:
     narrate(f"The reading she accepted is unchanged: {'yes' if unchanged else 'NO'}.")
     commits = _git(root, "rev-list", "--count", "HEAD")
     narrate(f"Commits in the repository: {commits} (only the one a stop named and she allowed).")
-    narrate(f"Look around: cd {root.path} && sdd role runs && sdd change show {pack.id}")
+    _second_part(root, narrate)
+    narrate(f"Look around: cd {root.path} && sdd role runs && sdd work CH-0002 --status")
+
+
+def _second_part(root: Root, narrate: Callable[[str], None]) -> None:
+    """The journey's second part: a task that crosses two modules with no connection."""
+    from sdd_git.network.drive import drive, tree_lines
+    from sdd_git.network.work import work
+    from sdd_git.records import scopes
+    from sdd_git.runner import stops
+    from sdd_git.runner.run import answer
+    from sdd_git.runner.state import RunOutcome
+
+    scopes.add_module(root, "money")
+    scopes.add_service(root, "expenses", "money", owner="builder")
+    scopes.add_module(root, "billing")
+    scopes.add_service(root, "invoices", "billing", owner="qa-author")
+    narrate("14. She names the parts: module money (service expenses), module billing (invoices).")
+    pack = changes.create(root, WORDS_2)
+    acceptance.correct_reading(
+        root, pack.id, "Billing shows reimbursements.\n\n- C1: A reimbursed expense shows on "
+        "its invoice, with the date."
+    )  # fmt: skip
+    decision = acceptance.accept_reading(root, pack.id).decision
+    narrate(f'15. Maya says: "{WORDS_2}"  ->  {pack.id}; she accepts its reading ({decision.id}).')
+    with _recorded("network.yaml"):
+        planned = work(root, pack.id)
+        assert isinstance(planned, RunOutcome) and planned.stop is not None
+        narrate("16. It crosses two modules with no connection: the product lead drafts a plan:")
+        for line in (root.path / "changes" / pack.id / "plan.yaml").read_text().splitlines()[:12]:
+            narrate(f"      {line}")
+        narrate(f"   It stops: {planned.stop.action}")
+        accepted = acceptance.accept_plan(root, pack.id).decision
+        narrate(f"17. She accepts the plan ({accepted.id}); only now may anyone write for it.")
+        first = drive(root, pack.id)
+        waiting = next(v for v in first.nodes if v.state == "stopped")
+        action = stops.load(root, waiting.stop or "").action
+        narrate(f"18. The network runs. {waiting.id} ({waiting.owner}) stops: {action}")
+        allowed = answer(root, waiting.stop or "", "allow_once")
+        narrate(f"    She allows it; {waiting.id} returns its result ({allowed.status}).")
+        second = drive(root, pack.id)
+        narrate(f"19. Its prerequisite done, N2 runs. The network: {second.status}.")
+        for line in tree_lines(second.nodes):
+            narrate(f"      {line}")

@@ -26,9 +26,23 @@ def test_demo_walks_the_whole_record_journey_offline(tmp_path: Path) -> None:
     change = yaml.safe_load((folder / "changes/CH-0001/change.yaml").read_text())
     assert change["stage"] == "done"
     kinds = [d["kind"] for d in yaml.safe_load((folder / "memory/decisions.yaml").read_text())]
-    assert kinds == ["accept-section", "accept-scenario", "release"]
+    assert kinds == [
+        "accept-section",
+        "accept-scenario",
+        "release",
+        "accept-section",
+        "accept-plan",
+    ]
     notes = (folder / "memory/releases/R-0001.md").read_text()
     assert "> I can never find last month's hotel charge." in notes
+    # the second part: two modules, no connection: a plan she accepts, then each action allowed
+    assert "the product lead drafts a plan" in result.stdout
+    assert "N1 (builder) stops: Write the file src/reimbursed.py" in result.stdout
+    assert "N1 expenses builder: done file src/reimbursed.py" in result.stdout
+    assert "N2 invoices qa-author: done scenario CH-0002/SC-1" in result.stdout
+    assert (folder / "src/reimbursed.py").is_file()
+    decisions = yaml.safe_load((folder / "memory/decisions.yaml").read_text())
+    assert decisions[-1]["kind"] == "accept-plan" and decisions[-1]["change"] == "CH-0002"
 
 
 def test_demo_refuses_a_folder_that_is_not_empty(tmp_path: Path) -> None:

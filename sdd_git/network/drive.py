@@ -119,8 +119,9 @@ class Network:
         denied = {str(e.get("node")) for e in self._events() if e["event"] == "role_spawn_denied"}
         own: dict[str, NodeView] = {}
         for node, _parent, depth in plan.walk():
+            owner = owner_of(self.root, plan, node)
             own[node.id] = _own_state(
-                self.root, node, depth, runs.get(node.id, []), pending, denied
+                self.root, owner, node, depth, runs.get(node.id, []), pending, denied
             )
         views: dict[str, NodeView] = {}
         for node, _parent, depth in reversed(list(plan.walk())):  # children before parents
@@ -169,6 +170,7 @@ def _alive(root: Root, role: str | None) -> bool:
 
 def _own_state(
     root: Root,
+    owner: str,
     node: PlanNode,
     depth: int,
     runs: list[list[dict[str, Any]]],
@@ -192,7 +194,7 @@ def _own_state(
         e.get("event") == "run_resumed" for e in last[last.index(ended[-1]) :]
     )
     if not ended or resumed_after:
-        if _alive(root, node.owner):
+        if _alive(root, owner):
             return NodeView(node.id, node.scope, node.owner, "running", depth)
         # Its process died with the run open (a killed driver's child): no result, run again.
         return NodeView(node.id, node.scope, node.owner, "ready", depth, why="its run died")
@@ -273,11 +275,13 @@ def _start_round(
     for node in ready:
         refusal = _spawn_refusal(root, network.change, plan, node)
         if refusal is not None:
-            network.event("role_spawn_denied", node=node.id, owner=node.owner, why=refusal)
+            owner = owner_of(root, plan, node)
+            network.event("role_spawn_denied", node=node.id, owner=owner, why=refusal)
             say(f"{node.id}: spawn denied, nothing started ({refusal})")
             continue
-        network.event("spawn", node=node.id, owner=node.owner, scope=node.scope)
-        say(f"{node.id}: {node.owner} starts on {node.scope}: {node.task}")
+        owner = owner_of(root, plan, node)
+        network.event("spawn", node=node.id, owner=owner, scope=node.scope)
+        say(f"{node.id}: {owner} starts on {node.scope}: {node.task}")
         process = subprocess.Popen(
             [sys.executable, "-m", "sdd_git.network.node", network.change, node.id],
             cwd=root.path,
@@ -300,22 +304,34 @@ def _start_round(
     return started
 
 
+def owner_of(root: Root, plan: Plan, node: PlanNode) -> str:
+    """The node's owner; a node that names none gets the seed's depth-derived default role
+    (supervisor above the `roles.default_depth_cutoff` depth, executor at or below it)."""
+    from sdd_git.config import roles_config
+    from sdd_git.roles.lattice import default_role_for_depth
+
+    if node.owner:
+        return node.owner
+    depth = next(d for n, _, d in plan.walk() if n.id == node.id)
+    return default_role_for_depth(depth, roles_config(root).default_depth_cutoff)
+
+
 def _spawn_refusal(root: Root, change: str, plan: Plan, node: PlanNode) -> str | None:
     """Why the spawner may not start this node's owner (canSpawn, caps), or None."""
     from sdd_git.network.route import decide
     from sdd_git.roles.lattice import can_spawn
     from sdd_git.roles.registry import find_role
 
-    if node.owner is None:
-        return "the node names no owner"
     parent = next((p for n, p, _ in plan.walk() if n.id == node.id), None)
     if parent is not None and len(parent.children) > _max_children(root):
         return f"{parent.id} has {len(parent.children)} children, more than the cap"
     # A parent node's owner starts its children; the lead starts the root nodes.
-    spawner_name = (parent.owner or "") if parent is not None else decide(root, change).roles[0]
+    spawner_name = (
+        owner_of(root, plan, parent) if parent is not None else decide(root, change).roles[0]
+    )
     try:
         spawner, _ = find_role(root, spawner_name, use_cache=False)
-        child, _ = find_role(root, node.owner, use_cache=False)
+        child, _ = find_role(root, owner_of(root, plan, node), use_cache=False)
     except SddError as exc:
         return exc.message
     if not can_spawn(spawner, child):

@@ -14,6 +14,7 @@ from sdd_git.errors import SddError
 
 
 def main(argv: list[str]) -> int:
+    from sdd_git.network.drive import owner_of
     from sdd_git.records.plan import load_plan
     from sdd_git.root import find_root
     from sdd_git.runner.run import RunRequest, start
@@ -23,12 +24,12 @@ def main(argv: list[str]) -> int:
         root = find_root(Path.cwd())
         plan = load_plan(root, change)
         node = plan.node(node_id) if plan is not None else None
-        if node is None or node.owner is None:
-            raise SddError(f"{change} has no plan node {node_id} with an owner")
+        if plan is None or node is None:
+            raise SddError(f"{change} has no plan node {node_id}")
         outcome = start(
             root,
             RunRequest(
-                author=node.owner,
+                author=owner_of(root, plan, node),
                 task=node.task,
                 change=change,
                 origin="person",  # she started `sdd work`, and answers its stops

@@ -267,3 +267,25 @@ def test_killing_the_driver_and_running_again_runs_no_node_twice(
     finished = drive(root, change)
     assert finished.exit_code == 0, finished.message
     assert {k: len(v) for k, v in node_runs(root).items()} == {"N1": 1, "N2": 1}
+
+
+def test_a_node_that_names_no_owner_gets_the_depth_derived_default_role(
+    money: tuple[Root, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, change = money
+    child = {"id": "N11", "scope": "expenses", "task": "leaf work", "returns": "summary"}
+    accept(root, change, [node("N1", "money-lead", "expenses", children=[child])])
+    script(
+        tmp_path,
+        monkeypatch,
+        [
+            {"role": "money-lead", "tool_calls": [SUMMARY]},
+            {"role": "money-lead", "say": "ok"},
+            {"role": "executor", "tool_calls": [SUMMARY]},
+            {"role": "executor", "say": "ok"},
+        ],
+    )
+    finished = drive(root, change)
+    assert finished.exit_code == 0, finished.message
+    spawned = [e for e in network_events(root, change) if e["event"] == "spawn"]
+    assert [(e["node"], e["owner"]) for e in spawned] == [("N1", "money-lead"), ("N11", "executor")]
