@@ -41,3 +41,20 @@ def roles_config(root: Root | None) -> RolesConfig:
             hint="write roles: {max_grantable_delegation: 50} (or null for no cap)",
         )
     return RolesConfig(cutoff, None if cap is None else float(cap))
+
+
+def messaging_on(root: Root | None) -> bool:
+    """`messaging: on|off`: whether a role's handoff reaches another role. On by default."""
+    if root is None or not root.config.is_file():
+        return True
+    from sdd_git.yamlio import read_mapping
+
+    value = read_mapping(root.config).get("messaging", True)
+    if value is None or value is True or value is False:
+        return value is not False
+    if isinstance(value, str) and value.strip().lower() in ("on", "off", "true", "false"):
+        return value.strip().lower() in ("on", "true")
+    raise RecordError(
+        f"{display(root.config)}: key 'messaging' must be on or off, not {value!r}",
+        hint="write messaging: on (roles may hand off to each other) or messaging: off",
+    )

@@ -38,6 +38,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "Name the product's modules and services, and their owners.",
     ),
     "role": ("sdd_git.cli.run_cmds:role", "Create, list, run and share roles."),
+    "group": ("sdd_git.cli.group_cmds:group", "Talk to the roles of a change or connection."),
     "work": (
         "sdd_git.cli.run_cmds:work_command",
         "Route a change by what is accepted, and run it.",

@@ -206,6 +206,12 @@ def _task_text(task: str) -> str:
 @click.option("--as", "what", multiple=True, help="What each --attach is, in your words.")
 @click.option("--reply-to", metavar="MSG", help="Reply to a message of the role's conversation.")
 @click.option("--prompt-append", metavar="TEXT", help="Text layered after the role's disposition.")
+@click.option(
+    "--origin",
+    type=click.Choice(("person", "role")),
+    default="person",
+    hidden=True,  # `role`: a run woken by another role's handoff; its stops expire
+)
 @json_option
 def role_run(
     name: str,
@@ -216,6 +222,7 @@ def role_run(
     what: tuple[str, ...],
     reply_to: str | None,
     prompt_append: str | None,
+    origin: str,
     as_json: bool,
 ) -> None:
     """Give a role a task; it works until it replies or stops for you (exit 3)."""
@@ -241,6 +248,7 @@ def role_run(
         attachments=tuple(Attachment(p, w) for p, w in zip(attach, what, strict=True)),
         reply_to=reply_to,
         prompt_append=prompt_append,
+        origin=origin,
     )
     with _json_errors(as_json), _signals_once():
         outcome = start(root, request, on_event=_progress(as_json))

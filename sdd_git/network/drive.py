@@ -24,6 +24,7 @@ from typing import Any
 
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import SddError
+from sdd_git.network.node import fingerprint
 from sdd_git.records.plan import Plan, PlanNode, load_plan, plan_accepted, plan_hash, plan_path
 from sdd_git.root import Root
 from sdd_git.runner.runlog import read_events
@@ -120,9 +121,12 @@ class Network:
         own: dict[str, NodeView] = {}
         for node, _parent, depth in plan.walk():
             owner = owner_of(self.root, plan, node)
-            own[node.id] = _own_state(
-                self.root, owner, node, depth, runs.get(node.id, []), pending, denied
-            )
+            mine = [
+                r
+                for r in runs.get(node.id, [])
+                if _fingerprint_of(r) in (None, fingerprint(owner, node))
+            ]
+            own[node.id] = _own_state(self.root, owner, node, depth, mine, pending, denied)
         views: dict[str, NodeView] = {}
         for node, _parent, depth in reversed(list(plan.walk())):  # children before parents
             view = own[node.id]
@@ -148,6 +152,12 @@ class Network:
             return []
         lines = self.events_path.read_text(encoding="utf-8").splitlines()
         return [json.loads(line) for line in lines if line.strip()]
+
+
+def _fingerprint_of(events: list[dict[str, Any]]) -> str | None:
+    route = next((e for e in events[:4] if e.get("event") == "route"), None)
+    value = (route or {}).get("fingerprint")
+    return str(value) if value is not None else None
 
 
 def _need_open(need: str, views: dict[str, NodeView]) -> bool:
@@ -238,7 +248,13 @@ def drive(root: Root, change: str, say: Say | None = None) -> Finished:
             continue
         if not ready:
             return _finished(network, plan, None, ledger)
-        started = _start_round(root, network, plan, [n for n in ready if n is not None], say)
+        if _accepted(root, change)[1] != digest:  # changed mid-network: she accepts it first
+            raise SddError(
+                f"the plan of {change} changed while the network ran; nothing more starts",
+                hint=f"read changes/{change}/plan.yaml, then sdd accept plan {change}",
+            )
+        nodes = [n for n in ready if n is not None]
+        started = _start_round(root, network, plan, digest, nodes, say)
         done_before = {v.id for v in views.values() if v.state == "done"}
         after = network.states(plan)
         progress = sorted(v.id for v in after.values() if v.state == "done" and
@@ -268,7 +284,7 @@ def _accepted(root: Root, change: str) -> tuple[Plan, str]:
 
 
 def _start_round(
-    root: Root, network: Network, plan: Plan, ready: list[PlanNode], say: Say
+    root: Root, network: Network, plan: Plan, digest: str, ready: list[PlanNode], say: Say
 ) -> list[str]:
     """Start every ready node whose spawn is allowed, in parallel, and wait for all of them."""
     processes: list[tuple[str, subprocess.Popen[str]]] = []
@@ -283,7 +299,7 @@ def _start_round(
         network.event("spawn", node=node.id, owner=owner, scope=node.scope)
         say(f"{node.id}: {owner} starts on {node.scope}: {node.task}")
         process = subprocess.Popen(
-            [sys.executable, "-m", "sdd_git.network.node", network.change, node.id],
+            [sys.executable, "-m", "sdd_git.network.node", network.change, node.id, digest],
             cwd=root.path,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

@@ -1,35 +1,54 @@
-"""One node of a network, run as its own process: `python -m sdd_git.network.node CH NODE`.
+"""One node of a network, run as its own process: `python -m sdd_git.network.node CH NODE SHA`.
 
 The driver starts one such process per ready node, so siblings run in parallel, each with its
-own run log and conversation. The run's `route` event names the node: that is how the driver,
-and a driver started again after being killed, finds the node's runs."""
+own run log and conversation. SHA is the accepted plan's hash: the node runs only while the
+plan on disk is that very plan and still accepted, so a plan changed mid-network (by anyone)
+runs nothing until she accepts it. The run's `route` event names the node and its
+fingerprint: that is how the driver, and a driver started again after being killed, finds the
+node's runs, and knows a result belongs to the node as the plan now says it."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
 
 from sdd_git.errors import SddError
+from sdd_git.records.plan import PlanNode
+
+
+def fingerprint(owner: str, node: PlanNode) -> str:
+    """What a result is a result of: the owner, scope, task and what it returns."""
+    text = json.dumps([owner, node.scope, node.task, node.returns])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def main(argv: list[str]) -> int:
     from sdd_git.network.drive import owner_of
-    from sdd_git.records.plan import load_plan
+    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.records.plan import load_plan, plan_accepted, plan_hash, plan_path
     from sdd_git.root import find_root
     from sdd_git.runner.run import RunRequest, start
 
-    change, node_id = argv
     try:
+        refuse_inside_run()
+        change, node_id, accepted_hash = argv
         root = find_root(Path.cwd())
+        path = plan_path(root, change)
+        if not path.exists() or plan_hash(path) != accepted_hash:
+            raise SddError(f"the plan of {change} changed since the network started it")
+        if plan_accepted(root, change) is None:
+            raise SddError(f"the plan of {change} is not accepted")
         plan = load_plan(root, change)
         node = plan.node(node_id) if plan is not None else None
         if plan is None or node is None:
             raise SddError(f"{change} has no plan node {node_id}")
+        owner = owner_of(root, plan, node)
         outcome = start(
             root,
             RunRequest(
-                author=owner_of(root, plan, node),
+                author=owner,
                 task=node.task,
                 change=change,
                 origin="person",  # she started `sdd work`, and answers its stops
@@ -37,6 +56,8 @@ def main(argv: list[str]) -> int:
                     "route": "node",
                     "node": node.id,
                     "scope": node.scope,
+                    "plan": accepted_hash,
+                    "fingerprint": fingerprint(owner, node),
                     "why": f"node {node.id} of the accepted plan of {change}",
                 },
             ),
@@ -44,6 +65,9 @@ def main(argv: list[str]) -> int:
     except SddError as exc:
         print(json.dumps({"status": "error", "exit_code": exc.exit_code, "message": exc.message}))
         return exc.exit_code
+    except ValueError:
+        print(json.dumps({"status": "error", "exit_code": 2, "message": "usage: CH NODE SHA"}))
+        return 2
     print(json.dumps(outcome.as_json()))
     return outcome.exit_code
 

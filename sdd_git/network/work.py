@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sdd_git.errors import SddError
 from sdd_git.network.drive import Finished, drive
 from sdd_git.network.route import Route, decide
 from sdd_git.root import Root
@@ -16,6 +15,8 @@ DEFAULT_TASKS = {
     "reading": "Draft the reading of {change}: what does the person mean, and how can she tell?",
     "service": "Do the work of {change}, as its accepted spec sections say.",
     "plan": "Draft the plan of {change}: which scope does what, in which order, returning what.",
+    "connection": "Do your side of {change}, the connection between {scope}, as its accepted "
+    "spec says; then hand the other side to {other} with handoff, citing the spec's section.",
 }
 
 
@@ -38,16 +39,12 @@ def work(
         return RunOutcome(waiting.run, "stopped", EXIT_STOPPED, waiting.action, stop=waiting)
     if route.kind == "plan" and _plan_is_accepted(root, change_id):
         return drive(root, change_id, say)
-    if route.kind == "connection":
-        raise SddError(
-            f"{change_id} has an accepted connection spec ({route.scope}); handoffs between its "
-            "owners are not built in this version",
-            hint=f"run each owner yourself for now: sdd role run {route.roles[0]} --task ... "
-            f"--change {change_id}",
-        )
     request = RunRequest(
         author=route.roles[0],
-        task=task or DEFAULT_TASKS[route.kind].format(change=change_id),
+        task=task
+        or DEFAULT_TASKS[route.kind].format(
+            change=change_id, scope=route.scope, other=route.roles[-1]
+        ),
         change=change_id,
         route=route.as_event(),
     )

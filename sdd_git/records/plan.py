@@ -632,10 +632,12 @@ def load_plan(root: Root, change_id: str) -> Plan | None:
 
 
 def acceptance_of(log: DecisionLog, change_id: str, digest: str) -> Decision | None:
-    """The active `accept-plan` decision of the change that holds this very hash."""
+    """The change's latest `accept-plan` decision, when it holds this very hash. Only the
+    latest counts: a plan she replaced by accepting another is not accepted again when a lead
+    redrafts it byte for byte."""
     for entry in reversed(log.active("accept-plan")):
-        if entry.get("change") == change_id and entry.get("hash") == digest:
-            return entry
+        if entry.get("change") == change_id:
+            return entry if entry.get("hash") == digest else None
     return None
 
 

@@ -1,10 +1,11 @@
-"""A role's own conversation and memory, in its gitignored `.sdd/local/roles/<name>/`."""
+"""A role's own conversation and memory, in its gitignored `.sdd/local/roles/<name>/`.
+
+The conversation's file itself is written by `sdd_git.roles.conversation` (re-exported here),
+so a handoff tool below the runner writes it the same way."""
 
 from __future__ import annotations
 
-import json
 import shutil
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,36 +13,17 @@ from typing import Any
 
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError, UsageError
+from sdd_git.roles.conversation import add_message as add_message
+from sdd_git.roles.conversation import conversation_path as conversation_path
+from sdd_git.roles.conversation import messages as messages
+from sdd_git.roles.conversation import role_local as role_local
 from sdd_git.root import Root
 
 TEXT_LIMIT = 200_000
 
 
-def role_local(root: Root, role: str) -> Path:
-    return root.local / "roles" / role
-
-
-def conversation_path(root: Root, role: str) -> Path:
-    return role_local(root, role) / "conversation.jsonl"
-
-
 def memory_path(root: Root, role: str) -> Path:
     return role_local(root, role) / "memory.yaml"
-
-
-def messages(root: Root, role: str) -> list[dict[str, Any]]:
-    path = conversation_path(root, role)
-    if not path.exists():
-        return []
-    found = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue  # a torn last line
-        if isinstance(entry, dict):
-            found.append(entry)
-    return found
 
 
 def find_message(root: Root, role: str, message_id: str) -> dict[str, Any]:
@@ -52,18 +34,6 @@ def find_message(root: Root, role: str, message_id: str) -> dict[str, Any]:
         f"no message {message_id} in the conversation of {role}",
         hint=f"the conversation is in {conversation_path(root, role)}",
     )
-
-
-def add_message(root: Root, role: str, mask: Callable[[str], str], **fields: Any) -> dict[str, Any]:
-    path = conversation_path(root, role)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    entry = {"id": f"M{len(messages(root, role)) + 1}", "at": _now(), **fields}
-    with open(path, "ab") as handle:
-        handle.write(
-            (mask(json.dumps(entry, ensure_ascii=False)) + "\n").encode("utf-8", "replace")
-        )
-        handle.flush()
-    return entry
 
 
 @dataclass(frozen=True)
@@ -177,7 +147,3 @@ def forget(root: Root, role: str, number: int) -> dict[str, Any]:
 
     write_text_atomic(memory_path(root, role), dump_yaml(items) if items else "[]\n")
     return removed
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

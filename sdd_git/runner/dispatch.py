@@ -8,6 +8,7 @@ the boundary decides whether a consequential call runs or stops for the person."
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 
@@ -108,7 +109,10 @@ def dispatch(
         from sdd_git.sandbox.choose import current
 
         if state.boundary is None:
-            state.boundary = BoundaryIndex(state.role.boundary)
+            rules = state.role.boundary
+            if state.node_ask_first:  # a plan node's stops add to the owner's, never widen
+                rules = dataclasses.replace(rules, ask_first=rules.ask_first + state.node_ask_first)
+            state.boundary = BoundaryIndex(rules)
         decision = state.boundary.decide(
             call.name,
             call.args,

@@ -14,7 +14,7 @@ from typing import Any
 from sdd_git import lockfile
 from sdd_git.errors import RecordError, SddError, UsageError
 from sdd_git.providers.base import ProviderError, ToolCall
-from sdd_git.roles.profile import RoleProfile
+from sdd_git.roles.profile import RoleProfile, Rule
 from sdd_git.root import Root
 from sdd_git.runner import conversation, gate, prompt, stops
 from sdd_git.runner.clock import Clock, system_clock
@@ -203,6 +203,7 @@ def start(
                     {"role": "system", "content": system},
                     {"role": "user", "content": user},
                 ],
+                node_ask_first=_node_ask_first(root, plan.change, request.route),
             )
             if critic is not None:
                 from sdd_git.runner import loop
@@ -278,6 +279,9 @@ def _replay(
         tuple(secret_names),
         context_tokens,
     )
+    state.node_ask_first = _node_ask_first(
+        root, started.get("change"), next((e for e in events if e.get("event") == "route"), None)
+    )
     last_calls: list[ToolCall] = []
     answered: set[str] = set()
     for event in events:
@@ -312,6 +316,20 @@ def _replay(
             )
             answered.add(event["call_id"])
     return state, [c for c in last_calls if c.id not in answered]
+
+
+def _node_ask_first(
+    root: Root, change: str | None, route: dict[str, Any] | None
+) -> tuple[Rule, ...]:
+    """A network node's own `ask_first` rules, from the accepted plan: they add stops to the
+    owner's boundary. A plan's `always_allow` is never applied: a plan cannot widen a role."""
+    if route is None or not route.get("node") or not change:
+        return ()
+    from sdd_git.records.plan import load_plan
+
+    plan = load_plan(root, change)
+    node = plan.node(str(route["node"])) if plan is not None else None
+    return node.rules.ask_first if node is not None else ()
 
 
 def _for_node(offered: tuple[str, ...], route: dict[str, Any] | None) -> tuple[str, ...]:

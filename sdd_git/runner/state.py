@@ -20,7 +20,7 @@ from sdd_git.providers.base import (
     ToolCall,
     ToolSchema,
 )
-from sdd_git.roles.profile import RoleProfile
+from sdd_git.roles.profile import RoleProfile, Rule
 from sdd_git.root import Root
 from sdd_git.runner import stops
 from sdd_git.runner.boundary import BoundaryIndex
@@ -33,12 +33,13 @@ from sdd_git.tools.catalog import TOOL_CLASSES
 DEFAULT_TIMEOUT_SECONDS = 600.0
 EXIT_DONE, EXIT_ERROR, EXIT_STOPPED, EXIT_NO_SPEC, EXIT_INTERRUPTED = 0, 1, 3, 4, 130
 LOOP_TOOLS = ("submit_draft", "report_gaps", "submit_revision")
+EVERY_ROLE = ("remember", "handoff")  # offered whatever the role produces
 
 # What each `produces` may use beyond the read tools. A small local model is offered only these:
 # every schema costs context (the whole catalog is about 7 KB), and a tool a role cannot use is
 # one more way for the model to go astray. The boundary and the gate still judge every call.
 #
-#   produces        tools beyond the read tools (and `remember`, which every role has)
+#   produces        tools beyond the read tools (and `remember` and `handoff`, which every role has)
 #   reading         draft_reading
 #   code            write_file, delete_file, run_command, git_commit, git_push, git_tag
 #   scenario        draft_scenarios
@@ -47,8 +48,9 @@ LOOP_TOOLS = ("submit_draft", "report_gaps", "submit_revision")
 #   review          (none: read only, and its memory)
 #   other           every tool
 #
-# A role whose file lists `tools:` gets the intersection. The loop tools come only with --with,
-# and only inside the accuracy loop.
+# Every role also has `handoff`: it stops for the person like any consequential call, and the
+# receiver runs under its own boundary. A role whose file lists `tools:` gets the intersection.
+# The loop tools come only with --with, and only inside the accuracy loop.
 TOOLS_BY_PRODUCES: dict[str, tuple[str, ...]] = {
     "reading": ("draft_reading",),
     "code": ("write_file", "delete_file", "run_command", "git_commit", "git_push", "git_tag"),
@@ -126,6 +128,7 @@ class RunState:
     messages: list[Message] = field(default_factory=list)
     calls_made: int = 0
     role_calls: dict[str, int] = field(default_factory=dict)  # calls by role, across resumes
+    node_ask_first: tuple[Rule, ...] = ()  # a network node's own ask_first rules (its plan's)
     last_calls: str = ""  # the previous reply's tool calls, as compared for repeats
     repeats: int = 0
     says_seen: int = 0
@@ -187,6 +190,9 @@ def approval_timeout(root: Root) -> float:
     return parse_duration(value, DEFAULT_TIMEOUT_SECONDS)
 
 
+LEADS_ONLY = ("draft_plan",)
+
+
 def offered_tools(role: RoleProfile | None, critic: str | None) -> tuple[str, ...]:
     """The tools a role is offered: the read tools and what its `produces` needs (the table
     above), narrowed by its own `tools:` list; the loop tools only in a run with a critic."""
@@ -194,14 +200,14 @@ def offered_tools(role: RoleProfile | None, critic: str | None) -> tuple[str, ..
     allowed = getattr(role, "tools", None)  # a role file's own allowlist, when it has one
     chosen: list[str] = []
     for name, kind in TOOL_CLASSES.items():
-        if name == "handoff":
-            continue
         if kind == "loop":
             if critic is not None and name in LOOP_TOOLS:
                 chosen.append(name)  # the runner's own protocol, never narrowed by `tools:`
             continue
-        if extra is not None and kind != "read" and name != "remember" and name not in extra:
+        if extra is not None and kind != "read" and name not in EVERY_ROLE and name not in extra:
             continue
+        if extra is None and name in LEADS_ONLY:
+            continue  # every tool for `other`, but a plan is drafted by a lead only
         if allowed is not None and name not in allowed:
             continue
         chosen.append(name)

@@ -18,6 +18,7 @@ KINDS = ("commit", "file", "scenario", "draft", "summary")
 _SCENARIO = re.compile(r"^(CH-\d{4,})/(SC-\d+)$")
 _SECTION = re.compile(r"^(SPEC-\d{4,})#(S\d+)$")
 _FILE_READ_CAP = 64 * 1024 * 1024
+NOT_RESULTS = (".git", ".sdd", "memory", "changes")  # the record and the tools' own state
 
 
 class ReturnArtifact(BaseTool):
@@ -65,6 +66,10 @@ def _checked(kind: str, ref: str, context: ToolContext) -> dict[str, str]:
             found = top.resolve(ref)
             if found.status is None or not found.is_file:
                 raise ToolFailed(f"return_artifact: no file {ref} in the product")
+            if found.rel.split("/")[0] in NOT_RESULTS:
+                raise ToolFailed(
+                    f"return_artifact: {found.rel} is sdd's or git's own file, not a result"
+                )
             data = top.read(found, _FILE_READ_CAP).data
         return {"ref": found.rel, "sha256": hashlib.sha256(data).hexdigest()}
     if kind == "scenario":

@@ -288,6 +288,17 @@ def _plan_node_schema(depth: int) -> dict[str, Any]:
     }
 
 
+def _require_lead(context: ToolContext) -> None:
+    """Only a lead (a role whose `produces` is plan) drafts a plan, whatever it is offered."""
+    from sdd_git.roles.registry import find_role
+
+    role, _ = find_role(context.root, context.role, use_cache=False)
+    if role.produces != "plan":
+        raise ToolFailed(
+            f"draft_plan: {context.role} produces {role.produces}; only a lead drafts a plan"
+        )
+
+
 class DraftPlan(DraftTool):
     """A lead's plan for work that crosses scopes. Only leads are offered it (`produces: plan`);
     the plan binds nobody until the person accepts it by its hash."""
@@ -313,6 +324,7 @@ class DraftPlan(DraftTool):
         change_id = args.text("change").strip()
         nodes = args.objects("nodes")
         root = context.root
+        _require_lead(context)
         change_exists(context, change_id)
         known = {entry.id for entry in decisions.load(root).entries}
         try:

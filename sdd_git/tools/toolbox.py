@@ -1,7 +1,7 @@
 """Every tool the runner can execute, by name, and the schemas it offers a model.
 
-The loop tools (`submit_draft`, `report_gaps`, `submit_revision`) and `handoff` are run by the
-runner itself: only their schemas live here.
+The loop tools (`submit_draft`, `report_gaps`, `submit_revision`) are run by the runner itself:
+only their schemas live here.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ from sdd_git.tools.draft import (
     ProposeQaResult,
     Remember,
 )
+from sdd_git.tools.handoff import HANDOFF_SCHEMA as HANDOFF_SCHEMA
+from sdd_git.tools.handoff import Handoff
 from sdd_git.tools.read import (
     GitDiff,
     GitLog,
@@ -65,6 +67,7 @@ _EXECUTORS: tuple[Tool, ...] = (
     OpenPullRequest(),
     MergePullRequest(),
     Deploy(),
+    Handoff(),
 )
 
 TOOLS: dict[str, Tool] = {tool.name: tool for tool in _EXECUTORS}
@@ -116,21 +119,11 @@ LOOP_SCHEMAS: dict[str, ToolSchema] = {
     ),
 }
 
-HANDOFF_SCHEMA = make_schema(
-    "handoff",
-    "Hand a task to another role.",
-    {
-        "to": {"type": "string", "description": "the role's name"},
-        "task": {"type": "string", "description": "the task, in plain words"},
-    },
-    ("to", "task"),
-)
-
-_RUNNER_SCHEMAS: dict[str, ToolSchema] = {**LOOP_SCHEMAS, "handoff": HANDOFF_SCHEMA}
+_RUNNER_SCHEMAS: dict[str, ToolSchema] = dict(LOOP_SCHEMAS)
 
 
 def schemas(names: Iterable[str]) -> list[ToolSchema]:
-    """The schemas of the named tools, in the order given (executors, loop tools, handoff)."""
+    """The schemas of the named tools, in the order given (executors and loop tools)."""
     out: list[ToolSchema] = []
     for name in names:
         tool = TOOLS.get(name)

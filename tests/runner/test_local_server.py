@@ -110,7 +110,8 @@ def test_a_role_is_offered_the_tools_of_what_it_produces(
     offered = set(offered_tools(role(produces), None))
     assert offered >= READS
     extra = offered - READS - {"read_record", "use_skill"}
-    assert extra == beyond_reads | ({"remember"} if produces == "code" else set())
+    # Every role may hand off (it stops for the person like any action).
+    assert extra == beyond_reads | {"handoff"} | ({"remember"} if produces == "code" else set())
     assert not offered & set(run_state.LOOP_TOOLS)
 
 
@@ -135,7 +136,7 @@ def test_a_review_role_sends_only_read_tool_schemas(
     assert sdd("role", "run", "reviewer", "--task", "Review it").code == 0
     (call,) = transcript(tmp_path)
     names = {t["name"] for t in call["tools"]}
-    assert names <= READS | {"read_record", "remember", "use_skill"}
+    assert names <= READS | {"read_record", "remember", "use_skill", "handoff"}
     assert "write_file" not in names and "run_command" not in names
 
 

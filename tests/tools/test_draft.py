@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -209,6 +210,17 @@ def test_draft_scenarios_takes_steps_as_a_list_of_texts_as_models_send_them(
 
 # --- draft_plan -------------------------------------------------------------------------------
 
+
+def as_lead(ctx: ToolContext) -> ToolContext:
+    return dataclasses.replace(ctx, role="module-lead")  # a shipped lead: produces plan
+
+
+def test_only_a_lead_drafts_a_plan(ctx: ToolContext, root: Root) -> None:
+    message = fails(ctx, "draft_plan", change="CH-0001", nodes=PLAN_NODES)
+    assert "spec-steward produces reading; only a lead drafts a plan" in message
+    assert not (root.change_dir("CH-0001") / "plan.yaml").exists()
+
+
 PLAN_NODES = [
     {
         "id": "N1",
@@ -240,7 +252,7 @@ def test_draft_plan_writes_a_draft_that_waits_for_her_acceptance(
     from sdd_git.records.plan import load_plan, plan_accepted, plan_hash
 
     decisions_before = root.decisions.read_bytes()
-    outcome = run(ctx, "draft_plan", change="CH-0001", nodes=PLAN_NODES)
+    outcome = run(as_lead(ctx), "draft_plan", change="CH-0001", nodes=PLAN_NODES)
     path = root.change_dir("CH-0001") / "plan.yaml"
     assert outcome.text == (
         "Drafted the plan of CH-0001 (changes/CH-0001/plan.yaml) with nodes N1, N2, N3. "
@@ -263,11 +275,11 @@ def test_draft_plan_writes_a_draft_that_waits_for_her_acceptance(
 def test_draft_plan_again_replaces_the_draft_and_unaccepts_it(ctx: ToolContext, root: Root) -> None:
     from sdd_git.records.plan import load_plan, plan_accepted
 
-    run(ctx, "draft_plan", change="CH-0001", nodes=PLAN_NODES)
+    run(as_lead(ctx), "draft_plan", change="CH-0001", nodes=PLAN_NODES)
     acceptance.accept_plan(root, "CH-0001")
     assert plan_accepted(root, "CH-0001") is not None
     one = [{**PLAN_NODES[0], "task": "Mark it reimbursed, with the date"}]
-    run(ctx, "draft_plan", change="CH-0001", nodes=one)
+    run(as_lead(ctx), "draft_plan", change="CH-0001", nodes=one)
     plan = load_plan(root, "CH-0001")
     assert plan is not None and plan.ids == ("N1",)
     assert plan.nodes[0].task == "Mark it reimbursed, with the date"
@@ -277,7 +289,7 @@ def test_draft_plan_again_replaces_the_draft_and_unaccepts_it(ctx: ToolContext, 
 def test_draft_plan_refuses_a_bad_tree_with_a_clear_message_and_writes_nothing(
     ctx: ToolContext, root: Root
 ) -> None:
-    run(ctx, "draft_plan", change="CH-0001", nodes=PLAN_NODES)
+    run(as_lead(ctx), "draft_plan", change="CH-0001", nodes=PLAN_NODES)
     path = root.change_dir("CH-0001") / "plan.yaml"
     kept = path.read_bytes()
     leaf = {"scope": "billing", "task": "t", "returns": "file"}
@@ -288,7 +300,7 @@ def test_draft_plan_refuses_a_bad_tree_with_a_clear_message_and_writes_nothing(
             ]},
         ]},
     ]  # fmt: skip
-    assert fails(ctx, "draft_plan", change="CH-0001", nodes=too_deep) == (
+    assert fails(as_lead(ctx), "draft_plan", change="CH-0001", nodes=too_deep) == (
         "draft_plan: node N3, key 'children': N3 is already 2 levels below a root node; a plan "
         "goes at most 2 levels below its root nodes; give N3 no children: make them its "
         "siblings, or split the work into fewer levels"
@@ -297,34 +309,48 @@ def test_draft_plan_refuses_a_bad_tree_with_a_clear_message_and_writes_nothing(
         {**leaf, "id": "N1", "needs": ["N2"]},
         {**leaf, "id": "N2", "needs": ["N1"]},
     ]
-    assert fails(ctx, "draft_plan", change="CH-0001", nodes=looped) == (
+    assert fails(as_lead(ctx), "draft_plan", change="CH-0001", nodes=looped) == (
         "draft_plan: node N1, key 'needs': these nodes wait for each other, so none could "
         "finish: N1 needs N2; N2 needs N1; remove one of these needs to break the cycle"
     )
     assert "draft_plan: node N1, key 'needs': N1 needs its own descendant N2" in fails(
-        ctx,
+        as_lead(ctx),
         "draft_plan",
         change="CH-0001",
         nodes=[{**leaf, "id": "N1", "needs": ["N2"], "children": [{**leaf, "id": "N2"}]}],
     )
-    assert fails(ctx, "draft_plan", change="CH-0001", nodes=[{**leaf, "id": "N1"}] * 2) == (
+    assert fails(
+        as_lead(ctx), "draft_plan", change="CH-0001", nodes=[{**leaf, "id": "N1"}] * 2
+    ) == (
         "draft_plan: node N1, key 'id': N1 is the id of another node (nodes[0]); ids are "
         "unique across the whole plan; give this node an id that no other node has, "
         "children included"
     )
     assert "key 'needs': D-0042 is not a decision in memory/decisions.yaml" in fails(
-        ctx, "draft_plan", change="CH-0001", nodes=[{**leaf, "id": "N1", "needs": ["D-0042"]}]
+        as_lead(ctx),
+        "draft_plan",
+        change="CH-0001",
+        nodes=[{**leaf, "id": "N1", "needs": ["D-0042"]}],
     )
     assert "key 'returns': must be one of commit, file, scenario, draft, summary" in fails(
-        ctx, "draft_plan", change="CH-0001", nodes=[{**leaf, "id": "N1", "returns": "code"}]
+        as_lead(ctx),
+        "draft_plan",
+        change="CH-0001",
+        nodes=[{**leaf, "id": "N1", "returns": "code"}],
     )
-    assert "non-empty list of objects" in fails(ctx, "draft_plan", change="CH-0001", nodes=[])
+    assert "non-empty list of objects" in fails(
+        as_lead(ctx), "draft_plan", change="CH-0001", nodes=[]
+    )
     assert path.read_bytes() == kept
 
 
 def test_draft_plan_refuses_an_unknown_change(ctx: ToolContext, root: Root) -> None:
-    assert fails(ctx, "draft_plan", change="CH-0009", nodes=PLAN_NODES) == "no change CH-0009"
-    assert "is not a change id" in fails(ctx, "draft_plan", change="../memory", nodes=PLAN_NODES)
+    assert (
+        fails(as_lead(ctx), "draft_plan", change="CH-0009", nodes=PLAN_NODES) == "no change CH-0009"
+    )
+    assert "is not a change id" in fails(
+        as_lead(ctx), "draft_plan", change="../memory", nodes=PLAN_NODES
+    )
     assert not (root.change_dir("CH-0009") / "plan.yaml").exists()
     assert not (root.change_dir("CH-0001") / "plan.yaml").exists()
 
@@ -335,7 +361,7 @@ def test_draft_plan_masks_secrets_and_never_writes_through_a_symlink(
     from tests.tools import SECRET
 
     nodes = [{**PLAN_NODES[0], "task": f"Use the key {SECRET}"}]
-    run(ctx, "draft_plan", change="CH-0001", nodes=nodes)
+    run(as_lead(ctx), "draft_plan", change="CH-0001", nodes=nodes)
     path = root.change_dir("CH-0001") / "plan.yaml"
     assert SECRET not in path.read_text(encoding="utf-8")
     assert "Use the key [secret]" in path.read_text(encoding="utf-8")
@@ -343,7 +369,7 @@ def test_draft_plan_masks_secrets_and_never_writes_through_a_symlink(
     outside.write_text("kept\n", encoding="utf-8")
     path.unlink()
     path.symlink_to(outside)
-    run(ctx, "draft_plan", change="CH-0001", nodes=PLAN_NODES)
+    run(as_lead(ctx), "draft_plan", change="CH-0001", nodes=PLAN_NODES)
     assert outside.read_text(encoding="utf-8") == "kept\n"
     assert not path.is_symlink()  # the link was replaced by the plan, never followed
 

@@ -12,7 +12,7 @@ from sdd_git.tools.catalog import TOOL_CLASSES
 from sdd_git.tools.toolbox import LOOP_SCHEMAS, TOOLS, schemas
 from tests.tools import make_context
 
-RUNNER_RUN = {name for name, cls in TOOL_CLASSES.items() if cls == "loop"} | {"handoff"}
+RUNNER_RUN = {name for name, cls in TOOL_CLASSES.items() if cls == "loop"}
 JSON_TYPES = {"object", "array", "string", "integer", "number", "boolean", "null"}
 
 

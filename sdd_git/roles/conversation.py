@@ -1,0 +1,56 @@
+"""A role's conversation: one JSON line a message in its gitignored
+`.sdd/local/roles/<name>/conversation.jsonl`.
+
+Kept below the runner so that everything that writes a message (a run, a handoff tool, a group)
+writes it the same way; `sdd_git.runner.conversation` re-exports these with the role's memory
+and attachments."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sdd_git.root import Root
+
+
+def role_local(root: Root, role: str) -> Path:
+    return root.local / "roles" / role
+
+
+def conversation_path(root: Root, role: str) -> Path:
+    return role_local(root, role) / "conversation.jsonl"
+
+
+def messages(root: Root, role: str) -> list[dict[str, Any]]:
+    path = conversation_path(root, role)
+    if not path.exists():
+        return []
+    found = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # a torn last line
+        if isinstance(entry, dict):
+            found.append(entry)
+    return found
+
+
+def add_message(root: Root, role: str, mask: Callable[[str], str], **fields: Any) -> dict[str, Any]:
+    """Append one message (masked) and give it back with its id (`M<n>`) and time."""
+    path = conversation_path(root, role)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    entry = {"id": f"M{len(messages(root, role)) + 1}", "at": now(), **fields}
+    with open(path, "ab") as handle:
+        handle.write(
+            (mask(json.dumps(entry, ensure_ascii=False)) + "\n").encode("utf-8", "replace")
+        )
+        handle.flush()
+    return entry
+
+
+def now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
