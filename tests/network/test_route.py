@@ -199,3 +199,46 @@ def test_sdd_work_without_an_accepted_section_runs_the_spec_steward(
     assert [e["route"] for e in log if e["event"] == "route"] == ["reading"]
     again = json.loads(sdd("work", pack.id, "--json").stdout)  # waits: no second model call
     assert again["stop"]["id"] == outcome["stop"]["id"] and len(transcript(tmp_path)) == 2
+
+
+def test_an_accepted_connection_hands_off_with_no_lead_and_other_decisions_unchanged(
+    money: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scopes.add_service(money, "billing", "money", owner="billing-dev")
+    change = accepted_change(money)
+    set_scope(
+        money,
+        change,
+        "kind: connection\nsides:\n  - {scope: service:expenses, owner: expenses-dev}\n"
+        "  - {scope: service:billing, owner: billing-dev}\n",
+    )
+    config = money.config
+    config.write_text(config.read_text().replace("messaging: on", "messaging: off"))
+    decisions_before = money.decisions.read_bytes()
+    handoff = {
+        "tool": "handoff",
+        "args": {"to": "billing-dev", "task": "Show it on the invoice", "cites": ["SPEC-0001#S1"]},
+    }
+    script(
+        tmp_path,
+        monkeypatch,
+        [
+            {"role": "expenses-dev", "tool_calls": [handoff]},
+            {"role": "expenses-dev", "say": "Handed off."},
+        ],
+    )
+    outcome = work(money, change)
+    assert outcome.stop is not None and outcome.stop.tool == "handoff"  # a stop, like any action
+    from sdd_git.runner.run import answer
+
+    done = answer(money, outcome.stop.id, "allow_once")
+    assert done.status == "done", done.message
+    log = events(money, outcome.run_id or "")
+    assert log[0]["roles"] == ["expenses-dev"]  # the first side's owner; no lead ran
+    assert [e["route"] for e in log if e["event"] == "route"] == ["connection"]
+    (sent,) = [e for e in log if e["event"] == "handoff"]
+    assert sent["to"] == "billing-dev" and sent["cites"] == ["SPEC-0001#S1"]
+    assert sent["sent"] is False  # messaging is off here: nothing sent, and she is told
+    assert money.decisions.read_bytes() == decisions_before
+    runs = sorted((money.sdd / "role-runs").glob("*.jsonl"))
+    assert len(runs) == 1  # no lead, and no receiver woken with messaging off
