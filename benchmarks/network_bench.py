@@ -22,7 +22,7 @@ Each repetition times three things, each in a fresh copy of that root:
   for, without the driver.
 
 Speedup = sequential sum / network wall (goal: at least 1.7x on 2 cores). Driver overhead per
-node = (network wall - plain parallel wall) / 8 (goal: at most 50 ms). Each is computed within a
+node = (network wall - slowest child alone) / 8 (goal: at most 50 ms). Each is computed within a
 repetition; the table shows their median, min and max, and a goal is checked against the median.
 A missed goal is marked **no**, but the script still exits 0, because timings depend on the
 machine. Every child must end `done` with one artifact in its run log, or the script stops.
@@ -329,8 +329,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     speedups = [s / n for s, n in zip(seq_ms, net_ms, strict=True)]
     ceiling = [s / p for s, p in zip(seq_ms, par_ms, strict=True)]
-    overheads = [(n - p) / SPECIALISTS for n, p in zip(net_ms, par_ms, strict=True)]
-    rough = [(n - m) / SPECIALISTS for n, m in zip(net_ms, max_child_ms, strict=True)]
+    # What the driver adds per node, at most: the network's wall beyond its slowest child
+    # alone (which also holds the 8 children sharing 2 cores). The plain `Popen` loop is no
+    # baseline for it since the driver forks its children and skips their interpreter start-up.
+    overheads = [(n - m) / SPECIALISTS for n, m in zip(net_ms, max_child_ms, strict=True)]
+    beside_plain = [(n - p) / SPECIALISTS for n, p in zip(net_ms, par_ms, strict=True)]
     speed_ok = "yes" if statistics.median(speedups) >= SPEEDUP_GOAL else "**no**"
     over_ok = "yes" if statistics.median(overheads) <= OVERHEAD_GOAL_MS else "**no**"
     print(
@@ -350,14 +353,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(row(name, ceiling, "2f", "-", "-"))
     print(
         row(
-            "driver overhead per node: (network - plain parallel) / 8, ms",
+            "driver overhead per node: (network - slowest child alone) / 8, ms",
             overheads,
             "1f",
             "≤ 50 ms",
             over_ok,
         )
     )
-    print(row("(network - slowest child alone) / 8, ms", rough, "1f", "-", "-"))
+    print(row("(network - plain parallel) / 8, ms", beside_plain, "1f", "-", "-"))
     return 0
 
 

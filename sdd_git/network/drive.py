@@ -14,7 +14,11 @@ new plan (a rebuild); a stall after that ends it as stalled.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -127,6 +131,12 @@ class Network:
                 if _fingerprint_of(r) in (None, fingerprint(owner, node))
             ]
             own[node.id] = _own_state(self.root, owner, node, depth, mine, pending, denied)
+        spawned = {str(e["node"]): e.get("pid") for e in self._events() if e["event"] == "spawn"}
+        for node_id, view in list(own.items()):
+            pid = spawned.get(node_id)
+            if view.state == "ready" and isinstance(pid, int) and _pid_alive(pid):
+                # Started by a driver that was killed, and still working: not started twice.
+                own[node_id] = dataclasses.replace(view, state="running", why="still running")
         views: dict[str, NodeView] = {}
         for node, _parent, depth in reversed(list(plan.walk())):  # children before parents
             view = own[node.id]
@@ -152,6 +162,32 @@ class Network:
             return []
         lines = self.events_path.read_text(encoding="utf-8").splitlines()
         return [json.loads(line) for line in lines if line.strip()]
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False
+    try:
+        finished, _status = os.waitpid(pid, os.WNOHANG)  # our own child that has ended
+        if finished:
+            return False
+    except ChildProcessError:
+        pass  # not our child: a killed driver's
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def _fingerprint_of(events: list[dict[str, Any]]) -> str | None:
@@ -287,7 +323,8 @@ def _start_round(
     root: Root, network: Network, plan: Plan, digest: str, ready: list[PlanNode], say: Say
 ) -> list[str]:
     """Start every ready node whose spawn is allowed, in parallel, and wait for all of them."""
-    processes: list[tuple[str, subprocess.Popen[str]]] = []
+    _preload()
+    processes: list[tuple[str, int]] = []
     for node in ready:
         refusal = _spawn_refusal(root, network.change, plan, node)
         if refusal is not None:
@@ -296,28 +333,60 @@ def _start_round(
             say(f"{node.id}: spawn denied, nothing started ({refusal})")
             continue
         owner = owner_of(root, plan, node)
-        network.event("spawn", node=node.id, owner=owner, scope=node.scope)
         say(f"{node.id}: {owner} starts on {node.scope}: {node.task}")
-        process = subprocess.Popen(
-            [sys.executable, "-m", "sdd_git.network.node", network.change, node.id, digest],
-            cwd=root.path,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        processes.append((node.id, process))
+        # The child writes the `spawn` event with its own pid as its first act, so a driver
+        # killed right after the fork and started again sees it and waits for it.
+        claim = {"node": node.id, "owner": owner, "scope": node.scope}
+        processes.append((node.id, _launch(root, network, claim, digest)))
     started = []
     try:
-        for node_id, process in processes:
-            process.communicate()
+        for node_id, pid in processes:
+            os.waitpid(pid, 0)
             started.append(node_id)
     finally:
-        for _node_id, process in processes:  # never leave a node running behind us
-            if process.poll() is None:
-                process.terminate()
-                process.wait()
+        for node_id, pid in processes:  # never leave a node running behind us
+            if node_id not in started:
+                with contextlib.suppress(ProcessLookupError, ChildProcessError):
+                    os.kill(pid, signal.SIGTERM)
+                    os.waitpid(pid, 0)
     return started
+
+
+def _preload() -> None:
+    """Import what a node's run needs once, here: a forked node then starts in milliseconds
+    instead of paying the interpreter's start-up and imports (most of a short node's time)."""
+    import sdd_git.network.node
+    import sdd_git.providers.script
+    import sdd_git.runner.run
+    import sdd_git.tools.toolbox  # noqa: F401
+
+
+def _launch(root: Root, network: Network, claim: dict[str, Any], digest: str) -> int:
+    """A node's own process: forked where fork is safe (Linux), else a fresh interpreter."""
+    change, node_id = network.change, str(claim["node"])
+    if sys.platform != "linux":
+        argv = [sys.executable, "-m", "sdd_git.network.node", change, node_id, digest]
+        pid = subprocess.Popen(
+            argv, cwd=root.path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        ).pid  # fmt: skip
+        network.event("spawn", **claim, pid=pid)
+        return pid
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:  # the child: one node's run, then out, never back into the driver's code
+        network.event("spawn", **claim, pid=os.getpid())
+        os.chdir(root.path)
+        quiet = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(quiet, fd)
+        from sdd_git.network.node import main
+
+        code = main([change, node_id, digest])
+    finally:
+        os._exit(code)
 
 
 def owner_of(root: Root, plan: Plan, node: PlanNode) -> str:
