@@ -18,7 +18,7 @@ from sdd_git.network.drive import drive, status
 from sdd_git.records import acceptance, scopes
 from sdd_git.root import Root
 from tests.network.test_route import set_scope
-from tests.runner.scripted import accepted_change, add_role, script
+from tests.runner.scripted import accepted_change, add_role, script, transcript
 
 SUMMARY = {"tool": "return_artifact", "args": {"kind": "summary", "ref": "-", "summary": "done"}}
 
@@ -221,8 +221,19 @@ def test_the_network_keeps_the_artifact_and_summary_never_the_transcript(
     root, change = money
     accept(root, change, [node("N1", "expenses-dev", "expenses")])
     secretive = {"role": "expenses-dev", "say": "INNER-TRANSCRIPT-WORDS are mine"}
-    script(tmp_path, monkeypatch, [{"role": "expenses-dev", "tool_calls": [SUMMARY]}, secretive])
+    lead_says = {"role": "money-lead", "say": "All done."}
+    script(
+        tmp_path,
+        monkeypatch,
+        [{"role": "expenses-dev", "tool_calls": [SUMMARY]}, secretive, lead_says],
+    )
     assert drive(root, change).exit_code == 0
+    from sdd_git.runner.run import RunRequest, start
+
+    after = start(root, RunRequest("money-lead", "How did the plan go?", change=change))
+    assert after.status == "done"
+    lead_requests = [t for t in transcript(tmp_path) if t["role"] == "money-lead"]
+    assert lead_requests and "INNER-TRANSCRIPT-WORDS" not in json.dumps(lead_requests)
     ledger = (root.local / "network" / f"{change}.json").read_text()
     log = (root.local / "network" / f"{change}.jsonl").read_text()
     assert "INNER-TRANSCRIPT-WORDS" not in ledger + log
