@@ -18,7 +18,7 @@ import yaml
 from sdd_git.errors import SddError
 from sdd_git.network.drive import Network, drive
 from sdd_git.records import acceptance, scopes
-from sdd_git.records.plan import load_plan, plan_accepted, plan_path
+from sdd_git.records.plan import load_plan, plan_accepted, plan_hash, plan_path
 from sdd_git.roles.manage import add_always_allow
 from sdd_git.root import Root
 from sdd_git.runner.run import RunRequest, answer, start
@@ -391,10 +391,11 @@ def test_a_node_started_by_interpreter_code_a_careless_person_allows_leaves_no_r
     smuggled node run cannot write a run log with a result."""
     root, change = money
     accept(root, change, [node("N1", "expenses-dev", "expenses")])
+    digest = plan_hash(root.path / "changes" / change / "plan.yaml")
     where = str(Path(__file__).resolve().parents[2])
     code = (
         f"{sys.executable} -c \"import sys; sys.path.insert(0, '{where}'); "
-        f"import sdd_git.network.node as n; n.main(['{change}', 'N1'])\""
+        f"import sdd_git.network.node as n; n.main(['{change}', 'N1', '{digest}'])\""
     )
     call = {"tool": "run_command", "args": {"command": code, "purpose": "p"}}
     script(
@@ -412,7 +413,14 @@ def test_a_node_started_by_interpreter_code_a_careless_person_allows_leaves_no_r
         outcome = answer(root, outcome.stop.id, "allow_once")
     said = _tool_results(events(root, outcome.run_id or ""), "run_command")
     assert node_runs(root) == {}, said
-    refused = ("Read-only file system", "ermission", "cannot run inside a role run")
+    # Refused by whichever layer comes first here: the sandbox's read-only record, a private /tmp
+    # that hides an interpreter kept there (a clone under /tmp in CI), or the node's own check.
+    refused = (
+        "Read-only file system",
+        "ermission",
+        "cannot run inside a role run",
+        "No such file or directory",
+    )
     assert any(word in json.dumps(said) for word in refused), said
 
 
