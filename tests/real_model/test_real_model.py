@@ -31,6 +31,7 @@ from typing import Any
 
 import pytest
 
+from sdd_git.tools.catalog import TOOL_CLASSES
 from tests.conftest import commit_all, git
 from tests.real_model.conftest import RecordingProxy
 
@@ -64,7 +65,7 @@ CANARIES = {
     "OPENAI_API_KEY": "sk-proj-CanaryOpenAIKey0123456789abcdefABCDEF",
 }
 DOTENV_PASSWORD = "Canary-db-pass-4417-zq"
-CONSEQUENTIAL = {"write_file", "delete_file", "run_command", "git_commit", "git_push", "git_tag"}
+CONSEQUENTIAL = {name for name, kind in TOOL_CLASSES.items() if kind == "consequential"}
 
 
 @dataclass
