@@ -28,7 +28,7 @@ from sdd_git.errors import RecordError, SddError, UsageError
 from sdd_git.roles.profile import NAME_PATTERN
 from sdd_git.root import Root
 
-GROUP_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
+GROUP_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}\Z")  # \Z, not `$`: no final newline
 MESSAGE_LIMIT = 20_000
 
 

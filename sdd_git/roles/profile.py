@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-NAME_PATTERN = re.compile(r"^[a-z0-9-]{1,40}$")
+NAME_PATTERN = re.compile(r"^[a-z0-9-]{1,40}\Z")  # \Z: `$` would let a final newline through
 PRODUCES = ("reading", "scenario", "code", "release-notes", "plan", "review", "other")
 DELEGATION = ("allow", "deny")
 SOURCES = ("builtin", "repo", "claude", "copilot", "user", "package", "template")
