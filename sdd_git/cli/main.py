@@ -49,6 +49,12 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "sdd_git.cli.run_cmds:deny_command",
         "Deny a stop's action; the run goes on without it.",
     ),
+    "routine": (
+        "sdd_git.cli.routine_cmds:routine",
+        "Routines: a role's work fired by a merge, a failed build or a schedule.",
+    ),
+    "hooks": ("sdd_git.cli.hooks_cmds:hooks", "Install, remove and show sdd's git hooks."),
+    "watch": ("sdd_git.cli.watch_cmds:watch", "Watch refs, build results and schedules."),
     "agents": ("sdd_git.cli.agents_cmds:agents", "Install host-agent stubs (creates no role)."),
     "skill": ("sdd_git.cli.skill_cmds:skill", "List, show and validate skills (SKILL.md)."),
     "provider": ("sdd_git.cli.provider_cmds:provider", "Show, check and list the model provider."),

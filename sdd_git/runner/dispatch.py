@@ -105,6 +105,8 @@ def dispatch(
     if call.name in GATED_TOOLS and not state.accepted:
         return Dispatched(no_spec=_no_spec_words(state, call))
     kind = TOOL_CLASSES[call.name]
+    if kind == "consequential" and allowed_by is not None and state.rehearsal:
+        allowed_by = None  # a rehearsal runs nothing, not even a call someone answered
     if kind == "consequential" and allowed_by is None:
         from sdd_git.sandbox.choose import current
 
@@ -120,6 +122,19 @@ def dispatch(
             runs_code=verdict.runs_code,
             sandboxed=current().working,
         )
+        if state.rehearsal:  # `sdd routine test`: said, never run, whatever the boundary says
+            would = "stop for the person" if not decision.run else "run under a saved rule"
+            state.log.append("rehearsed", tool=call.name, args=call.args, would=would)
+            tool_result(
+                state,
+                call,
+                f"Not run: this is a test of a routine, and no action runs in a test. In a real "
+                f"run, {describe(call.name, call.args)} would {would}. Say what you would do "
+                "next and finish.",
+                messages,
+                thread,
+            )
+            return Dispatched()
         if not decision.run:
             return Dispatched(stop=_stop(state, call, decision.reason))
         allowed_by = "saved_rule"  # not her answer on this call: a rule she saved before

@@ -78,6 +78,9 @@ class RunRequest:
     # How `sdd work` chose this run (`route`: reading, service, connection or plan; `why`):
     # logged as the run's `route` event.
     route: dict[str, Any] | None = None
+    # A routine's run (CONTRACT §10): `name`, `event` (its id), `ask_first` (rules that add
+    # stops) and `rehearsal` (`sdd routine test`: no consequential action runs, even allowed).
+    routine: dict[str, Any] | None = None
 
 
 def _sandbox() -> str:
@@ -134,6 +137,7 @@ def start(
                 provider=provider.name,
                 model=provider.model,
                 sandbox=_sandbox(),
+                **_routine_fields(request.routine),
             )
             if request.route is not None:
                 log.append("route", **request.route)
@@ -203,7 +207,9 @@ def start(
                     {"role": "system", "content": system},
                     {"role": "user", "content": user},
                 ],
-                node_ask_first=_node_ask_first(root, plan.change, request.route),
+                node_ask_first=_node_ask_first(root, plan.change, request.route)
+                + _routine_ask_first(request.routine),
+                rehearsal=bool((request.routine or {}).get("rehearsal")),
             )
             if critic is not None:
                 from sdd_git.runner import loop
@@ -281,7 +287,8 @@ def _replay(
     )
     state.node_ask_first = _node_ask_first(
         root, started.get("change"), next((e for e in events if e.get("event") == "route"), None)
-    )
+    ) + _routine_ask_first(started.get("routine_rules"))
+    state.rehearsal = bool((started.get("routine_rules") or {}).get("rehearsal"))
     last_calls: list[ToolCall] = []
     answered: set[str] = set()
     for event in events:
@@ -316,6 +323,32 @@ def _replay(
             )
             answered.add(event["call_id"])
     return state, [c for c in last_calls if c.id not in answered]
+
+
+def _routine_fields(routine: dict[str, Any] | None) -> dict[str, Any]:
+    """What `run_started` keeps of a routine: its name and event for the history, and its rules
+    so that a resumed run keeps the same stops and the same rehearsal."""
+    if routine is None:
+        return {}
+    return {
+        "routine": routine["name"],
+        "event": routine.get("event"),
+        "routine_rules": {
+            "ask_first": list(routine.get("ask_first") or ()),
+            "rehearsal": bool(routine.get("rehearsal")),
+        },
+    }
+
+
+def _routine_ask_first(routine: dict[str, Any] | None) -> tuple[Rule, ...]:
+    """A routine's own `ask_first` rules add stops to its role's boundary, never widen it."""
+    if not routine:
+        return ()
+    return tuple(
+        Rule(str(r["tool"]), r.get("inputs"))
+        for r in routine.get("ask_first") or ()
+        if isinstance(r, dict) and isinstance(r.get("tool"), str)
+    )
 
 
 def _node_ask_first(

@@ -128,7 +128,8 @@ class RunState:
     messages: list[Message] = field(default_factory=list)
     calls_made: int = 0
     role_calls: dict[str, int] = field(default_factory=dict)  # calls by role, across resumes
-    node_ask_first: tuple[Rule, ...] = ()  # a network node's own ask_first rules (its plan's)
+    node_ask_first: tuple[Rule, ...] = ()  # a plan node's or a routine's own ask_first rules
+    rehearsal: bool = False  # `sdd routine test`: no consequential action runs, even allowed
     last_calls: str = ""  # the previous reply's tool calls, as compared for repeats
     repeats: int = 0
     says_seen: int = 0

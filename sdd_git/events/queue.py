@@ -1,0 +1,129 @@
+"""The durable event queue, `.sdd/local/events/`: one JSON file per event, written before anything
+else happens, moved to `done/` once every routine that listens has run for it.
+
+A hook writes the same files from the shell (hooks/sdd-hook.sh), with the same name shape, so
+that the no-Python path and this module agree: `ID.json`, written to a dot-temp file and renamed."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from pathlib import Path
+
+from sdd_git.atomicfile import write_text_atomic
+from sdd_git.errors import RecordError
+from sdd_git.root import Root
+from sdd_git.routines.routine import EVENT_KINDS, Event
+
+SOURCES = ("hook", "watcher", "schedule", "ci", "person")
+
+
+def events_folder(root: Root) -> Path:
+    return root.local / "events"
+
+
+def done_folder(root: Root) -> Path:
+    return events_folder(root) / "done"
+
+
+def new_event_id(now: float | None = None) -> str:
+    moment = time.time() if now is None else now
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(moment))
+    return f"ev-{stamp}-{os.getpid()}-{secrets.token_hex(3)}"
+
+
+def write_event(
+    root: Root,
+    kind: str,
+    ref: str,
+    source: str,
+    *,
+    branch: str | None = None,
+    routine: str | None = None,
+    extra: dict[str, object] | None = None,
+    now: float | None = None,
+) -> Event:
+    """Write one event durably and return it. An event still waiting with the same kind, ref,
+    branch and routine is returned instead: repeated events for one ref are one event."""
+    if kind not in EVENT_KINDS:
+        raise RecordError(f"'{kind}' is not an event", hint="one of: " + ", ".join(EVENT_KINDS))
+    if source not in SOURCES:
+        raise RecordError(f"'{source}' is not an event source", hint=", ".join(SOURCES))
+    for waiting in pending(root):
+        if (waiting.kind, waiting.ref, waiting.branch, waiting.routine) == (
+            kind,
+            ref,
+            branch,
+            routine,
+        ):
+            return waiting
+    moment = time.time() if now is None else now
+    event = Event(
+        id=new_event_id(moment),
+        kind=kind,
+        ref=ref,
+        at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment)),
+        source=source,
+        branch=branch,
+        routine=routine,
+        extra=dict(extra or {}),
+    )
+    write_text_atomic(
+        events_folder(root) / f"{event.id}.json", json.dumps(event.as_json(), sort_keys=True)
+    )
+    return event
+
+
+def read_event(path: Path) -> Event:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise RecordError(f"{path}: not an event ({exc})") from None
+    return Event.from_json(data, str(path))
+
+
+def pending(root: Root) -> list[Event]:
+    """The events not yet done, oldest first. A file that is not an event is set aside in
+    `bad/` (it would otherwise block the queue forever) and left for the person to read."""
+    folder = events_folder(root)
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in folder.glob("*.json"):  # dot-temp files of a writer are skipped by the glob
+        if path.name.startswith("."):
+            continue
+        try:
+            found.append(read_event(path))
+        except FileNotFoundError:
+            continue  # moved to done/ by another worker meanwhile
+        except RecordError:
+            if not path.exists():
+                continue
+            (folder / "bad").mkdir(exist_ok=True)
+            os.replace(path, folder / "bad" / path.name)
+    return sorted(found, key=lambda e: (e.at, e.id))
+
+
+def mark_done(root: Root, event: Event) -> None:
+    """Move the event to `done/`; an event already moved is left as it is."""
+    target = done_folder(root)
+    target.mkdir(parents=True, exist_ok=True)
+    try:
+        os.replace(events_folder(root) / f"{event.id}.json", target / f"{event.id}.json")
+    except FileNotFoundError:
+        pass
+
+
+def done_events(root: Root) -> list[Event]:
+    folder = done_folder(root)
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in folder.glob("*.json"):
+        try:
+            found.append(read_event(path))
+        except (RecordError, FileNotFoundError):
+            continue
+    return sorted(found, key=lambda e: (e.at, e.id))
