@@ -6,6 +6,7 @@ that the no-Python path and this module agree: `ID.json`, written to a dot-temp 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -110,10 +111,8 @@ def mark_done(root: Root, event: Event) -> None:
     """Move the event to `done/`; an event already moved is left as it is."""
     target = done_folder(root)
     target.mkdir(parents=True, exist_ok=True)
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.replace(events_folder(root) / f"{event.id}.json", target / f"{event.id}.json")
-    except FileNotFoundError:
-        pass
 
 
 def done_events(root: Root) -> list[Event]:

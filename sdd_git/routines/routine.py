@@ -168,7 +168,7 @@ def glob_matches(pattern: str, path: str) -> bool:
 
 
 def listens(routine: Routine, event: Event) -> bool:
-    """Whether this routine runs for this event (paused or not: the caller says what pausing does)."""
+    """Whether this routine runs for this event, paused or not (the caller decides on pausing)."""
     if routine.event_kind != event.kind:
         return False
     if event.kind == "schedule":
@@ -333,10 +333,10 @@ def _check_schedule(value: Any, fail: Any) -> str:
     hint = 'five fields: minute hour day month weekday, e.g. schedule: "0 9 * * 1-5"'
     if not isinstance(value, str):
         raise fail("schedule", f"must be text, not {value!r}", hint)
-    from datetime import datetime, timezone
+    from datetime import UTC, datetime
 
     try:
-        CronSim(value, datetime.now(timezone.utc))
+        CronSim(value, datetime.now(UTC))
     except CronSimError as exc:
         raise fail("schedule", f"'{value}' is not a schedule: {exc}", hint) from None
     return value.strip()
