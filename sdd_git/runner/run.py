@@ -332,7 +332,8 @@ def _routine_fields(routine: dict[str, Any] | None) -> dict[str, Any]:
         return {}
     return {
         "routine": routine["name"],
-        "event": routine.get("event"),
+        # Not `event`: every line's `event` is its own kind (here `run_started`).
+        "event_id": routine.get("event"),
         "routine_rules": {
             "ask_first": list(routine.get("ask_first") or ()),
             "rehearsal": bool(routine.get("rehearsal")),
