@@ -229,8 +229,9 @@ def role_create(
     """Create a role in .sdd/roles/NAME/ROLE.md."""
     from sdd_git.roles.manage import create
 
+    root = current_root()
     added = create(
-        current_root(),
+        root,
         name,
         job,
         label=label,
@@ -241,6 +242,8 @@ def role_create(
         produces=produces,
         confirm=_rules_question(yes),
     )
+    if template is not None:
+        _refresh_routine_index(root)  # a template's routines listen once created
     say(f"created role {name}")
     if template is not None:
         _report_rules(added, "create it again with --yes")
@@ -315,7 +318,9 @@ def role_duplicate(name: str) -> None:
     """Copy a role as NAME-copy: profile, settings, skills, routines, boundary; no conversation."""
     from sdd_git.roles.manage import duplicate
 
-    added = duplicate(current_root(), name)
+    root = current_root()
+    added = duplicate(root, name)
+    _refresh_routine_index(root)  # the copy's routines listen too
     say(f"duplicated {name} as {added.name} (its conversation and memory stay behind)")
     if added.left_out:
         say(
@@ -345,6 +350,7 @@ def role_delete(name: str, yes: bool) -> None:
             say("nothing was deleted")
             return
     deleted = delete(root, name)
+    _refresh_routine_index(root)  # its routines went with it
     say(
         f"deleted {_relative(deleted.profile)}"
         + (f" and {_relative(deleted.local)}" if deleted.local else "")
@@ -376,7 +382,9 @@ def role_add(source: str, name: str | None, yes: bool) -> None:
     them."""
     from sdd_git.roles.manage import add
 
-    added = add(current_root(), source, name, _rules_question(yes))
+    root = current_root()
+    added = add(root, source, name, _rules_question(yes))
+    _refresh_routine_index(root)  # a template's routines listen once added
     say(f"added role {added.name}")
     _report_rules(added, f"add the template again with `sdd role add {source} --yes`")
     click.echo(added.name)
@@ -474,6 +482,13 @@ def role_validate(path: Path | None) -> None:
     say(f"checked {len(results)} role file(s): {failed} with errors")
     if failed:
         sys.exit(1)
+
+
+def _refresh_routine_index(root: Any) -> None:
+    """Routines came or went with a role: the git hooks' index of who listens follows."""
+    from sdd_git.routines.manage import refresh_index
+
+    refresh_index(root)
 
 
 def _relative(path: Path) -> str:

@@ -427,6 +427,11 @@ def _answer(root: Any, stop_id: str, choice: str, as_json: bool, answer: Any) ->
     with _json_errors(as_json), _signals_once():
         stops.load(root, stop_id)  # an unknown stop is refused before anything is shown
         outcome = answer(root, stop_id, choice, on_event=_progress(as_json))
+    if outcome.status == "expired":
+        import dataclasses
+
+        # CONTRACT §10: answering a stop that expired is an error (exit 1); its action never ran.
+        outcome = dataclasses.replace(outcome, exit_code=1)
     _render(outcome, as_json, root)
     if not as_json and _interactive():
         outcome = _ask_inline(root, outcome)

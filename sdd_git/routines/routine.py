@@ -171,7 +171,9 @@ def listens(routine: Routine, event: Event) -> bool:
     """Whether this routine runs for this event, paused or not (the caller decides on pausing)."""
     if routine.event_kind != event.kind:
         return False
-    if event.kind == "schedule":
+    # An event addressed to one routine (a schedule slot, `sdd routine fire`) is that
+    # routine's alone: a worker never runs the other listeners for it.
+    if event.routine is not None or event.kind == "schedule":
         return event.routine in (routine.name, f"{routine.role}/{routine.name}")
     if event.kind == "push":
         return event.branch == routine.argument

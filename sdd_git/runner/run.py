@@ -210,6 +210,7 @@ def start(
                 node_ask_first=_node_ask_first(root, plan.change, request.route)
                 + _routine_ask_first(request.routine),
                 rehearsal=bool((request.routine or {}).get("rehearsal")),
+                unattended=bool((request.routine or {}).get("unattended")),
             )
             if critic is not None:
                 from sdd_git.runner import loop
@@ -289,6 +290,7 @@ def _replay(
         root, started.get("change"), next((e for e in events if e.get("event") == "route"), None)
     ) + _routine_ask_first(started.get("routine_rules"))
     state.rehearsal = bool((started.get("routine_rules") or {}).get("rehearsal"))
+    state.unattended = bool((started.get("routine_rules") or {}).get("unattended"))
     last_calls: list[ToolCall] = []
     answered: set[str] = set()
     for event in events:
@@ -337,6 +339,7 @@ def _routine_fields(routine: dict[str, Any] | None) -> dict[str, Any]:
         "routine_rules": {
             "ask_first": list(routine.get("ask_first") or ()),
             "rehearsal": bool(routine.get("rehearsal")),
+            "unattended": bool(routine.get("unattended")),
         },
     }
 

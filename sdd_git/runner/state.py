@@ -130,6 +130,7 @@ class RunState:
     role_calls: dict[str, int] = field(default_factory=dict)  # calls by role, across resumes
     node_ask_first: tuple[Rule, ...] = ()  # a plan node's or a routine's own ask_first rules
     rehearsal: bool = False  # `sdd routine test`: no consequential action runs, even allowed
+    unattended: bool = False  # a routine fired in CI: no saved always_allow rule applies
     last_calls: str = ""  # the previous reply's tool calls, as compared for repeats
     repeats: int = 0
     says_seen: int = 0

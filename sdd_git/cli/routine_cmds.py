@@ -1,0 +1,461 @@
+"""`sdd routine ...`: a role's routines, fired by a merge, a failed build, a push, a changed file
+or a schedule (CONTRACT §10)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from sdd_git.cli.output import current_root, emit_json, json_option, say, table
+
+if TYPE_CHECKING:
+    from sdd_git.root import Root
+    from sdd_git.routines.fire import Fired
+    from sdd_git.routines.routine import Event, Routine
+
+# The run's start and the prompt are too long to show as progress; the outcome names the run.
+_QUIET_EVENTS = ("message", "run_started", "run_resumed")
+
+
+@click.group("routine")
+def routine() -> None:
+    """Routines: a role's work fired by a merge, a failed build, a push or a schedule.
+
+    A routine is .sdd/roles/ROLE/routines/NAME.yaml. NAME may be written ROLE/NAME when two
+    roles have a routine of that name."""
+
+
+def _can_ask() -> bool:
+    """Whether a person can answer a question: a terminal on stdin."""
+    return sys.stdin.isatty()
+
+
+def _confirm(question: str, yes: bool, command: str) -> bool:
+    """--yes, or her answer in a terminal; with no terminal, nothing is done (exit 2)."""
+    from sdd_git.errors import UsageError
+
+    if yes:
+        return True
+    if not _can_ask():
+        raise UsageError(
+            "no terminal to ask you: nothing was written",
+            hint=f"read what it says above, then run the same command with --yes: {command}",
+        )
+    return click.confirm(question, default=False, err=True)
+
+
+def _warn_problems(root: Root) -> None:
+    """Routine files that do not load: said with file and line, and left out of the index."""
+    from sdd_git.routines.routine import load_routines
+
+    for problem in load_routines(root)[1]:
+        click.echo(f"warning: {problem.message} (this routine does not run)", err=True)
+
+
+def _show_fields(root: Root, found: Routine) -> None:
+    from sdd_git.routines.manage import describe
+
+    for label, words in describe(root, found):
+        click.echo(f"  {label + ':':<28} {words}")
+
+
+def _relative(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+@routine.command("create")
+@click.argument("role")
+@click.argument("name")
+@click.option("--on", "on", metavar="EVENT", help='main-build-failed, pr-merged, "push BRANCH" '
+              'or "file-changed GLOB".')  # fmt: skip
+@click.option("--schedule", metavar="CRON", help='Five cron fields, e.g. "0 9 * * 1-5" (UTC).')
+@click.option("--input", "input_", metavar="T", required=True, help="What it takes, in words.")
+@click.option("--expected", metavar="T", required=True, help="What it returns, in words.")
+@click.option("--ask-first", "ask_first", metavar="TOOL", multiple=True,
+              help="A tool that always stops for you in this routine (repeatable).")  # fmt: skip
+@click.option("--yes", is_flag=True, help="Write without asking (needed with no terminal).")
+def routine_create(
+    role: str,
+    name: str,
+    on: str | None,
+    schedule: str | None,
+    input_: str,
+    expected: str,
+    ask_first: tuple[str, ...],
+    yes: bool,
+) -> None:
+    """Create a routine for ROLE: shows every field, then asks (--yes without a terminal)."""
+    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.routines import manage
+
+    refuse_inside_run()  # before the question: a role run never gets to answer it
+    root = current_root()
+    made = manage.draft(
+        root,
+        role,
+        name,
+        on=on,
+        schedule=schedule,
+        input=input_,
+        expected=expected,
+        ask_first=ask_first,
+    )
+    click.echo(f"The routine {role}/{name} will be:")
+    _show_fields(root, made.routine)
+    if not _confirm("Write this routine?", yes, f"sdd routine create {role} {name} ... --yes"):
+        say("nothing was written")
+        return
+    created = manage.create(root, made)
+    say(f"created routine {role}/{name}")
+    _warn_problems(root)
+    click.echo(_relative(created.path))
+
+
+@routine.command("list")
+@json_option
+def routine_list(as_json: bool) -> None:
+    """Every routine: name, role, trigger, paused. Files that do not load are named."""
+    from sdd_git.routines.manage import list_routines
+
+    root = current_root()
+    found, problems = list_routines(root)
+    for problem in problems:
+        click.echo(f"warning: {problem.message}", err=True)
+    if as_json:
+        emit_json(
+            [
+                {"name": r.name, "role": r.role, "trigger": r.trigger, "paused": r.paused}
+                for r in found
+            ]
+        )
+        return
+    if not found:
+        say("no routines yet: sdd routine create ROLE NAME --on EVENT --input T --expected T")
+        return
+    table(
+        [(r.name, r.role, r.trigger, "paused" if r.paused else "") for r in found],
+        ("NAME", "ROLE", "TRIGGER", "PAUSED"),
+    )
+
+
+@routine.command("show")
+@click.argument("name")
+@json_option
+def routine_show(name: str, as_json: bool) -> None:
+    """One routine, every field in plain words."""
+    from sdd_git.routines.fire import runs_for
+    from sdd_git.routines.manage import show
+
+    root = current_root()
+    found = show(root, name)
+    runs = runs_for(root, found)
+    if as_json:
+        emit_json({**found.as_json(), "runs": len(runs)})
+        return
+    click.echo(f"{found.role}/{found.name}")
+    _show_fields(root, found)
+    click.echo(f"  {'file:':<28} {_relative(found.path)}")
+    last = f" (last: {runs[0]['run']}, {runs[0]['status']})" if runs else ""
+    click.echo(f"  {'runs:':<28} {len(runs)}{last}")
+
+
+@routine.command("edit")
+@click.argument("name")
+@click.option("--on", "on", metavar="EVENT", help="A new trigger (replaces the schedule).")
+@click.option("--schedule", metavar="CRON", help="A new schedule (replaces the trigger).")
+@click.option("--input", "input_", metavar="T", help="What it takes, in words.")
+@click.option("--expected", metavar="T", help="What it returns, in words.")
+def routine_edit(
+    name: str, on: str | None, schedule: str | None, input_: str | None, expected: str | None
+) -> None:
+    """Change a routine's trigger, input or expected result (your comments stay)."""
+    from sdd_git.routines import manage
+
+    root = current_root()
+    changed = manage.edit(root, name, on=on, schedule=schedule, input=input_, expected=expected)
+    say(f"updated routine {changed.role}/{changed.name}")
+    _show_fields(root, changed)
+    _warn_problems(root)
+
+
+def _pause_command(command: str, paused: bool, help_text: str) -> None:
+    @routine.command(command, help=help_text)
+    @click.argument("name")
+    def run(name: str) -> None:
+        from sdd_git.routines.manage import set_paused
+
+        root = current_root()
+        changed = set_paused(root, name, paused)
+        say(f"{changed.role}/{changed.name}: {'paused' if paused else 'running again'}")
+        _warn_problems(root)
+
+
+_pause_command("pause", True, "Pause a routine: its events run nothing until you resume it.")
+_pause_command("resume", False, "Resume a paused routine.")
+
+
+@routine.command("delete")
+@click.argument("name")
+@click.option("--yes", is_flag=True, help="Do not ask (needed with no terminal).")
+def routine_delete(name: str, yes: bool) -> None:
+    """Remove a routine's file. Its past runs stay in the run logs."""
+    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.routines import manage
+
+    refuse_inside_run()
+    root = current_root()
+    found = manage.show(root, name)
+    if not _confirm(
+        f"Delete the routine {found.role}/{found.name} ({_relative(found.path)})?",
+        yes,
+        f"sdd routine delete {found.role}/{found.name} --yes",
+    ):
+        say("nothing was deleted")
+        return
+    deleted = manage.delete(root, f"{found.role}/{found.name}")
+    say(f"deleted {_relative(deleted.path)}")
+
+
+def _refuse_no_agent(command: str) -> None:
+    """`sdd --no-agent ...` promises that no model is called."""
+    from sdd_git.errors import UsageError
+
+    options = click.get_current_context().find_root().obj or {}
+    if options.get("no_agent"):
+        raise UsageError(
+            f"{command} calls a model, and --no-agent was given",
+            hint="drop --no-agent to run the routine",
+        )
+
+
+def _event_data(text: str) -> Any:
+    from sdd_git.errors import UsageError
+
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise UsageError(
+            f"--event is not JSON: {exc}", hint='e.g. --event \'{"ref": "build/junit.xml"}\''
+        ) from None
+
+
+def _progress(as_json: bool) -> Any:
+    if as_json:
+        return None
+    from sdd_git.runner.control import event_text
+
+    def show(event: dict[str, Any]) -> None:
+        if event.get("event") == "rehearsed":
+            from sdd_git.runner.words import describe
+
+            action = describe(str(event.get("tool")), dict(event.get("args") or {}))
+            say(f"  · not run (this is a test); in a real run it would {event.get('would')}: "
+                f"{action}")  # fmt: skip
+        elif event.get("event") not in _QUIET_EVENTS:
+            say(f"  · {event_text(event)}")  # already masked: it is the logged line
+
+    return show
+
+
+def _masked(root: Root, data: Any) -> Any:
+    from sdd_git.runner.masking import masker_for
+
+    return json.loads(masker_for(root.path)(json.dumps(data)))
+
+
+def _render(root: Root, fired: Fired, as_json: bool) -> None:
+    from sdd_git.routines.fire import stops_of
+
+    if as_json:
+        emit_json(_masked(root, fired.as_json()))
+        return
+    message, reply = _masked(root, [fired.message, fired.reply])
+    found = stops_of(root, fired.run_id) if fired.status == "stopped" and fired.run_id else []
+    if found and found[-1].get("stop"):
+        stop = found[-1]
+        click.echo(f"STOP {stop['stop']} ({fired.role} asks, routine {fired.routine}): "
+                   f"{stop.get('action')}")  # fmt: skip
+        click.echo(f"choose: sdd allow {stop['stop']}  |  sdd deny {stop['stop']}")
+        if stop.get("expires_at"):
+            click.echo(f"expires: {stop['expires_at']} (unanswered, its action never runs)")
+    elif fired.status in ("failed", "interrupted"):
+        click.echo(f"error: {message}", err=True)
+    elif reply:
+        click.echo(reply)
+    else:
+        click.echo(message)
+    if fired.run_id:
+        say(f"run {fired.run_id}: {fired.status}")
+
+
+def _summary_file(summary: Path | None) -> Path | None:
+    """Where a CI job's summary goes: --summary, else GitHub's $GITHUB_STEP_SUMMARY."""
+    if summary is not None:
+        return summary
+    found = os.environ.get("GITHUB_STEP_SUMMARY")
+    return Path(found) if found else None
+
+
+@routine.command("fire")
+@click.argument("name")
+@click.option("--event", "event_json", metavar="JSON", required=True,
+              help='The event, e.g. \'{"ref": "build/junit.xml"}\' (kind, source, id, at '
+              "default).")  # fmt: skip
+@click.option("--summary", type=click.Path(path_type=Path), metavar="PATH",
+              help="Append the outcome and every stop as markdown (default in GitHub "
+              "Actions: $GITHUB_STEP_SUMMARY).")  # fmt: skip
+@click.option("--change", metavar="CH", help="The change the run is about, when more than one "
+              "is open (or \"change\" in the event).")  # fmt: skip
+@json_option
+def routine_fire(
+    name: str, event_json: str, summary: Path | None, change: str | None, as_json: bool
+) -> None:
+    """Run a routine now for an event (what hooks, the watcher and CI call). Exit 0 done,
+    3 stopped (nobody answers in CI: the stop expires), 1 failed or source missing."""
+    from sdd_git.events.queue import mark_done
+    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.routines.fire import event_from_data, fire, record_event, summary_markdown
+    from sdd_git.routines.routine import find_routine
+
+    refuse_inside_run()
+    _refuse_no_agent("sdd routine fire")
+    root = current_root()
+    found = find_routine(root, name)
+    data = _event_data(event_json)
+    if change is not None and isinstance(data, dict):
+        data = {**data, "change": change}
+    event = event_from_data(root, found, data)
+    event = record_event(root, event, keep_id=isinstance(data, dict) and bool(data.get("id")))
+    try:
+        fired = fire(root, found, event, on_event=_progress(as_json))
+    finally:
+        # Fired, or refused with an error she sees: either way this event was handled here,
+        # and no worker should fire every listening routine for it later. Only a crash leaves
+        # it queued, for the worker to take up.
+        mark_done(root, event)
+    _render(root, fired, as_json)
+    target = _summary_file(summary)
+    if target is not None:
+        _append(target, _masked(root, summary_markdown(root, fired, event)))
+    sys.exit(fired.exit_code)
+
+
+def _append(path: Path, text: str) -> None:
+    """Appended and flushed, as CI engines expect of their summary file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _test_event(root: Root, found: Routine, event_json: str | None) -> Event:
+    from sdd_git.errors import UsageError
+    from sdd_git.routines.fire import event_from_data, synthetic_event
+
+    if event_json is not None:
+        return event_from_data(root, found, _event_data(event_json), source="person")
+    event = synthetic_event(root, found)
+    if event is None:
+        raise UsageError(
+            f"{found.role}/{found.name} needs a build result to test with, and none is configured",
+            hint='name one: sdd routine test NAME --event \'{"ref": "build/junit.xml"}\', or '
+            'set watch: {build_results: ["build/*.xml"]} in .sdd/config.yaml',
+        )
+    return event
+
+
+@routine.command("test")
+@click.argument("name")
+@click.option("--event", "event_json", metavar="JSON",
+              help="The event to test with (default: built from the current source).")  # fmt: skip
+@json_option
+def routine_test(name: str, event_json: str | None, as_json: bool) -> None:
+    """A dry run against the current source: the role is called, no consequential action
+    runs, even one its boundary always allows."""
+    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.routines.fire import fire
+    from sdd_git.routines.routine import find_routine
+
+    refuse_inside_run()
+    _refuse_no_agent("sdd routine test")
+    root = current_root()
+    found = find_routine(root, name)
+    event = _test_event(root, found, event_json)
+    if not as_json:
+        say(f"testing {found.role}/{found.name} (nothing it asks for runs): {event.kind} "
+            f"{event.ref}")  # fmt: skip
+    fired = fire(root, found, event, rehearsal=True, on_event=_progress(as_json))
+    _render(root, fired, as_json)
+    sys.exit(fired.exit_code)
+
+
+@routine.command("history")
+@click.argument("name")
+@json_option
+def routine_history(name: str, as_json: bool) -> None:
+    """A routine's runs, newest first, from the run logs (its own role's runs only)."""
+    from sdd_git.routines.fire import runs_for
+    from sdd_git.routines.routine import find_routine
+
+    root = current_root()
+    found = find_routine(root, name)
+    runs = runs_for(root, found)
+    if as_json:
+        emit_json(runs)
+        return
+    if not runs:
+        say(f"{found.role}/{found.name} has not run yet")
+        return
+    table(
+        [
+            (
+                r["run"],
+                str(r["event"]),
+                r["status"] + (" (test)" if r["rehearsal"] else ""),
+                r["started"],
+            )
+            for r in runs
+        ],
+        ("RUN", "EVENT", "STATUS", "STARTED"),
+    )
+
+
+@routine.command("export")
+@click.argument("name")
+@click.option("--github-actions", "engine", flag_value="github-actions",
+              help="A GitHub Actions workflow.")  # fmt: skip
+@click.option("--gitlab-ci", "engine", flag_value="gitlab-ci", help="A GitLab CI pipeline.")
+@click.option("--jenkins", "engine", flag_value="jenkins", help="A Jenkins declarative pipeline.")
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), metavar="PATH",
+              help="Write the definition here (default: print it).")  # fmt: skip
+def routine_export(name: str, engine: str | None, out: Path | None) -> None:
+    """The CI definition that runs the routine on the engine's own events (secrets come from
+    the engine's secret store, never from this file)."""
+    from sdd_git.errors import UsageError
+    from sdd_git.routines.export import export_definition
+    from sdd_git.routines.routine import find_routine
+
+    if engine is None:
+        raise UsageError("say which engine", hint="add --github-actions, --gitlab-ci or --jenkins")
+    root = current_root()
+    found = find_routine(root, name)
+    text = export_definition(root, found, engine)
+    if out is None:
+        click.echo(text, nl=not text.endswith("\n"))
+        return
+    from sdd_git.atomicfile import write_text_atomic
+    from sdd_git.records.person import refuse_inside_run
+
+    refuse_inside_run()
+    write_text_atomic(out, text)
+    say(f"wrote the {engine} definition of {found.role}/{found.name}")
+    click.echo(_relative(out))

@@ -1,0 +1,675 @@
+"""Firing a routine for one event: paused, already run, source missing, or a run of its role.
+
+One event runs a routine at most once. A per-routine lock is held while fire() checks the run
+logs and starts the run, and the run log's `run_started` (origin routine, this routine, this
+event id) is the claim: a crash before it means nothing ran, so firing again is safe; a crash
+after it means the routine ran once, and firing again answers "already".
+
+A missing source is reported, never replaced: the routine's source (a build result, a commit, a
+changed file) is checked before any provider call, and when it names nothing that exists the
+run log says `missing` with the source named, and nothing else is written."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sdd_git import lockfile
+from sdd_git.errors import UsageError
+from sdd_git.root import Root
+from sdd_git.routines.routine import Event, Routine, listens, main_branch
+from sdd_git.runner.clock import Clock, system_clock
+from sdd_git.runner.runlog import runs_folder
+
+# Checking the run logs and starting a run takes well under a second; a holder that takes
+# longer is another fire of the same routine starting its run.
+LOCK_WAIT_SECONDS = 30.0
+EXIT_DONE, EXIT_MISSING = 0, 1
+_COMMIT = re.compile(r"[0-9a-fA-F]{4,64}\Z")
+# `https://...`, `github-run:123`: a CI run no connector reads yet (issue 14). A Windows drive
+# (`C:\...`, one letter) is a path.
+_CI_RUN = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
+_PROTECTED = (".git", ".sdd")
+
+
+@dataclass(frozen=True)
+class Fired:
+    routine: str  # NAME
+    role: str
+    event: str  # the event id
+    run_id: str | None  # None when nothing ran (paused)
+    status: str  # a run's end status (done, stopped, failed, ...), or missing, paused, already
+    exit_code: int  # 0 done, 3 stopped, 1 failed or missing, 0 paused or already
+    message: str  # one line in plain words for the screen
+    reply: str | None = None  # the role's reply, when the run ended with one
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "routine": self.routine,
+            "role": self.role,
+            "event": self.event,
+            "run": self.run_id,
+            "status": self.status,
+            "exit_code": self.exit_code,
+            "message": self.message,
+            "reply": self.reply,
+        }
+
+
+@dataclass(frozen=True)
+class Source:
+    """What the routine works from, checked before any provider call."""
+
+    words: str  # what the role is told about it
+    missing: str | None = None  # the source, named, when it names nothing that exists
+    why: str = ""
+    attachment: Path | None = None  # a build result the role reads whole
+
+
+def lock_path(root: Root, routine: Routine) -> Path:
+    return root.local / "routines" / f"{routine.role}--{routine.name}.lock"
+
+
+def fire(
+    root: Root,
+    routine: Routine,
+    event: Event,
+    *,
+    rehearsal: bool = False,
+    on_event: Callable[[dict[str, Any]], None] | None = None,
+    clock: Clock = system_clock,
+) -> Fired:
+    """Run `routine` for `event`, at most once per event id (see the module's note).
+
+    `rehearsal` (`sdd routine test`): the role is called, but no consequential action runs,
+    even one its boundary always allows; a paused routine can still be rehearsed."""
+    from sdd_git.runner.conversation import Attachment
+    from sdd_git.runner.run import RunRequest, start
+
+    if not listens(routine, event):
+        raise UsageError(
+            f"the routine {routine.role}/{routine.name} does not listen to this event "
+            f"({_event_words(root, routine, event)})",
+            hint=f"it fires {trigger_words(root, routine)}",
+        )
+    name = f"{routine.role}/{routine.name}"
+    if routine.paused and not rehearsal:
+        return Fired(
+            routine.name, routine.role, event.id, None, "paused", EXIT_DONE,
+            f"{name} is paused: nothing ran for event {event.id} (resume it with: sdd routine "
+            f"resume {name})",
+        )  # fmt: skip
+    with contextlib.ExitStack() as held:
+        held.enter_context(
+            lockfile.hold(
+                lock_path(root, routine),
+                wait_seconds=LOCK_WAIT_SECONDS,
+                stale_hint=f"the fire that held it died before starting a run; clear it: rm "
+                f"{lock_path(root, routine)}",
+            )
+        )
+        earlier = [r for r in runs_for(root, routine, event.id) if r["rehearsal"] == rehearsal]
+        if earlier:
+            first = earlier[-1]  # oldest: the run that claimed the event
+            return Fired(
+                routine.name, routine.role, event.id, first["run"], "already", EXIT_DONE,
+                f"{name} already ran for event {event.id}: run {first['run']} "
+                f"({first['status']}); nothing ran again",
+            )  # fmt: skip
+        source = check_source(root, routine, event)
+        task = task_text(root, routine, event, source, rehearsal)
+        if source.missing is not None:
+            run_id = _log_missing(root, routine, event, source, task, rehearsal, clock, on_event)
+            return Fired(
+                routine.name, routine.role, event.id, run_id, "missing", EXIT_MISSING,
+                f"missing: {source.missing} ({source.why}); nothing ran, and nothing older "
+                "was used in its place",
+            )  # fmt: skip
+
+        def listen(logged: dict[str, Any]) -> None:
+            if logged.get("event") == "run_started":
+                held.close()  # the claim is on disk: the next fire of this event sees it
+            if on_event is not None:
+                on_event(logged)
+
+        change = event.extra.get("change")
+        request = RunRequest(
+            author=routine.role,
+            task=task,
+            origin="routine",
+            # With more than one open change, the event names the one it is about.
+            change=change if isinstance(change, str) and change else None,
+            attachments=(
+                (Attachment(source.attachment, "the build result the event names"),)
+                if source.attachment is not None
+                else ()
+            ),
+            routine={
+                "name": routine.name,
+                "event": event.id,
+                "ask_first": [dict(rule) for rule in routine.ask_first],
+                "rehearsal": rehearsal,
+                # In CI nobody answers: not even a saved always_allow rule runs an action.
+                "unattended": event.source == "ci",
+            },
+        )
+        outcome = start(root, request, clock=clock, on_event=listen)
+    return Fired(
+        routine.name,
+        routine.role,
+        event.id,
+        outcome.run_id,
+        outcome.status,
+        outcome.exit_code,
+        _outcome_words(name, event, outcome),
+        outcome.reply,
+    )
+
+
+def _outcome_words(name: str, event: Event, outcome: Any) -> str:
+    if outcome.status == "stopped" and outcome.stop is not None:
+        return f"{name} stopped for the person (stop {outcome.stop.id}): {outcome.message}"
+    if outcome.status == "done":
+        return f"{name} ran for event {event.id}: done"
+    return f"{name} ran for event {event.id}: {outcome.status}: {outcome.message}"
+
+
+def check_source(root: Root, routine: Routine, event: Event) -> Source:
+    """The event's source as it is now: a build result, a commit or a changed file that must
+    exist. A schedule has no source."""
+    from sdd_git.runner.words import visible
+
+    ref = event.ref.strip()
+    shown = visible(ref, keep_newlines=False)
+    if event.kind == "schedule":
+        return Source(f"The schedule came due at {shown or event.at}; it has no source to read.")
+    if event.kind == "main-build-failed":
+        if not ref:
+            return Source("", "the build result", "the event names no build result")
+        if _CI_RUN.match(ref):
+            return Source("", shown, "a CI run, and no connector reads CI runs yet")
+        path, why = _inside_root(root, ref)
+        if path is None or not path.is_file():
+            return Source("", shown, why or "no such file")
+        return Source(
+            f"The build result {shown} is attached below: read it whole; it is the real "
+            "result of this build, not a copy from before.",
+            attachment=path,
+        )
+    if event.kind in ("push", "pr-merged"):
+        commit = _commit(root, ref)
+        if commit is None:
+            return Source("", f"commit {shown}" if ref else "the commit", _no_commit(ref))
+        return Source(f"The commit is {commit}; read it with git_log and git_diff.")
+    path, why = _inside_root(root, ref)
+    if path is None or not path.exists():
+        return Source("", shown or "the changed file", why or "no such file")
+    return Source(f"The changed file is {shown}; read it with read_file.")
+
+
+def _inside_root(root: Root, ref: str) -> tuple[Path | None, str]:
+    """The file `ref` names, inside the root and outside `.git/` and `.sdd/`; or why not."""
+    if not ref or "\0" in ref:
+        return None, "the event names no file"
+    base = root.path.resolve()
+    given = Path(ref)
+    try:
+        resolved = (given if given.is_absolute() else base / given).resolve()
+        inside = resolved.relative_to(base)
+    except (ValueError, OSError, RuntimeError):
+        return None, "it is outside the sdd root"
+    if inside.parts and inside.parts[0].casefold() in _PROTECTED:
+        return None, "it is inside .git/ or .sdd/, which hold no build result"
+    return resolved, ""
+
+
+def _no_commit(ref: str) -> str:
+    if not ref:
+        return "the event names no commit"
+    if not _COMMIT.match(ref):
+        return "the event's ref is not a commit id"
+    return "no such commit in this repository (fetch it first)"
+
+
+def _commit(root: Root, ref: str) -> str | None:
+    """The full id of the commit `ref` (hex, 4 to 64 digits) names in this repository."""
+    if not _COMMIT.match(ref):
+        return None
+    import pygit2
+
+    try:
+        found = pygit2.discover_repository(str(root.path))
+        if found is None:
+            return None
+        repo = pygit2.Repository(found)
+        target = repo.revparse_single(ref)  # hex only: no `@{...}`, no `HEAD~`, no path
+    except (pygit2.GitError, KeyError, ValueError):
+        return None
+    return str(target.id) if isinstance(target, pygit2.Commit) else None
+
+
+def branch_tip(root: Root, branch: str) -> str | None:
+    """The commit at the tip of `refs/heads/BRANCH`, or None."""
+    import pygit2
+
+    try:
+        found = pygit2.discover_repository(str(root.path))
+        if found is None:
+            return None
+        reference = pygit2.Repository(found).references.get(f"refs/heads/{branch}")
+        return None if reference is None else str(reference.resolve().target)
+    except (pygit2.GitError, KeyError, ValueError):
+        return None
+
+
+def trigger_words(root: Root, routine: Routine) -> str:
+    """The routine's trigger, in plain words."""
+    kind, argument = routine.event_kind, routine.argument
+    if kind == "main-build-failed":
+        return f"when the build of the main branch ({main_branch(root)}) fails"
+    if kind == "pr-merged":
+        return f"when a pull request is merged into the main branch ({main_branch(root)})"
+    if kind == "push":
+        return f"when the branch {argument} moves (a push, a merge or a fetch into it)"
+    if kind == "file-changed":
+        return f"when a file matching {argument} changes"
+    return f"on the schedule {routine.schedule} (minute hour day-of-month month weekday, UTC)"
+
+
+def _event_words(root: Root, routine: Routine, event: Event) -> str:
+    from sdd_git.runner.words import visible
+
+    ref = visible(event.ref, keep_newlines=False)
+    branch = visible(event.branch or main_branch(root), keep_newlines=False)
+    if event.kind == "main-build-failed":
+        said = f"the build of {branch} failed; its result: {ref or 'not named'}"
+    elif event.kind == "pr-merged":
+        said = f"a pull request was merged into {branch}, at commit {ref or 'not named'}"
+    elif event.kind == "push":
+        said = f"the branch {branch} moved to commit {ref or 'not named'}"
+    elif event.kind == "file-changed":
+        said = f"the file {ref} changed"
+    else:
+        said = f"its schedule came due ({ref or event.at})"
+    return f"{said} (event {event.id}, from {event.source}, at {event.at})"
+
+
+def task_text(
+    root: Root, routine: Routine, event: Event, source: Source, rehearsal: bool = False
+) -> str:
+    """What the role is given: its input and expected result, and the event in plain words."""
+    lines = [
+        f"This is your routine {routine.name}, started by an event, not by a person: "
+        f"{_event_words(root, routine, event)}.",
+        f"Input: {routine.input}",
+        f"Expected result: {routine.expected}",
+    ]
+    if source.words:
+        lines.append(source.words)
+    lines.append(
+        "Nobody is watching this run: every action that changes something stops and waits for "
+        "the person, and expires unanswered. You may propose a QA result, never record one, and "
+        "never move a change to another stage. If something you need is missing, say so and "
+        "name it; never use older or cached data in its place."
+    )
+    if rehearsal:
+        lines.append("This is a test of the routine: no action runs, even one normally allowed.")
+    return "\n".join(lines)
+
+
+def _log_missing(
+    root: Root,
+    routine: Routine,
+    event: Event,
+    source: Source,
+    task: str,
+    rehearsal: bool,
+    clock: Clock,
+    on_event: Callable[[dict[str, Any]], None] | None,
+) -> str:
+    """A run log that says the source is missing, and nothing else: no provider is called."""
+    from sdd_git.runner.masking import masker_for
+    from sdd_git.runner.runlog import RunLog, new_run_id
+
+    run_id = new_run_id(clock())
+    log = RunLog.open(root, run_id, masker_for(root.path), clock)
+    log.listener = on_event
+    log.append(
+        "run_started",
+        roles=[routine.role],
+        task=task,
+        change=None,
+        origin="routine",
+        routine=routine.name,
+        event_id=event.id,
+        routine_rules={"ask_first": [dict(r) for r in routine.ask_first], "rehearsal": rehearsal},
+    )
+    log.append("missing", source=source.missing, why=source.why, event_kind=event.kind)
+    log.append("run_ended", status="missing")
+    return run_id
+
+
+def runs_for(root: Root, routine: Routine, event_id: str | None = None) -> list[dict[str, Any]]:
+    """The routine's runs, newest first: `run`, `event`, `status` (its end status, or
+    running), `started`, `rehearsal`. Only runs of the routine's own role count: a copied
+    role's routine of the same name starts with no history."""
+    from sdd_git.errors import RecordError
+    from sdd_git.runner.runlog import read_events
+
+    folder = runs_folder(root)
+    if not folder.is_dir():
+        return []
+    found = []
+    order: dict[str, int] = {}
+    for path in folder.glob("run-*.jsonl"):
+        started = _first_event(path)
+        if (
+            started is None
+            or started.get("event") != "run_started"
+            or started.get("origin") != "routine"
+            or started.get("routine") != routine.name
+            or (started.get("roles") or [None])[0] != routine.role
+            or (event_id is not None and started.get("event_id") != event_id)
+        ):
+            continue
+        try:
+            events = read_events(path)
+        except RecordError:
+            events = [started]
+        ended = [e for e in events if e.get("event") in ("run_ended", "run_resumed")]
+        status = "running"
+        if ended and ended[-1].get("event") == "run_ended":
+            status = str(ended[-1].get("status"))
+        rules = started.get("routine_rules")
+        found.append(
+            {
+                "run": path.stem,
+                "event": started.get("event_id"),
+                "status": status,
+                "started": str(started.get("ts")),
+                "rehearsal": bool(isinstance(rules, dict) and rules.get("rehearsal")),
+            }
+        )
+        order[path.stem] = _mtime(path)
+    # Newest first; within one second (the logs' precision), the log written last first.
+    return sorted(found, key=lambda r: (r["started"], order[r["run"]]), reverse=True)
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0
+
+
+def _first_event(path: Path) -> dict[str, Any] | None:
+    """A run log's first line: `run_started`, written before anything else of the run."""
+    try:
+        with open(path, "rb") as handle:
+            line = handle.readline()
+        data = json.loads(line)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def synthetic_event(root: Root, routine: Routine, now: float | None = None) -> Event | None:
+    """An event from the routine's current source, for `sdd routine test`: the newest build
+    result matching `watch.build_results` in `.sdd/config.yaml`, the tip of the branch, the
+    newest file matching the glob, or now. None when a build result cannot be found this way
+    (then the person names one with --event)."""
+    moment = time.time() if now is None else now
+    at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))
+    event_id = f"test-{time.strftime('%Y%m%dT%H%M%S', time.gmtime(moment))}-{_token()}"
+    kind = routine.event_kind
+    branch: str | None = None
+    if kind == "schedule":
+        return Event(event_id, kind, at, at, "person", routine=routine.name)
+    if kind == "main-build-failed":
+        globs = build_result_globs(root)
+        if not globs:
+            return None
+        ref = _newest(root, globs) or globs[0]
+        branch = main_branch(root)
+    elif kind in ("push", "pr-merged"):
+        branch = routine.argument if kind == "push" else main_branch(root)
+        ref = branch_tip(root, branch or "") or ""
+    else:
+        ref = _newest(root, [routine.argument or ""]) or routine.argument or ""
+    return Event(event_id, kind, ref, at, "person", branch=branch)
+
+
+def _token() -> str:
+    import secrets
+
+    return secrets.token_hex(3)
+
+
+def build_result_globs(root: Root) -> list[str]:
+    """`watch: {build_results: [GLOB, ...]}` in `.sdd/config.yaml`."""
+    from sdd_git.errors import RecordError
+    from sdd_git.paths import display
+    from sdd_git.yamlio import read_mapping
+
+    watch = read_mapping(root.config).get("watch") or {}
+    globs = watch.get("build_results") if isinstance(watch, dict) else None
+    if globs is None:
+        return []
+    if isinstance(globs, str):
+        globs = [globs]
+    if not isinstance(globs, list) or not all(isinstance(g, str) and g for g in globs):
+        raise RecordError(
+            f"{display(root.config)}: key 'watch.build_results' must be a list of globs",
+            hint='write watch: {build_results: ["build/*.xml", "build/exit-code"]}',
+        )
+    return list(globs)
+
+
+def _newest(root: Root, globs: list[str]) -> str | None:
+    """The most recently changed file matching one of `globs`, relative to the root (never
+    under `.git/` or `.sdd/`)."""
+    import os
+
+    from sdd_git.routines.routine import glob_matches
+
+    patterns = [g.lstrip("/") for g in globs if g.strip("/")]
+    best: tuple[float, str] | None = None
+    base = root.path
+    for folder, subfolders, files in os.walk(base):
+        if Path(folder) == base:
+            subfolders[:] = [d for d in subfolders if d.casefold() not in _PROTECTED]
+        for name in files:
+            path = Path(folder) / name
+            relative = path.relative_to(base).as_posix()
+            if not any(glob_matches(p, relative) for p in patterns) or path.is_symlink():
+                continue
+            moment = path.stat().st_mtime
+            if best is None or moment > best[0]:
+                best = (moment, relative)
+    return None if best is None else best[1]
+
+
+_EVENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
+_EVENT_KEYS = ("id", "kind", "ref", "at", "source", "branch", "routine")
+
+
+def event_from_data(
+    root: Root, routine: Routine, data: Any, *, source: str = "ci", now: float | None = None
+) -> Event:
+    """The event `--event JSON` names for this routine, its defaults filled: `kind` the
+    routine's, `source` ci, `branch` the routine's branch (push) or the main branch, `id` and
+    `at` new. Refused (nothing written) when it is not an event this routine listens to."""
+    from sdd_git.events.queue import SOURCES, new_event_id
+    from sdd_git.routines.routine import EVENT_KINDS
+
+    if not isinstance(data, dict):
+        raise UsageError("--event must be a JSON object", hint='e.g. --event \'{"ref": "abc123"}\'')
+    for key in _EVENT_KEYS:
+        if data.get(key) is not None and not isinstance(data[key], str):
+            raise UsageError(f"--event: '{key}' must be text, not {data[key]!r}")
+    kind = data.get("kind") or routine.event_kind
+    if kind not in EVENT_KINDS:
+        raise UsageError(f"--event: '{kind}' is not an event", hint=", ".join(EVENT_KINDS))
+    if kind != routine.event_kind:
+        raise UsageError(
+            f"--event: {routine.role}/{routine.name} fires on {routine.event_kind}, not {kind}",
+            hint="leave out `kind`: it defaults to the routine's",
+        )
+    moment = time.time() if now is None else now
+    at = data.get("at") or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))
+    try:
+        time.strptime(at, "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
+        raise UsageError(
+            f"--event: 'at' must be a UTC time like 2026-11-30T09:00:00Z, not {at!r}"
+        ) from None
+    ref = data.get("ref")
+    if kind == "schedule":
+        ref = ref or at
+    elif not ref:
+        raise UsageError(
+            f"--event: a {kind} event needs a 'ref': " + _REF_WORDS[kind],
+            hint=f"e.g. --event '{_REF_EXAMPLES[kind]}'",
+        )
+    event_source = data.get("source") or source
+    if event_source not in SOURCES:
+        raise UsageError(
+            f"--event: '{event_source}' is not an event source", hint=", ".join(SOURCES)
+        )
+    event_id = data.get("id") or new_event_id(moment)
+    if not _EVENT_ID.match(event_id):
+        raise UsageError(
+            f"--event: {event_id!r} is not an event id",
+            hint="letters, digits, '.', '_' and '-', up to 128 characters",
+        )
+    branch = data.get("branch")
+    if branch is None and kind == "push":
+        branch = routine.argument
+    elif branch is None and kind in ("pr-merged", "main-build-failed"):
+        branch = main_branch(root)
+    event = Event(
+        id=event_id,
+        kind=kind,
+        ref=str(ref),
+        at=at,
+        source=event_source,
+        branch=branch,
+        routine=data.get("routine") or f"{routine.role}/{routine.name}",
+        extra={k: v for k, v in data.items() if k not in _EVENT_KEYS},
+    )
+    if not listens(routine, event):
+        raise UsageError(
+            f"--event: {routine.role}/{routine.name} does not listen to this event "
+            f"({_event_words(root, routine, event)})",
+            hint=f"it fires {trigger_words(root, routine)}",
+        )
+    return event
+
+
+_REF_WORDS = {
+    "main-build-failed": "the build result (a path in the product, or the CI run)",
+    "pr-merged": "the merged commit",
+    "push": "the commit the branch moved to",
+    "file-changed": "the changed file's path",
+}
+_REF_EXAMPLES = {
+    "main-build-failed": '{"ref": "build/junit.xml"}',
+    "pr-merged": '{"ref": "<commit id>"}',
+    "push": '{"ref": "<commit id>"}',
+    "file-changed": '{"ref": "src/app.py"}',
+}
+
+
+def record_event(root: Root, event: Event, *, keep_id: bool) -> Event:
+    """Write the event to the queue before anything else happens, and give back the one
+    recorded. With `keep_id` (the caller named the id), an event of that id already recorded,
+    waiting or done, is that event; otherwise the event gets a new id and coalesces with a
+    waiting one of the same kind, ref, branch and routine (see `write_event`)."""
+    from sdd_git.atomicfile import write_text_atomic
+    from sdd_git.events.queue import done_folder, events_folder, read_event, write_event
+
+    if not keep_id:
+        return write_event(
+            root,
+            event.kind,
+            event.ref,
+            event.source,
+            branch=event.branch,
+            routine=event.routine,
+            extra=event.extra,
+            now=_epoch(event.at),
+        )
+    for folder in (events_folder(root), done_folder(root)):
+        path = folder / f"{event.id}.json"
+        if path.is_file():
+            return read_event(path)
+    write_text_atomic(
+        events_folder(root) / f"{event.id}.json", json.dumps(event.as_json(), sort_keys=True)
+    )
+    return event
+
+
+def _epoch(at: str) -> float:
+    import calendar
+
+    return float(calendar.timegm(time.strptime(at, "%Y-%m-%dT%H:%M:%SZ")))
+
+
+def stops_of(root: Root, run_id: str) -> list[dict[str, Any]]:
+    """The `stop` events of a run's log, in order: each stop with its action in plain words."""
+    from sdd_git.errors import RecordError
+    from sdd_git.runner.runlog import log_path, read_events
+
+    try:
+        return [e for e in read_events(log_path(root, run_id)) if e.get("event") == "stop"]
+    except RecordError:
+        return []
+
+
+def summary_markdown(root: Root, fired: Fired, event: Event) -> str:
+    """What a CI job's summary shows of one fire: the outcome, and every stop of the run as
+    the action in plain words with its stop id and expiry. Nobody answers a stop in CI."""
+    from sdd_git.runner.words import visible
+
+    def code(text: str) -> str:
+        return "`" + visible(text, keep_newlines=False).replace("`", "'") + "`"
+
+    lines = [
+        f"### sdd routine {code(f'{fired.role}/{fired.routine}')}: {fired.status}",
+        "",
+        f"Event {code(event.id)} ({event.kind}, ref {code(event.ref)})"
+        + (f", run {code(fired.run_id)}" if fired.run_id else "")
+        + ".",
+        "",
+    ]
+    found = stops_of(root, fired.run_id) if fired.run_id else []
+    if not found:
+        lines += [visible(fired.message, keep_newlines=False), ""]
+    else:
+        lines += [
+            "Nobody answers a stop in CI: the run ended stopped. Each stop waits for the "
+            "person, expires unanswered, and its action never runs unless she allows it in "
+            "time (`sdd allow STOP`).",
+            "",
+        ]
+    for stop in found:
+        action = visible(str(stop.get("action") or ""))
+        fence = "`" * max(3, _longest_backticks(action) + 1)
+        if stop.get("stop"):
+            expires = stop.get("expires_at") or "never"
+            lines.append(f"- Stop {code(str(stop['stop']))}, expires {code(str(expires))}:")
+        else:
+            lines.append(f"- A stop with nothing to allow ({stop.get('kind')}):")
+        lines += ["", f"  {fence}text", *(f"  {line}" for line in action.split("\n"))]
+        lines += [f"  {fence}", ""]
+    return "\n".join(lines).rstrip("\n") + "\n\n"
+
+
+def _longest_backticks(text: str) -> int:
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)
