@@ -115,3 +115,33 @@ def test_writers_racing_to_take_over_a_dead_lock_hold_it_one_at_a_time(tmp_path:
     assert len(lines) == 8
     for index in range(0, 8, 2):  # every entry is followed by the same writer's exit
         assert lines[index].startswith("in ") and lines[index + 1] == "out " + lines[index][3:]
+
+
+def test_a_holder_killed_but_not_yet_reaped_is_taken_over(tmp_path: Path) -> None:
+    """A zombie (killed, its parent has not waited for it) holds nothing: its lock is stale."""
+    import signal
+
+    lock = tmp_path / "held.lock"
+    child = subprocess.Popen(
+        [sys.executable, "-c", f"""
+import sys, time
+from pathlib import Path
+from sdd_git import lockfile
+with lockfile.hold(Path({str(lock)!r})):
+    print("held", flush=True)
+    time.sleep(60)
+"""],
+        stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "held"
+        child.send_signal(signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+            assert time.monotonic() < deadline, "the child never became a zombie"
+            time.sleep(0.01)
+        with lockfile.hold(lock, wait_seconds=0):  # not reaped yet, and taken over anyway
+            pass
+    finally:
+        child.wait()
