@@ -1,0 +1,147 @@
+"""HTTP for connectors, on the standard library: one request, its status mapped to the connector
+error family at this edge, and the next page of a paginated answer.
+
+Statuses: 404 and 410 are `Missing` (the record is not there), and so is 403 when the service
+hides what one may not see; 401 is `NotSignedIn`; 400, 409 and 422 are `Refused` with the
+service's reason; 429 and 5xx, a refused connection or a timeout are `Unavailable`. No error text
+holds a header value, and the service's words pass through the session's masker first."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode, urljoin, urlsplit
+
+from sdd_git import __version__
+from sdd_git.connectors.base import Missing, NotSignedIn, Refused, Session, Unavailable
+
+TIMEOUT_SECONDS = 30.0
+MAX_BODY = 8 * 1024 * 1024  # a log longer than this is cut, and said to be cut
+_SNIPPET = 300
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    headers: dict[str, str]  # names in lower case
+    body: bytes
+
+    def json(self) -> Any:
+        try:
+            return json.loads(self.body or b"null")
+        except ValueError:
+            raise Unavailable("the service answered with something that is not JSON") from None
+
+    def text(self) -> str:
+        return self.body.decode("utf-8", errors="replace")
+
+    def next_link(self) -> str | None:
+        """The `rel="next"` URL of a Link header (GitHub, GitLab), or None."""
+        for part in self.headers.get("link", "").split(","):
+            match = re.search(r'<([^>]+)>\s*;\s*rel="?next"?', part)
+            if match:
+                return match.group(1)
+        return None
+
+
+def request(
+    session: Session,
+    method: str,
+    path: str,
+    *,
+    source: str,
+    query: Mapping[str, Any] | None = None,
+    body: Any = None,
+    headers: Mapping[str, str] | None = None,
+    form: bool = False,
+    missing_on_403: bool = False,
+) -> Answer:
+    """`method` `path` (appended to the session's base URL, or a full URL of the same host),
+    with the given headers (the connector adds its own sign-in header). `source` names the
+    record in a `missing:` answer ("issue acme/app#7")."""
+    import http.client
+
+    url = _url(session.base_url, path, query)
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise Unavailable(f"{session.name}: base_url {session.base_url!r} is not an http(s) URL")
+    sent = {"User-Agent": f"sdd/{__version__}", "Accept": "application/json", **(headers or {})}
+    payload: bytes | None = None
+    if body is not None:
+        if form:
+            payload = urlencode(body).encode()
+            sent["Content-Type"] = "application/x-www-form-urlencoded"
+        else:
+            payload = json.dumps(body).encode()
+            sent["Content-Type"] = "application/json; charset=utf-8"
+    connection_type = (
+        http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    )
+    connection = connection_type(parts.hostname, parts.port, timeout=TIMEOUT_SECONDS)
+    target = parts.path or "/"
+    if parts.query:
+        target += "?" + parts.query
+    try:
+        connection.request(method, target, body=payload, headers=sent)
+        response = connection.getresponse()
+        data = response.read(MAX_BODY + 1)
+        answer = Answer(
+            response.status, {k.lower(): v for k, v in response.getheaders()}, data[:MAX_BODY]
+        )
+    except (OSError, http.client.HTTPException) as exc:
+        raise Unavailable(
+            f"{session.name}: no answer from {parts.scheme}://{parts.netloc}: "
+            f"{type(exc).__name__}: {session.masked(str(exc))[:_SNIPPET]}"
+        ) from None
+    finally:
+        connection.close()
+    return _checked(session, answer, source, missing_on_403)
+
+
+def _url(base: str, path: str, query: Mapping[str, Any] | None) -> str:
+    if path.startswith(("http://", "https://")):
+        url = path
+        if urlsplit(url).netloc != urlsplit(base).netloc:
+            raise Unavailable(f"a link points away from the service ({urlsplit(url).netloc})")
+    else:
+        url = urljoin(base.rstrip("/") + "/", path.lstrip("/"))
+    if query:
+        kept = {k: v for k, v in query.items() if v is not None}
+        url += ("&" if "?" in url else "?") + urlencode(kept, doseq=True)
+    return url
+
+
+def _reason(session: Session, answer: Answer) -> str:
+    try:
+        data = json.loads(answer.body)
+    except ValueError:
+        data = None
+    said = ""
+    if isinstance(data, dict):
+        for key in ("message", "error", "errorMessages", "errors", "error_description"):
+            if data.get(key):
+                said = json.dumps(data[key]) if not isinstance(data[key], str) else data[key]
+                break
+    if not said:
+        said = answer.text()
+    return session.masked(" ".join(said.split()))[:_SNIPPET]
+
+
+def _checked(session: Session, answer: Answer, source: str, missing_on_403: bool) -> Answer:
+    status = answer.status
+    if 200 <= status < 300:
+        return answer
+    reason = _reason(session, answer)
+    if status in (404, 410) or (status == 403 and missing_on_403):
+        raise Missing(f"{source} on {session.name}", f"the service answered {status}")
+    if status == 401:
+        raise NotSignedIn(
+            f"{session.name} refused the sign-in ({status}): {reason}",
+            hint=f"sign in again: sdd connect {session.name}",
+        )
+    if status in (400, 403, 409, 422):
+        raise Refused(f"{session.name} refused it ({status}): {reason}")
+    raise Unavailable(f"{session.name} could not answer ({status}): {reason}")
