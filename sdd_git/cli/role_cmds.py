@@ -190,6 +190,10 @@ def _rules_question(yes: bool) -> Confirm:
 
 def _report_rules(added: Added, again: str) -> None:
     """What became of a template's always_allow rules; `again`: how to add it keeping them."""
+    if added.paused_routines:
+        names = ", ".join(f"{added.name}/{r}" for r in added.paused_routines)
+        say(f"its routines arrived paused: {names}; read each (sdd routine show NAME), then "
+            "resume it (sdd routine resume NAME)")  # fmt: skip
     if added.kept:
         say(f"kept {len(added.kept)} always_allow rule(s): they count for {added.name}")
     if added.left_out:

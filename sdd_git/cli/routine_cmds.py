@@ -339,8 +339,11 @@ def routine_fire(
     finally:
         # Fired, or refused with an error she sees: either way this event was handled here,
         # and no worker should fire every listening routine for it later. Only a crash leaves
-        # it queued, for the worker to take up.
-        mark_done(root, event)
+        # it queued, for the worker to take up. An event already queued for every listener
+        # (a hook's, named by its id) stays theirs: the worker fires the others, and this
+        # routine answers "already" there.
+        if event.routine is not None:
+            mark_done(root, event)
     _render(root, fired, as_json)
     target = _summary_file(summary)
     if target is not None:

@@ -49,13 +49,27 @@ def result_kind(path: Path) -> str:
     return "junit" if path.suffix.lower() == ".xml" else "exit-code"
 
 
-def read_result(path: Path) -> BuildResult:
-    """Read one build result file; never raises for what the file holds."""
+def read_result(path: Path, root: Path | None = None) -> BuildResult:
+    """Read one build result file; never raises for what the file holds.
+
+    With `root` (the watcher's product folder), the file is read the way file tools read: a
+    link is followed only while it stays inside the product, and only a regular file is read.
+    A role can make links in the product, and can read .sdd/local; a result linked to a file
+    in the person's home would otherwise carry its first bytes into an event and a log."""
     kind = result_kind(path)
     limit = MAX_REPORT_BYTES if kind == "junit" else MAX_EXIT_CODE_BYTES
     try:
-        with path.open("rb") as handle:
-            data = handle.read(limit + 1)
+        if root is None:
+            with path.open("rb") as handle:
+                data = handle.read(limit + 1)
+        else:
+            from sdd_git.tools import beneath
+            from sdd_git.tools.base import ToolFailed
+
+            try:
+                data = beneath.read_bytes(root, path.relative_to(root), limit + 1).data
+            except (ToolFailed, ValueError) as exc:
+                return BuildResult(path, kind, UNREADABLE, f"not read: {exc}")
     except OSError as exc:
         return BuildResult(path, kind, UNREADABLE, f"cannot be read ({exc.strerror})")
     if len(data) > limit:

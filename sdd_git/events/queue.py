@@ -71,10 +71,16 @@ def write_event(
         routine=routine,
         extra=dict(extra or {}),
     )
-    write_text_atomic(
-        events_folder(root) / f"{event.id}.json", json.dumps(event.as_json(), sort_keys=True)
-    )
+    write_text_atomic(events_folder(root) / f"{event.id}.json", event_text(root, event))
     return event
+
+
+def event_text(root: Root, event: Event) -> str:
+    """The event's file, masked: a ref from outside (a CI run's URL, a path) can carry a
+    secret, and no secret is kept under .sdd/ in any form."""
+    from sdd_git.runner.masking import masker_for
+
+    return masker_for(root.path)(json.dumps(event.as_json(), sort_keys=True))
 
 
 def read_event(path: Path) -> Event:

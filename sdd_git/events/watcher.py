@@ -198,13 +198,18 @@ class Watcher:
         quiet: float = QUIET_SECONDS,
         max_wait: float = MAX_WAIT_SECONDS,
     ) -> None:
+        from sdd_git.runner.masking import masker_for
+
         self.root = root
-        self.say = say
+        mask = masker_for(root.path)
+        # What it prints goes to a terminal or watch.log, which roles may read: a path or a
+        # ref naming a secret is masked like every log.
+        self.say: Say = lambda line: say(mask(line))
         self.quiet = quiet
         self.max_wait = max_wait
         self.schedules = Schedules(root, clock)
         self._clock = clock
-        self._worker = _WorkerThread(root, work, say)
+        self._worker = _WorkerThread(root, work, self.say)
         self._changes: dict[str, bool] = {}  # path -> is a folder
         self._gone: set[Path] = set()  # watched folders deleted or moved away since the last turn
         self._first = 0.0
@@ -625,7 +630,7 @@ class Watcher:
         return self._write("file-changed", rel, None)
 
     def _check_build_result(self, path: Path, rel: str) -> int:
-        result = read_result(path)
+        result = read_result(path, self.root.path)
         if result.status == EMPTY:
             return 0
         if result.status == UNREADABLE:

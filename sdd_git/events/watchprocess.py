@@ -157,7 +157,9 @@ def detach(root: Root, *, grace: float = DEFAULT_GRACE_SECONDS) -> int:
     log = log_path(root)
     log.parent.mkdir(parents=True, exist_ok=True)
     started_at = time.time()
-    command = [sys.executable, "-m", "sdd_git", "-C", str(root.path), "watch"]
+    # -P: `python -m` run in the product folder would put it first on the import path, and a
+    # module there (yaml.py, watchdog.py, a branch's sdd_git/) would run with all her rights.
+    command = [sys.executable, "-P", "-m", "sdd_git", "-C", str(root.path), "watch"]
     with open(log, "ab") as output:
         child = subprocess.Popen(
             [*command, "--grace", f"{grace:g}"],

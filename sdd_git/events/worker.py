@@ -174,8 +174,9 @@ def _finish(root: Root, event: Event, outcomes: list[dict[str, Any]], problems: 
     if problems:
         data["problems"] = problems  # routine files that did not load: they may have listened
     source = events_folder(root) / f"{event.id}.json"
+    text = _masker(root)(json.dumps(data, sort_keys=True, indent=1))  # a ref may hold a secret
     with contextlib.suppress(OSError):  # the runs are in the run logs; moving on matters more
-        write_text_atomic(source, json.dumps(data, sort_keys=True, indent=1))
+        write_text_atomic(source, text)
     mark_done(root, event)
 
 
@@ -188,6 +189,12 @@ def _earlier_outcomes(root: Root, event: Event) -> list[dict[str, Any]]:
         return []
     found = data.get("outcomes") if isinstance(data, dict) else None
     return [o for o in found if isinstance(o, dict)] if isinstance(found, list) else []
+
+
+def _masker(root: Root) -> Callable[[str], str]:
+    from sdd_git.runner.masking import masker_for
+
+    return masker_for(root.path)
 
 
 def _now() -> str:
@@ -228,6 +235,15 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1:
         print("usage: python -m sdd_git.events.worker ROOT", file=sys.stderr)
         return 2
+    from sdd_git.sink import refuse_inside_run
+
+    try:
+        # The person's worker, started by her git or her watcher: a role's command never
+        # starts one (it would run other roles' routines from inside its own run).
+        refuse_inside_run()
+    except SddError as exc:
+        print(f"error: {exc.message}\nhint: {exc.hint}", file=sys.stderr)
+        return 1
     root = Root(Path(args[0]).resolve())
     if not root.config.is_file():
         print(f"error: {root.path} is not an sdd root (no .sdd/config.yaml)", file=sys.stderr)
@@ -235,9 +251,12 @@ def main(argv: list[str] | None = None) -> int:
     _detach(root)
     signal.signal(signal.SIGTERM, _terminated)
     _say("worker started")
+    mask = _masker(root)  # what the log says of an event (its ref) may hold a secret
     try:
         results = work(
-            root, on_fired=lambda f: _say(f.message), on_error=lambda o: _say(o["message"])
+            root,
+            on_fired=lambda f: _say(mask(f.message)),
+            on_error=lambda o: _say(mask(o["message"])),
         )
     except KeyboardInterrupt:
         _say("worker stopped (SIGTERM); waiting events stay queued")
@@ -245,8 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # the log is the only place anyone will see it
         import traceback
 
-        _say(f"worker failed: {type(exc).__name__}: {exc}")
-        traceback.print_exc()
+        _say(mask(f"worker failed: {type(exc).__name__}: {exc}"))
+        print(mask(traceback.format_exc()), end="", flush=True)
         return 1
     if STOP.is_set():
         _say("worker stopped (SIGTERM); waiting events stay queued")

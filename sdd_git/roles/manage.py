@@ -51,6 +51,7 @@ class Added:
     path: Path
     kept: tuple[Rule, ...] = ()  # rules that came along: she confirmed them, or they were hers
     left_out: tuple[Rule, ...] = ()  # rules she did not confirm: not in the new role file
+    paused_routines: tuple[str, ...] = ()  # routines that came with a template, paused
 
 
 _SECRET_KEY = re.compile(r"(key|token|secret|password|credential)", re.IGNORECASE)
@@ -151,7 +152,9 @@ def create(
         updates.setdefault("label", _label_for(name))
         with person_write(root):
             _refuse_existing(root, name)
-            path = _install(root, folder, name, updates, description, text, drop=not keep)
+            path = _install(
+                root, folder, name, updates, description, text, drop=not keep, pause=True
+            )
         return _added(name, path, offered, keep)
     profile = RoleProfile(
         name=name,
@@ -197,7 +200,9 @@ def _confirmed(confirm: Confirm | None, rules: tuple[Rule, ...], where: Path) ->
 
 
 def _added(name: str, path: Path, rules: tuple[Rule, ...], kept: bool) -> Added:
-    return Added(name, path, rules if kept else (), () if kept else rules)
+    routines = path.parent / "routines"
+    paused = tuple(sorted(p.stem for p in routines.glob("*.yaml"))) if routines.is_dir() else ()
+    return Added(name, path, rules if kept else (), () if kept else rules, paused)
 
 
 def _install(
@@ -208,12 +213,16 @@ def _install(
     description: str | None,
     text: str | None = None,
     drop: bool = False,
+    pause: bool = False,
 ) -> Path:
     """Copy a template folder in as the role `name`; its skills join `.sdd/skills/`.
 
     `text` is the ROLE.md as already read (and shown to the person); `drop` leaves its
     always_allow rules out. The role file appears whole, with that decision applied, or not at
-    all. With no `source` folder (a single role file), only the role file is written."""
+    all. With no `source` folder (a single role file), only the role file is written.
+
+    `pause`: the template's routines arrive paused. A routine starts the role on every event
+    it listens to, with words she has not read: like a rule, it counts once she resumes it."""
     target = role_folder(root, name)
     if text is None:
         if source is None:
@@ -228,6 +237,8 @@ def _install(
     try:
         if source is not None and (source / "routines").is_dir():
             shutil.copytree(source / "routines", staging / "routines")
+            if pause:
+                _pause_routines(staging / "routines")
         write_text_atomic(staging / "ROLE.md", text)
         staging.rename(target)
     except BaseException:
@@ -240,6 +251,31 @@ def _install(
             if not destination.exists():
                 shutil.copytree(skill, destination)
     return target / "ROLE.md"
+
+
+def _pause_routines(folder: Path) -> None:
+    """Write `paused: true` into each routine file (comments and key order kept). A file that
+    does not load as a routine is left as it is: it fires nothing anyway."""
+    import io
+
+    from ruamel.yaml import YAML
+
+    from sdd_git.yamlio import round_trip_load
+
+    for path in sorted(folder.glob("*.yaml")):
+        editor = YAML(typ="rt")
+        editor.width = 4096
+        editor.preserve_quotes = True
+        try:
+            document = round_trip_load(editor, path.read_text(encoding="utf-8"), path)
+        except (RecordError, OSError, UnicodeDecodeError):
+            continue
+        if not hasattr(document, "insert"):
+            continue
+        document["paused"] = True
+        buffer = io.StringIO()
+        editor.dump(document, buffer)
+        write_text_atomic(path, buffer.getvalue())
 
 
 def edit(root: Root, name: str, updates: dict[str, Any], description: str | None = None) -> Path:
@@ -496,7 +532,9 @@ def add(root: Root, source: str, name: str | None = None, confirm: Confirm | Non
     keep = _confirmed(confirm, offered, role_md)  # asked before the lock is taken
     with person_write(root):
         new_name = _unique_name(root, base, "")
-        path = _install(root, folder, new_name, {"role": new_name}, None, text, drop=not keep)
+        path = _install(
+            root, folder, new_name, {"role": new_name}, None, text, drop=not keep, pause=True
+        )
     return _added(new_name, path, offered, keep)
 
 

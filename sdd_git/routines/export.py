@@ -38,7 +38,6 @@ _ROLE = re.compile(r"[a-z0-9][a-z0-9-]{0,39}\Z")
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}\Z")
 _FOLDER = re.compile(r"[A-Za-z0-9._][A-Za-z0-9._/ -]{0,199}\Z")
 _WORKFLOW = re.compile(r"[^\x00-\x1f\x7f]{1,200}\Z")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _ZERO_SHA = "0" * 40
 _CRON_NAMES = frozenset(
     {"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"}
@@ -147,10 +146,21 @@ def _plan(root: Root, routine: Routine) -> _Plan:
             f"'{routine.role}' is not a role name, so its routine cannot go into a CI file",
             hint="role names are lowercase letters, digits and '-'",
         )
-    if routine.argument is not None and _CONTROL.search(routine.argument):
+    for given in (routine.argument, routine.schedule):
+        # A YAML 1.1 reader (GitLab's) ends the header comment that shows the trigger at
+        # U+2028, U+2029 or NEL, and reads what follows as YAML of its own: a job, say.
+        if given is not None and _unprintable(given):
+            raise UsageError(
+                f"{routine.path}: the trigger's argument holds a control character or a line break",
+                hint='write it on one line, e.g. on: file-changed "src/**"',
+            )
+    if routine.argument is not None and "$" in routine.argument:
+        # GitHub evaluates `${{ }}` in any env value, GitLab expands `$VAR` in variables and
+        # rules: the glob would read secrets or event text into the job.
         raise UsageError(
-            f"{routine.path}: the trigger's argument holds a control character",
-            hint='write it on one line, e.g. on: file-changed "src/**"',
+            f"{routine.path}: the glob {routine.argument!r} holds '$', which a CI engine reads "
+            "as an expression or a variable, so it cannot go into a CI file",
+            hint='write the glob without $, e.g. on: file-changed "src/**"',
         )
     others = [
         r for r in load_routines(root)[0] if r.name == routine.name and r.role != routine.role
@@ -164,6 +174,13 @@ def _plan(root: Root, routine: Routine) -> _Plan:
         secrets=secret_names(root, routine),
         version=__version__,
     )
+
+
+def _unprintable(text: str) -> bool:
+    """Control, format (bidi, zero-width) and line or paragraph separator characters."""
+    import unicodedata
+
+    return any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in text)
 
 
 def _folder(root: Root) -> str:

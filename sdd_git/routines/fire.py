@@ -183,10 +183,8 @@ def _outcome_words(name: str, event: Event, outcome: Any) -> str:
 def check_source(root: Root, routine: Routine, event: Event) -> Source:
     """The event's source as it is now: a build result, a commit or a changed file that must
     exist. A schedule has no source."""
-    from sdd_git.runner.words import visible
-
     ref = event.ref.strip()
-    shown = visible(ref, keep_newlines=False)
+    shown = _shown(ref)
     if event.kind == "schedule":
         return Source(f"The schedule came due at {shown or event.at}; it has no source to read.")
     if event.kind == "main-build-failed":
@@ -195,7 +193,7 @@ def check_source(root: Root, routine: Routine, event: Event) -> Source:
         if _CI_RUN.match(ref):
             return Source("", shown, "a CI run, and no connector reads CI runs yet")
         path, why = _inside_root(root, ref)
-        if path is None or not path.is_file():
+        if path is None or not _exists(path, file=True):
             return Source("", shown, why or "no such file")
         return Source(
             f"The build result {shown} is attached below: read it whole; it is the real "
@@ -208,9 +206,27 @@ def check_source(root: Root, routine: Routine, event: Event) -> Source:
             return Source("", f"commit {shown}" if ref else "the commit", _no_commit(ref))
         return Source(f"The commit is {commit}; read it with git_log and git_diff.")
     path, why = _inside_root(root, ref)
-    if path is None or not path.exists():
+    if path is None or not _exists(path):
         return Source("", shown or "the changed file", why or "no such file")
     return Source(f"The changed file is {shown}; read it with read_file.")
+
+
+def _shown(text: str) -> str:
+    """An event's text as the screen, the logs and the model get it: controls escaped, and a
+    name that is not UTF-8 (a surrogate from the file system or a JSON escape) shown as its
+    escape, never a crash on the way out."""
+    from sdd_git.runner.words import visible
+
+    return visible(text.encode("utf-8", "backslashreplace").decode("utf-8"), keep_newlines=False)
+
+
+def _exists(path: Path, file: bool = False) -> bool:
+    """Whether `path` names something now; a name the system cannot even look up (too long,
+    a loop of links) names nothing: the source is missing, not an error."""
+    try:
+        return path.is_file() if file else path.exists()
+    except (OSError, ValueError):
+        return False
 
 
 def _inside_root(root: Root, ref: str) -> tuple[Path | None, str]:
@@ -283,10 +299,8 @@ def trigger_words(root: Root, routine: Routine) -> str:
 
 
 def _event_words(root: Root, routine: Routine, event: Event) -> str:
-    from sdd_git.runner.words import visible
-
-    ref = visible(event.ref, keep_newlines=False)
-    branch = visible(event.branch or main_branch(root), keep_newlines=False)
+    ref = _shown(event.ref)
+    branch = _shown(event.branch or main_branch(root))
     if event.kind == "main-build-failed":
         said = f"the build of {branch} failed; its result: {ref or 'not named'}"
     elif event.kind == "pr-merged":
@@ -592,7 +606,13 @@ def record_event(root: Root, event: Event, *, keep_id: bool) -> Event:
     waiting or done, is that event; otherwise the event gets a new id and coalesces with a
     waiting one of the same kind, ref, branch and routine (see `write_event`)."""
     from sdd_git.atomicfile import write_text_atomic
-    from sdd_git.events.queue import done_folder, events_folder, read_event, write_event
+    from sdd_git.events.queue import (
+        done_folder,
+        event_text,
+        events_folder,
+        read_event,
+        write_event,
+    )
 
     if not keep_id:
         return write_event(
@@ -609,9 +629,7 @@ def record_event(root: Root, event: Event, *, keep_id: bool) -> Event:
         path = folder / f"{event.id}.json"
         if path.is_file():
             return read_event(path)
-    write_text_atomic(
-        events_folder(root) / f"{event.id}.json", json.dumps(event.as_json(), sort_keys=True)
-    )
+    write_text_atomic(events_folder(root) / f"{event.id}.json", event_text(root, event))
     return event
 
 
@@ -638,7 +656,7 @@ def summary_markdown(root: Root, fired: Fired, event: Event) -> str:
     from sdd_git.runner.words import visible
 
     def code(text: str) -> str:
-        return "`" + visible(text, keep_newlines=False).replace("`", "'") + "`"
+        return "`" + _shown(text).replace("`", "'") + "`"
 
     lines = [
         f"### sdd routine {code(f'{fired.role}/{fired.routine}')}: {fired.status}",

@@ -191,13 +191,16 @@ def describe(root: Root, routine: Routine) -> list[tuple[str, str]]:
     """Every field of a routine, in plain words: what the person reads before confirming."""
     from sdd_git.roles.profile import Rule, rule_words
     from sdd_git.routines.fire import trigger_words
+    from sdd_git.runner.words import visible
 
     lines = [
         ("routine", routine.name),
         ("owner", f"the role {routine.role}"),
         ("trigger", trigger_words(root, routine)),
-        ("input", routine.input),
-        ("expected result", routine.expected),
+        # A routine file may come with a cloned product: its words are shown as they are, a
+        # terminal escape in them never hides the rest of what she reads.
+        ("input", visible(routine.input, keep_newlines=False)),
+        ("expected result", visible(routine.expected, keep_newlines=False)),
         ("when the source is missing", MISSING_WORDS),
     ]
     if routine.ask_first:

@@ -313,6 +313,10 @@ def _check_on(value: Any, fail: Any) -> str:
     hint = 'write on: pr-merged, main-build-failed, push main, or file-changed "src/**"'
     if not isinstance(value, str):
         raise fail("on", f"must be text, not {value!r}", hint)
+    if _unprintable(value.strip()):
+        # The trigger goes into the hooks' index, one line each, and onto screens and CI files:
+        # a line break or a terminal escape in it would write lines of its own there.
+        raise fail("on", f"{value!r} holds a control character or a line break", hint)
     words = value.strip().split(None, 1)
     kind = words[0] if words else ""
     if kind not in ON_TRIGGERS:
@@ -337,11 +341,20 @@ def _check_schedule(value: Any, fail: Any) -> str:
         raise fail("schedule", f"must be text, not {value!r}", hint)
     from datetime import UTC, datetime
 
+    if _unprintable(value.strip()):
+        raise fail("schedule", f"{value!r} holds a control character or a line break", hint)
     try:
         CronSim(value, datetime.now(UTC))
     except CronSimError as exc:
         raise fail("schedule", f"'{value}' is not a schedule: {exc}", hint) from None
     return value.strip()
+
+
+def _unprintable(text: str) -> bool:
+    """Control, format (bidi, zero-width) and line or paragraph separator characters."""
+    import unicodedata
+
+    return any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in text)
 
 
 def _check_boundary(value: Any, fail: Any) -> tuple[dict[str, Any], ...]:

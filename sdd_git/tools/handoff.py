@@ -175,7 +175,9 @@ def _wake(context: ToolContext, receiver: str, task: str, message_id: str) -> Pa
     folder.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     output = folder / f"{stamp}-{context.role}-to-{receiver}-{secrets.token_hex(3)}.log"
-    argv = [sys.executable, "-m", "sdd_git", "role", "run", f"--task={task}"]
+    # -P: `python -m` would put the product folder first on the import path, and a module a
+    # role wrote there (yaml.py, sdd_git/...) would run outside the sandbox.
+    argv = [sys.executable, "-P", "-m", "sdd_git", "role", "run", f"--task={task}"]
     argv += ["--origin", "role", "--reply-to", message_id, "--json"]
     if context.change:
         argv += ["--change", context.change]

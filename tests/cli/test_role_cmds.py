@@ -121,7 +121,9 @@ def test_create_from_a_repo_template_brings_routines_and_skills(sdd: SddRunner, 
     assert (
         sdd("role", "create", "night", "--template", "nightly", "--job", "Watch builds").code == 0
     )
-    assert (root.sdd / "roles/night/routines/failed-build.yaml").read_text() == "on: failed-build\n"
+    # A routine that comes with a template arrives paused: she resumes it once she has read it.
+    routine = (root.sdd / "roles/night/routines/failed-build.yaml").read_text()
+    assert routine == "on: failed-build\npaused: true\n"
     assert (root.sdd / "skills/triage/SKILL.md").is_file()
     assert "# Standing: reviewed by the team on Mondays" in role_file(root, "night").read_text()
 

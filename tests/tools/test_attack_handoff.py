@@ -40,8 +40,8 @@ def started(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
 def _parsed(argv: list[str]) -> dict[str, Any]:
     from sdd_git.cli.run_cmds import role_run
 
-    assert argv[1:5] == ["-m", "sdd_git", "role", "run"]
-    ctx = role_run.make_context("run", list(argv[5:]))
+    assert argv[1:6] == ["-P", "-m", "sdd_git", "role", "run"]  # -P: no product module
+    ctx = role_run.make_context("run", list(argv[6:]))
     return dict(ctx.params)
 
 
