@@ -15,7 +15,13 @@ def change() -> None:
 
 
 @change.command("new")
-@click.argument("words")
+@click.argument("words", required=False)
+@click.option(
+    "--from",
+    "source",
+    metavar="CONNECTOR:ISSUE",
+    help="Start from a tracker issue's words: jira:ABC-12, github:#34 (read, never written).",
+)
 @click.option("--title", help="A short title (default: the start of WORDS).")
 @click.option(
     "--bug", is_flag=True, help="This is a bug: keep what happened and what was expected."
@@ -23,14 +29,31 @@ def change() -> None:
 @click.option("--happened", metavar="TEXT", help="What happened (with --bug).")
 @click.option("--expected", metavar="TEXT", help="What you expected (with --bug).")
 def change_new(
-    words: str, title: str | None, bug: bool, happened: str | None, expected: str | None
+    words: str | None,
+    source: str | None,
+    title: str | None,
+    bug: bool,
+    happened: str | None,
+    expected: str | None,
 ) -> None:
-    """Start a change from the person's WORDS; prints its id."""
+    """Start a change from the person's WORDS (or an issue's, with --from); prints its id."""
     from sdd_git.records import changes
 
-    pack = changes.create(
-        current_root(), words, title=title, bug=bug, happened=happened, expected=expected
-    )
+    if source is not None:
+        if words is not None or bug or happened or expected:
+            raise click.UsageError("--from takes the issue's words: give no WORDS and no --bug")
+        from sdd_git.connectors.seed import start_change_from
+        from sdd_git.runner.masking import masker_for
+
+        root = current_root()
+        pack = start_change_from(root, source, masker_for(root.path), title=title)
+        say(f"{pack.id} started from {pack.source}, with its title and text as the words")
+    else:
+        if words is None:
+            raise click.UsageError('say what you need: sdd change new "WORDS" (or --from ISSUE)')
+        pack = changes.create(
+            current_root(), words, title=title, bug=bug, happened=happened, expected=expected
+        )
     say(
         f"{pack.id} started with spec {pack.spec} (memory/specs/{pack.spec}.md); stage {pack.stage}"
     )

@@ -58,6 +58,23 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "agents": ("sdd_git.cli.agents_cmds:agents", "Install host-agent stubs (creates no role)."),
     "skill": ("sdd_git.cli.skill_cmds:skill", "List, show and validate skills (SKILL.md)."),
     "provider": ("sdd_git.cli.provider_cmds:provider", "Show, check and list the model provider."),
+    "connect": (
+        "sdd_git.cli.connector_cmds:connect_command",
+        "Sign a connector in (GitHub, Jira, Slack...); the token goes to the OS keyring.",
+    ),
+    "disconnect": (
+        "sdd_git.cli.connector_cmds:disconnect_command",
+        "Remove a connector's token from the OS keyring.",
+    ),
+    "connectors": (
+        "sdd_git.cli.connector_cmds:connectors_command",
+        "List the connectors: configured or not, signed in or not.",
+    ),
+    "drafts": (
+        "sdd_git.cli.connector_cmds:drafts_command",
+        "Chat messages roles drafted for you to send.",
+    ),
+    "send": ("sdd_git.cli.connector_cmds:send_command", "Post a draft to its channel."),
 }
 
 

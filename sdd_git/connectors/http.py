@@ -2,9 +2,10 @@
 error family at this edge, and the next page of a paginated answer.
 
 Statuses: 404 and 410 are `Missing` (the record is not there), and so is 403 when the service
-hides what one may not see; 401 is `NotSignedIn`; 400, 409 and 422 are `Refused` with the
-service's reason; 429 and 5xx, a refused connection or a timeout are `Unavailable`. No error text
-holds a header value, and the service's words pass through the session's masker first."""
+hides what one may not see; 401 is `NotSignedIn`; 400, 403, 405, 406, 409 and 422 are `Refused`
+with the service's reason (GitHub and GitLab answer 405 to a merge that cannot be made); 429
+and 5xx, a refused connection or a timeout are `Unavailable`. No error text holds a header
+value, and the service's words pass through the session's masker first."""
 
 from __future__ import annotations
 
@@ -58,10 +59,13 @@ def request(
     headers: Mapping[str, str] | None = None,
     form: bool = False,
     missing_on_403: bool = False,
+    redirect_ok: bool = False,
 ) -> Answer:
     """`method` `path` (appended to the session's base URL, or a full URL of the same host),
-    with the given headers (the connector adds its own sign-in header). `source` names the
-    record in a `missing:` answer ("issue acme/app#7")."""
+    with the given headers (the connector adds its own sign-in header; a Content-Type among
+    them is kept, e.g. JSON Patch). `source` names the record in a `missing:` answer ("issue
+    acme/app#7"). With `redirect_ok` a 3xx answer is returned as it is, for the caller to
+    decide where its Location may lead (redirects are never followed here)."""
     import http.client
 
     url = _url(session.base_url, path, query)
@@ -71,12 +75,15 @@ def request(
     sent = {"User-Agent": f"sdd/{__version__}", "Accept": "application/json", **(headers or {})}
     payload: bytes | None = None
     if body is not None:
+        given_type = any(name.lower() == "content-type" for name in sent)
         if form:
             payload = urlencode(body).encode()
-            sent["Content-Type"] = "application/x-www-form-urlencoded"
+            if not given_type:
+                sent["Content-Type"] = "application/x-www-form-urlencoded"
         else:
             payload = json.dumps(body).encode()
-            sent["Content-Type"] = "application/json; charset=utf-8"
+            if not given_type:
+                sent["Content-Type"] = "application/json; charset=utf-8"
     connection_type = (
         http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     )
@@ -98,6 +105,8 @@ def request(
         ) from None
     finally:
         connection.close()
+    if redirect_ok and 300 <= answer.status < 400 and answer.headers.get("location"):
+        return answer
     return _checked(session, answer, source, missing_on_403)
 
 
@@ -142,6 +151,6 @@ def _checked(session: Session, answer: Answer, source: str, missing_on_403: bool
             f"{session.name} refused the sign-in ({status}): {reason}",
             hint=f"sign in again: sdd connect {session.name}",
         )
-    if status in (400, 403, 409, 422):
+    if status in (400, 403, 405, 406, 409, 422):
         raise Refused(f"{session.name} refused it ({status}): {reason}")
     raise Unavailable(f"{session.name} could not answer ({status}): {reason}")

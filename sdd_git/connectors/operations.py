@@ -68,6 +68,9 @@ TABLE: dict[str, dict[str, Operation]] = {
             _O("create_issue", ACT, "open an issue in {project} titled {title!r}",
                ("project", "title"), ("description",)),
             _O("comment_issue", ACT, "comment on {project}#{iid}", ("project", "iid", "body")),
+            _O("open_merge_request", ACT,
+               "open a merge request in {project} from {source_branch} into {target_branch}",
+               ("project", "title", "source_branch", "target_branch"), ("description",)),
             _O("merge_merge_request", ACT, "merge merge request {project}!{iid}",
                ("project", "iid")),
             _O("create_release", FORBIDDEN, "make release {tag_name} of {project}",
@@ -95,7 +98,8 @@ TABLE: dict[str, dict[str, Operation]] = {
                ("build_name", "build_number"), record="build {build_name} {build_number}"),
             _O("promote_build", ACT,
                "promote build {build_name} {build_number} to {target_repo}",
-               ("build_name", "build_number", "target_repo"), ("status",)),
+               ("build_name", "build_number", "target_repo"),
+               ("status", "comment", "copy", "source_repo")),
         )
     },
     "jira": {
@@ -175,7 +179,9 @@ _STAGE_WORDS = re.compile(
 # Argument keys whose value moves a status.
 _STATUS_KEYS = re.compile(r"(transition|status|state|stage|resolution|column|phase)", re.I)
 # A field (a key of the arguments) that mirrors a stage, an acceptance or a QA result.
-_STAGE_FIELDS = re.compile(r"stage|(^|[^a-z])qa([^a-z]|$)|accept|verdict|sign.?off", re.I)
+# (A field named `stage` is checked by its value: see _STATUS_KEYS; a Jenkins STAGE=deploy is not
+# a stage of sdd.)
+_STAGE_FIELDS = re.compile(r"(^|[^a-z])qa([^a-z]|$)|accept|verdict|sign.?off", re.I)
 # An operation whose name makes a release, accepts, records QA or moves a stage, however named.
 _FORBIDDEN_NAMES = re.compile(
     r"(create|publish|generate|make|draft)_?release|release_create|"
@@ -218,7 +224,7 @@ def forbidden_reason(operation: str, args: Mapping[str, Any]) -> str | None:
         command = _SDD_COMMAND.search(text)
         if command is not None:
             return f"an argument runs a person command of sdd ({command[0]!r})"
-        if _STATUS_KEYS.search(key) and _STAGE_WORDS.search(text):
+        if key != text and _STATUS_KEYS.search(key) and _STAGE_WORDS.search(text):
             return (
                 f"'{key}: {text[:60]}' moves a status that mirrors a stage or her verdict; a "
                 "tracker may show status, never hold a change's progress"
@@ -236,7 +242,9 @@ def classify(
     table does not know (an MCP tool, a plug-in's) is an act, so it stops, unless the person's
     config declares it a read (`declared_reads`); its own annotations are hints, never rules."""
     known = TABLE.get(connector, {}).get(operation)
-    reason = forbidden_reason(operation, args)
+    # A read of the table moves nothing: its arguments (`status: completed` filters a list)
+    # are not checked as a status change. Its name still is, as every other call's.
+    reason = forbidden_reason(operation, {} if known is not None and known.kind == READ else args)
     if known is not None and known.kind == FORBIDDEN:
         return Verdict(FORBIDDEN, known, known.why)
     if reason is not None:

@@ -28,6 +28,7 @@ class ChangePack:
     path: Path  # the change.yaml file
     happened: str | None = None
     expected: str | None = None
+    source: str | None = None  # the tracker issue it was started from (`sdd change new --from`)
 
     @property
     def folder(self) -> Path:
@@ -45,6 +46,8 @@ class ChangePack:
         if self.kind == "bug":
             data["happened"] = self.happened
             data["expected"] = self.expected
+        if self.source:
+            data["source"] = self.source
         return data
 
 
@@ -98,6 +101,7 @@ def _from_file(path: Path) -> ChangePack:
         )
     title = data.get("title")
     happened, expected = data.get("happened"), data.get("expected")
+    source = data.get("source")
     return ChangePack(
         id=fields["id"],
         title=title if isinstance(title, str) and title else _title_from(fields["words"]),
@@ -108,6 +112,7 @@ def _from_file(path: Path) -> ChangePack:
         path=path,
         happened=happened if isinstance(happened, str) else None,
         expected=expected if isinstance(expected, str) else None,
+        source=source if isinstance(source, str) else None,
     )
 
 
@@ -168,8 +173,10 @@ def create(
     bug: bool = False,
     happened: str | None = None,
     expected: str | None = None,
+    source: str | None = None,
 ) -> ChangePack:
-    """A new change pack and its spec with an empty `S1 Reading`, from the person's words."""
+    """A new change pack and its spec with an empty `S1 Reading`, from the person's words.
+    `source`: the tracker issue whose words these are (`jira:ABC-12`), named in change.yaml."""
     if not words.strip():
         raise UsageError(
             "the change needs the person's words",
@@ -201,6 +208,7 @@ def create(
             path=root.change_dir(change_id) / "change.yaml",
             happened=happened if bug else None,
             expected=expected if bug else None,
+            source=source,
         )
         meta: dict[str, Any] = {
             "id": spec_id,

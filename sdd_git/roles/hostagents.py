@@ -53,6 +53,7 @@ _READ = (
     "git_log",
     "git_diff",
     "use_skill",
+    "connector_read",  # reading a tracker's record is reading; offered only with @NAME attached
 )
 _SEARCH = ("search_files", "list_files")
 _EDIT = (

@@ -80,7 +80,9 @@ def dispatch(
             thread,
         )
         return Dispatched()
-    verdict = guard.check(call.name, call.args, state.root.path, offered)
+    verdict = guard.check(
+        call.name, call.args, state.root.path, offered, connectors=state.connectors
+    )
     if (
         isinstance(verdict, guard.Rejection)
         and verdict.code == "not_offered"
@@ -127,12 +129,12 @@ def dispatch(
         if state.rehearsal:  # `sdd routine test`: said, never run, whatever the boundary says
             would = "stop for the person" if not decision.run else "run under a saved rule"
             state.log.append("rehearsed", tool=call.name, args=call.args, would=would)
+            action = describe(call.name, call.args, root=state.root.path)
             tool_result(
                 state,
                 call,
                 f"Not run: this is a test of a routine, and no action runs in a test. In a real "
-                f"run, {describe(call.name, call.args)} would {would}. Say what you would do "
-                "next and finish.",
+                f"run, {action} would {would}. Say what you would do next and finish.",
                 messages,
                 thread,
             )
@@ -215,7 +217,7 @@ def _stop(state: RunState, call: ToolCall, reason: str) -> stops.Stop:
         run=state.run_id,
         role=state.role.name,
         kind="approval",
-        action=describe(call.name, args, sandbox=box.label),
+        action=describe(call.name, args, sandbox=box.label, root=state.root.path),
         choices=stops.APPROVAL_CHOICES if offer_always else stops.ASK_FIRST_CHOICES,
         origin=state.origin,
         created_at=now,

@@ -25,7 +25,7 @@ from sdd_git.sandbox.policy import (
     rule_link_targets,
     sdd_home,
 )
-from sdd_git.tools.catalog import TOOL_CLASSES
+from sdd_git.tools.catalog import CONNECTOR_TOOLS, TOOL_CLASSES
 
 PROTECTED_TOP = RECORD_FOLDERS  # the old name, kept for anyone who imports it
 _RULE_NAMES = frozenset(name.casefold() for name in RULE_FILE_NAMES)
@@ -35,6 +35,8 @@ _RULE_FOLDER_PARTS = tuple(tuple(p.casefold() for p in f.split("/")) for f in RU
 _SOURCE_SCAN_LIMIT = 5000
 _WRITE_PATH_ARGS = {"write_file": ("path",), "delete_file": ("path",)}
 _READ_PATH_ARGS = {"read_file": ("path",), "list_files": ("path",), "search_files": ("path",)}
+# The older tools that act on a code host or a deploy target through a connector.
+_CODE_HOST_TOOLS = ("open_pull_request", "merge_pull_request", "deploy")
 
 
 @dataclass(frozen=True)
@@ -52,14 +54,30 @@ class Clearance:
 
 
 def check(
-    tool: str, args: dict[str, Any], root: Path, offered: Iterable[str]
+    tool: str,
+    args: dict[str, Any],
+    root: Path,
+    offered: Iterable[str],
+    connectors: Iterable[str] = (),
 ) -> Rejection | Clearance:
+    """`connectors`: the connectors attached to the run (`@NAME` in its task)."""
     if tool not in TOOL_CLASSES:
         return Rejection("unknown_tool", f"there is no tool '{tool}' for roles")
+    if tool in CONNECTOR_TOOLS and tool not in offered:
+        # What is the person's by any route is named so, offered or not.
+        verdict = _connector_call(tool, args, root, ())
+        if isinstance(verdict, Rejection) and verdict.code == "forbidden_connector":
+            return verdict
     if tool not in offered:
         return Rejection("not_offered", f"'{tool}' is not available in this run")
     if _holds_nul(args):
         return Rejection("bad_input", "an argument holds a NUL byte, which no path or command may")
+    if tool in CONNECTOR_TOOLS:
+        return _connector_call(tool, args, root, tuple(connectors))
+    if tool in _CODE_HOST_TOOLS:
+        problem = _code_host_call(tool, args, root)
+        if problem is not None:
+            return problem
     for key in _WRITE_PATH_ARGS.get(tool, ()):
         problem = write_path_problem(root, args.get(key))
         if problem:
@@ -355,3 +373,114 @@ def _holds_nul(value: Any) -> bool:
     if isinstance(value, list | tuple):
         return any(_holds_nul(v) for v in value)
     return False
+
+
+# -- connectors --------------------------------------------------------------------------------
+
+
+def _connector_call(
+    tool: str, args: dict[str, Any], root: Path, attached: tuple[str, ...]
+) -> Rejection | Clearance:
+    """A connector call, classified by the one operation table before anything runs. What is
+    the person's by any route (a release, an acceptance, a QA result, a stage, a change pack, a
+    person command of sdd passed on) is rejected with `forbidden_connector`, also when a saved
+    rule names it: the guard stands before the boundary. So is an act through the read tool,
+    and a post to a channel through the act tool: a role never posts, it drafts."""
+    from collections.abc import Mapping
+
+    from sdd_git.connectors.base import ACT, DRAFT, FORBIDDEN
+    from sdd_git.connectors.config import load_connectors
+    from sdd_git.connectors.operations import TABLE, classify
+    from sdd_git.errors import SddError
+    from sdd_git.root import Root
+
+    name, operation, given = args.get("connector"), args.get("operation"), args.get("args")
+    if not isinstance(name, str) or not name.strip():
+        return Rejection("bad_input", f"{tool} needs 'connector', the connector's name")
+    if not isinstance(operation, str) or not operation.strip():
+        return Rejection("bad_input", f"{tool} needs 'operation', as the service names it")
+    if given is None:
+        given = {}
+    if not isinstance(given, Mapping):
+        return Rejection("bad_input", f"{tool}: 'args' must be an object of arguments")
+    name, operation = name.strip(), operation.strip()
+    try:
+        config = load_connectors(Root(root)).get(name)
+    except SddError as exc:
+        return Rejection("bad_config", f"the connectors' config cannot be read: {exc.message}")
+    kind = config.table_kind if config is not None else name
+    verdict = classify(kind, operation, given, config.reads if config is not None else ())
+    if verdict.kind == FORBIDDEN:
+        return Rejection(
+            "forbidden_connector",
+            f"{operation} on {name} is the person's by any route: {verdict.why}",
+        )
+    if config is None:
+        return Rejection("unknown_connector", f"no connector '{name}' is configured")
+    rows = TABLE.get(kind)
+    if rows is not None and operation not in rows:
+        return Rejection(
+            "unknown_operation",
+            f"{name} ({kind}) has no operation '{operation}'; it has: {', '.join(rows)}",
+        )
+    if tool == "connector_read" and verdict.kind == ACT:
+        return Rejection(
+            "forbidden_connector",
+            f"{operation} on {name} acts as the person, and a read never acts; it goes through "
+            "connector_act, which stops for the person",
+        )
+    if tool == "connector_act" and verdict.kind == DRAFT:
+        return Rejection(
+            "forbidden_connector",
+            f"{operation} on {name} would post as the person, and a role never posts; "
+            "connector_read keeps it as a draft she sends herself",
+        )
+    if name not in attached:
+        return Rejection(
+            "connector_not_attached",
+            f"the connector {name} is not attached to this run; the person attaches one by "
+            f"naming it in the task (@{name})",
+        )
+    known = rows.get(operation) if rows is not None else None
+    if known is not None:
+        needed = [a for a in known.args if given.get(a) in (None, "")]
+        if needed:
+            return Rejection(
+                "bad_input",
+                f"{operation} on {name} needs {', '.join(needed)} in 'args' "
+                f"(it takes {', '.join(known.args + known.optional)})",
+            )
+    return Clearance(certain=True)
+
+
+def _code_host_call(tool: str, args: dict[str, Any], root: Path) -> Rejection | None:
+    """open_pull_request, merge_pull_request and deploy go through connectors too: what no
+    connector may do, no route to one may do (a deploy job given `sdd complete`, say)."""
+    from sdd_git.connectors.operations import forbidden_reason
+
+    reason = forbidden_reason(tool, args)
+    if reason is None and tool == "deploy" and isinstance(args.get("target"), str):
+        reason = _deploy_reason(root, args["target"])
+    if reason is None:
+        return None
+    return Rejection("forbidden_connector", f"{tool} is the person's here: {reason}")
+
+
+def _deploy_reason(root: Path, target: str) -> str | None:
+    from sdd_git.connectors.base import FORBIDDEN
+    from sdd_git.connectors.config import deploy_operation, deploy_targets, load_connectors
+    from sdd_git.connectors.operations import classify
+    from sdd_git.errors import SddError
+    from sdd_git.root import Root
+
+    try:
+        found = deploy_targets(Root(root)).get(target)
+        config = load_connectors(Root(root)).get(found.connector) if found else None
+    except SddError:
+        return None  # the tool says what is wrong with the config
+    if found is None:
+        return None
+    kind = config.table_kind if config is not None else found.connector
+    operation = deploy_operation(found, kind)
+    verdict = classify(kind, operation, found.args)
+    return verdict.why if verdict.kind == FORBIDDEN else None

@@ -30,6 +30,8 @@ __all__ = [
     "Masker",
     "child_environment",
     "collect_secrets",
+    "connector_secret_names",
+    "connector_secrets",
     "is_secret_name",
     "is_secret_variable",
     "looks_like_credential",
@@ -139,12 +141,56 @@ def collect_secrets(product: Path, environ: Mapping[str, str], home: Path | None
 
 def masker_for(product: Path, extra: Iterable[str] = ()) -> Masker:
     """A masker for every secret within reach of this process (see collect_secrets), plus
-    `extra` (a provider key read from a variable with an ordinary name)."""
+    `extra` (a provider key read from a variable with an ordinary name), plus every connector's
+    token (see connector_secrets)."""
     try:
         home: Path | None = Path.home()
     except (RuntimeError, KeyError):  # no HOME and no password entry
         home = None
-    return Masker([*extra, *collect_secrets(product, os.environ, home)])
+    return Masker(
+        [
+            *extra,
+            *connector_secrets(product, os.environ),
+            *collect_secrets(product, os.environ, home),
+        ]
+    )
+
+
+# -- connector tokens -------------------------------------------------------------------------
+
+
+def connector_secret_names(product: Path) -> list[str]:
+    """The variables `.sdd/config.yaml` names as connector tokens (`token_env`): dropped from
+    every child process of a run, whatever they are called (`GH_PAT` does not say secret)."""
+    from sdd_git.connectors.config import token_sources
+    from sdd_git.root import Root
+
+    return [variable for _, variable in token_sources(Root(product)) if variable]
+
+
+def connector_secrets(product: Path, environ: Mapping[str, str]) -> list[str]:
+    """Every configured connector's token: the value of its `token_env` variable, and the token
+    `sdd connect` keeps for it in the OS keyring (looked up only when connectors are configured;
+    no keyring, no value). Never raises: a masker is built even from a broken config."""
+    from sdd_git.connectors.config import token_sources
+    from sdd_git.root import Root
+
+    found: list[str] = []
+    try:
+        sources = token_sources(Root(product))
+        if not sources:
+            return []
+        from sdd_git.connectors.signin import keyring_token
+
+        for name, variable in sources:
+            if variable and environ.get(variable):
+                found.append(environ[variable])
+            stored = keyring_token(name)
+            if stored:
+                found.append(stored)
+    except Exception:  # the masker must be built whatever the config or keyring does
+        return found
+    return found
 
 
 def secrets_from_environment(names: Iterable[str]) -> list[str]:

@@ -7,13 +7,14 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from sdd_git.connectors.config import ConnectorConfig
 from sdd_git.roles import skills
 from sdd_git.roles.lattice import disposition
 from sdd_git.roles.profile import RoleProfile
 from sdd_git.roles.skills import Skill
 from sdd_git.root import Root
 from sdd_git.runner.gate import Plan
-from sdd_git.tools.catalog import TOOL_CLASSES
+from sdd_git.tools.catalog import CONNECTOR_TOOLS, TOOL_CLASSES
 
 # A mention is a whole word: `@types/node`, `@angular/core` and `me@example.com` are not ones.
 _MENTION = re.compile(r"(?<![\w@./+-])@([a-z0-9][\w-]*)(?![\w@/-]|[.:]\w)")
@@ -41,6 +42,9 @@ class Mentions:
     skills: tuple[tuple[str, str], ...]  # (name, the body as the model receives it)
     role_skills: tuple[Skill, ...] = ()  # the role's `skills:`, named in its system prompt
     warnings: tuple[str, ...] = ()  # for the run log (no "warning:" prefix); none refuses a run
+    # Configured connectors named as `@NAME`: attached to the run (their tools are offered).
+    connectors: tuple[str, ...] = ()
+    connector_notes: str = ""  # what the model is told of them: operations and their classes
 
 
 def resolve_mentions(
@@ -52,11 +56,14 @@ def resolve_mentions(
     known_roles = set(role_names)
     roles: list[str] = []
     tools: list[str] = []
+    others: list[str] = []
     for name in _MENTION.findall(task):
         if name in known_roles and name not in roles:
             roles.append(name)
         elif name in TOOL_CLASSES and name not in tools:
             tools.append(name)
+        elif name not in known_roles and name not in TOOL_CLASSES and name not in others:
+            others.append(name)
     catalog = skills.discover(root.path)
     invoked: list[tuple[str, str]] = []
     warnings: list[str] = []
@@ -73,7 +80,98 @@ def resolve_mentions(
     if role is not None and role.skills:
         role_skills, unknown = skills.for_role(catalog, role.skills, role.path, root.path)
         warnings.extend(w.removeprefix("warning: ") for w in unknown)
-    return Mentions(tuple(roles), tuple(tools), tuple(invoked), role_skills, tuple(warnings))
+    attached, notes, said = _connector_mentions(root, others, roles)
+    warnings.extend(said)
+    allowed = role.tools if role is not None else None
+    if attached and role is not None and allowed is not None and "connector_read" not in allowed:
+        warnings.append(
+            f"{role.name}'s tools: list leaves out connector_read, so it cannot use "
+            f"{', '.join('@' + n for n in attached)}"
+        )
+    return Mentions(
+        tuple(roles),
+        tuple(tools),
+        tuple(invoked),
+        role_skills,
+        tuple(warnings),
+        attached,
+        notes,
+    )
+
+
+def _connector_mentions(
+    root: Root, names: list[str], roles: list[str]
+) -> tuple[tuple[str, ...], str, list[str]]:
+    """`@NAME` for a configured connector attaches it. The config is read only when the task
+    names something that is neither a role nor a tool. A name that is both a role and a
+    connector is the role (a warning says so)."""
+    from sdd_git.connectors.config import load_connectors
+    from sdd_git.connectors.registry import BUILTIN
+
+    if not names and not roles:
+        return (), "", []
+    configured = load_connectors(root)  # a broken config is an error before the run starts
+    attached = tuple(n for n in names if n in configured)
+    warnings = [
+        f"@{n} names both a role and a connector; it was read as the role"
+        for n in roles
+        if n in configured
+    ] + [
+        f"@{n} names a connector that is not configured, so none was attached (add it under "
+        f"connectors: in .sdd/config.yaml)"
+        for n in names
+        if n not in configured and n in BUILTIN
+    ]
+    notes = "\n".join(_connector_note(configured[n]) for n in attached)
+    return attached, notes, warnings
+
+
+def _connector_note(config: ConnectorConfig) -> str:
+    from sdd_git.connectors.operations import TABLE
+
+    rows = TABLE.get(config.table_kind)
+    if rows is None:
+        declared = ", ".join(config.reads) or "none"
+        return (
+            f"- {config.name} ({config.kind}): operations as the service names them; reads "
+            f"the person declared: {declared}; any other operation acts as the person."
+        )
+    by_kind: dict[str, list[str]] = {}
+    for operation in rows.values():
+        args = ", ".join(operation.args) + (
+            f"; optional {', '.join(operation.optional)}" if operation.optional else ""
+        )
+        by_kind.setdefault(operation.kind, []).append(f"{operation.name} {{{args}}}")
+    labels = (
+        ("read", "read (connector_read)"),
+        ("draft", "draft for the person to send (connector_read)"),
+        ("act", "act as the person, stops for her (connector_act)"),
+        ("forbidden", "never, by any route"),
+    )
+    parts = [f"{label}: {'; '.join(by_kind[k])}" for k, label in labels if k in by_kind]
+    settings = ", ".join(
+        f"{k}: {v}" for k, v in config.settings.items() if k in ("repo", "project", "job")
+    )
+    where = f" [{settings}]" if settings else ""
+    return f"- {config.name} ({config.table_kind}){where}. " + ". ".join(parts) + "."
+
+
+def with_connectors(
+    offered: Iterable[str], attached: Sequence[str], allowed: Sequence[str] | None
+) -> tuple[str, ...]:
+    """The offered tools with the connector tools, when a connector is attached: its reads, and
+    its acts where the role may act at all (it has a consequential tool). A role file's own
+    `tools:` list narrows these too."""
+    names = tuple(n for n in offered if n not in CONNECTOR_TOOLS)
+    if not attached:
+        return names
+    added = []
+    if allowed is None or "connector_read" in allowed:
+        added.append("connector_read")
+    acts = any(TOOL_CLASSES.get(n) == "consequential" for n in names)
+    if acts and (allowed is None or "connector_act" in allowed):
+        added.append("connector_act")
+    return names + tuple(added)
 
 
 def with_skill_tool(offered: Iterable[str], root: Root) -> tuple[str, ...]:
@@ -133,5 +231,11 @@ def user_message(
         parts.append("Roles mentioned: " + ", ".join(f"@{r}" for r in mentions.roles))
     if mentions.tools:
         parts.append("Tools mentioned: " + ", ".join(f"@{t}" for t in mentions.tools))
+    if mentions.connectors:
+        parts.append(
+            "Connectors attached to this run (use connector_read and connector_act with "
+            "{connector, operation, args}; a record that is not there is reported as "
+            "missing, never guessed):\n" + mentions.connector_notes
+        )
     parts.extend(attachments)
     return "\n\n".join(parts)

@@ -138,6 +138,8 @@ def start(
                 model=provider.model,
                 sandbox=_sandbox(),
                 **_routine_fields(request.routine),
+                # Attached by `@NAME`: a resumed run keeps them (and only them).
+                **({"connectors": list(mentions.connectors)} if mentions.connectors else {}),
             )
             if request.route is not None:
                 log.append("route", **request.route)
@@ -197,7 +199,11 @@ def start(
                 plan.change,
                 request.origin,
                 _for_node(
-                    prompt.with_skill_tool(offered_tools(author, request.critic), root),
+                    prompt.with_connectors(
+                        prompt.with_skill_tool(offered_tools(author, request.critic), root),
+                        mentions.connectors,
+                        author.tools,
+                    ),
                     request.route,
                 ),
                 bool(plan.sections),
@@ -211,6 +217,7 @@ def start(
                 + _routine_ask_first(request.routine),
                 rehearsal=bool((request.routine or {}).get("rehearsal")),
                 unattended=bool((request.routine or {}).get("unattended")),
+                connectors=mentions.connectors,
             )
             if critic is not None:
                 from sdd_git.runner import loop
@@ -279,7 +286,11 @@ def _replay(
         started.get("change"),
         started.get("origin", "person"),
         _for_node(
-            prompt.with_skill_tool(_offered_after(role, started, events), root),
+            prompt.with_connectors(
+                prompt.with_skill_tool(_offered_after(role, started, events), root),
+                _attached(started),
+                role.tools,
+            ),
             next((e for e in events if e.get("event") == "route"), None),
         ),
         _accepted_now(root, started.get("change")),
@@ -291,6 +302,7 @@ def _replay(
     ) + _routine_ask_first(started.get("routine_rules"))
     state.rehearsal = bool((started.get("routine_rules") or {}).get("rehearsal"))
     state.unattended = bool((started.get("routine_rules") or {}).get("unattended"))
+    state.connectors = _attached(started)
     last_calls: list[ToolCall] = []
     answered: set[str] = set()
     for event in events:
@@ -325,6 +337,12 @@ def _replay(
             )
             answered.add(event["call_id"])
     return state, [c for c in last_calls if c.id not in answered]
+
+
+def _attached(started: Event) -> tuple[str, ...]:
+    """The connectors the run's task attached, as `run_started` recorded them."""
+    names = started.get("connectors")
+    return tuple(str(n) for n in names) if isinstance(names, list) else ()
 
 
 def _routine_fields(routine: dict[str, Any] | None) -> dict[str, Any]:
@@ -734,7 +752,11 @@ def _after_draft(state: RunState, stop: stops.Stop, choice: str) -> RunOutcome:
     stops.remove(state.root, stop.id)
     if expired:
         return end(state, "expired", EXIT_STOPPED, f"stop {stop.id} expired; nothing ran")
-    state.offered = prompt.with_skill_tool(offered_tools(state.role, None), state.root)
+    state.offered = prompt.with_connectors(
+        prompt.with_skill_tool(offered_tools(state.role, None), state.root),
+        state.connectors,
+        state.role.tools,
+    )
     if choice == "deny":
         note = (
             "The person declined this draft. Do not carry it out; reply in one or two sentences "

@@ -28,7 +28,7 @@ from sdd_git.runner.clock import Clock, parse_duration
 from sdd_git.runner.masking import Masker, child_environment
 from sdd_git.runner.runlog import RunLog
 from sdd_git.tools.base import ToolContext
-from sdd_git.tools.catalog import TOOL_CLASSES
+from sdd_git.tools.catalog import CONNECTOR_TOOLS, TOOL_CLASSES
 
 DEFAULT_TIMEOUT_SECONDS = 600.0
 EXIT_DONE, EXIT_ERROR, EXIT_STOPPED, EXIT_NO_SPEC, EXIT_INTERRUPTED = 0, 1, 3, 4, 130
@@ -131,6 +131,7 @@ class RunState:
     node_ask_first: tuple[Rule, ...] = ()  # a plan node's or a routine's own ask_first rules
     rehearsal: bool = False  # `sdd routine test`: no consequential action runs, even allowed
     unattended: bool = False  # a routine fired in CI: no saved always_allow rule applies
+    connectors: tuple[str, ...] = ()  # attached by `@NAME` in the task; kept in run_started
     last_calls: str = ""  # the previous reply's tool calls, as compared for repeats
     repeats: int = 0
     says_seen: int = 0
@@ -153,12 +154,13 @@ def provider_settings(root: Root, role: RoleProfile) -> tuple[Provider, Masker, 
     """The role's provider, a masker for everything the run writes or sends, the names of the
     variables that hold its key (kept out of child processes), and its context size in tokens."""
     from sdd_git.providers.select import make_provider, settings_for
-    from sdd_git.runner.masking import masker_for
+    from sdd_git.runner.masking import connector_secret_names, masker_for
 
     settings = settings_for(root, role.model)
     provider = make_provider(settings)
     extra = [s for s in (settings.key, os.environ.get("SDD_API_KEY")) if s]
     names = [settings.key_env] if settings.key_env else []
+    names += connector_secret_names(root.path)  # connector tokens never reach a child process
     return provider, masker_for(root.path, extra), names, context_size(settings)
 
 
@@ -202,6 +204,8 @@ def offered_tools(role: RoleProfile | None, critic: str | None) -> tuple[str, ..
     allowed = getattr(role, "tools", None)  # a role file's own allowlist, when it has one
     chosen: list[str] = []
     for name, kind in TOOL_CLASSES.items():
+        if name in CONNECTOR_TOOLS:
+            continue  # only with a connector attached: prompt.with_connectors
         if kind == "loop":
             if critic is not None and name in LOOP_TOOLS:
                 chosen.append(name)  # the runner's own protocol, never narrowed by `tools:`
@@ -229,6 +233,7 @@ def tool_context(state: RunState) -> ToolContext:
             change=state.change,
             child_env=child_environment(os.environ, state.run_id, state.secret_names),
             mask=state.masker,
+            connectors=state.connectors,
         )
     return state.tool_context
 

@@ -8,7 +8,9 @@ shows all of it."""
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 from typing import Any
 
 from sdd_git.sandbox.choose import NO_SANDBOX_WARNING
@@ -62,10 +64,16 @@ def content_start(content: str) -> str:
     return start + ("\n..." if len(start) < len(content.rstrip("\n")) else "")
 
 
-def describe(tool: str, args: dict[str, Any], sandbox: str | None = None) -> str:
-    """The action a stop would run, in plain words, with every input it would run with."""
+def describe(
+    tool: str, args: dict[str, Any], sandbox: str | None = None, root: Path | None = None
+) -> str:
+    """The action a stop would run, in plain words, with every input it would run with.
+    `root`: the product, to name the connector a pull request or deploy goes through and the
+    kind a connector's name stands for."""
     a = args
     said: str
+    if tool == "connector_act":
+        return _connector_act(a, root)
     if tool == "write_file":
         content = str(a.get("content", ""))
         size = len(content.encode())
@@ -95,10 +103,11 @@ def describe(tool: str, args: dict[str, Any], sandbox: str | None = None) -> str
             said += f" with the message {_inline(a.get('message'))}"
     elif tool == "open_pull_request":
         said = f"Open a pull request titled {_inline(a.get('title'))}"
+        said += _code_host_words(root, a)
     elif tool == "merge_pull_request":
-        said = f"Merge pull request #{_plain(a.get('number'))}"
+        said = f"Merge pull request #{_plain(a.get('number'))}" + _code_host_words(root, a)
     elif tool == "deploy":
-        said = f"Deploy to {_plain(a.get('target'))}"
+        said = f"Deploy to {_plain(a.get('target'))}" + _deploy_words(root, a)
     elif tool == "handoff":
         said = f"Hand the task {_inline(a.get('task'))} to the role {_plain(a.get('to'))}"
     else:
@@ -114,3 +123,112 @@ def describe(tool: str, args: dict[str, Any], sandbox: str | None = None) -> str
         else:
             said += f"\nSandbox: {sandbox} (the record, git and your home are read-only to it)."
     return said.rstrip("\n")
+
+
+# -- connectors --------------------------------------------------------------------------------
+
+
+class _Shown(dict[str, Any]):
+    """An operation's arguments as its words show them: controls escaped, a missing one '?'."""
+
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+def _shown_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return visible(value, keep_newlines=False)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    return visible(json.dumps(value, ensure_ascii=False, default=str), keep_newlines=False)
+
+
+def operation_words(kind: str, operation: str, args: dict[str, Any]) -> tuple[str, set[str]]:
+    """The operation in the table's plain words (`merge pull request acme/app#12`), and the
+    arguments those words show; an operation the table does not know is named as it is."""
+    from sdd_git.connectors.operations import TABLE
+
+    known = TABLE.get(kind, {}).get(operation)
+    if known is None:
+        return f"use {_plain(operation)}", set()
+    shown = _Shown({str(k): _shown_value(v) for k, v in args.items()})
+    try:
+        words = known.words.format_map(shown)
+    except (ValueError, KeyError, IndexError, AttributeError):
+        return f"use {_plain(operation)}", set()
+    used = set(re.findall(r"\{(\w+)", known.words))
+    return words, used
+
+
+def _argument(value: Any) -> str:
+    """An argument the words leave out: text quoted, anything else as JSON."""
+    if isinstance(value, str):
+        return _inline(value)
+    return visible(json.dumps(value, ensure_ascii=False, default=str), keep_newlines=False)
+
+
+def _kind_of(root: Path | None, name: str) -> str:
+    if root is not None:
+        from sdd_git.connectors.config import load_connectors
+        from sdd_git.errors import SddError
+        from sdd_git.root import Root
+
+        try:
+            config = load_connectors(Root(root)).get(name)
+        except SddError:
+            config = None
+        if config is not None:
+            return config.table_kind
+    return name
+
+
+def _connector_act(a: dict[str, Any], root: Path | None) -> str:
+    name = str(a.get("connector", "?"))
+    given = a.get("args") if isinstance(a.get("args"), dict) else {}
+    assert isinstance(given, dict)
+    words, used = operation_words(_kind_of(root, name), str(a.get("operation", "?")), given)
+    rest = ", ".join(f"{k}={_argument(v)}" for k, v in given.items() if k not in used)
+    said = f"On {_plain(name)}: {words}" + (f" (with {rest})" if rest else "")
+    if a.get("purpose"):
+        said += f" — because {_inline(a.get('purpose'))}"
+    return said + "."
+
+
+def _code_host_words(root: Path | None, a: dict[str, Any]) -> str:
+    """Where a pull request goes: the configured code host and its repository."""
+    if root is None:
+        return ""
+    from sdd_git.connectors.config import code_host
+    from sdd_git.errors import SddError
+    from sdd_git.root import Root
+
+    try:
+        host = code_host(Root(root))
+    except SddError:
+        return ""
+    if host is None:
+        return " (no code host connector is configured)"
+    repo = host.settings.get("repo") or host.settings.get("project")
+    where = f" ({_plain(repo)})" if isinstance(repo, str) and repo else ""
+    extra = ", ".join(f"{k}={_inline(v)}" for k, v in a.items() if k in ("base", "head"))
+    return f" on {_plain(host.name)}{where}" + (f", {extra}" if extra else "")
+
+
+def _deploy_words(root: Path | None, a: dict[str, Any]) -> str:
+    """What a deploy target starts: its connector and operation, in the table's words."""
+    if root is None or not isinstance(a.get("target"), str):
+        return ""
+    from sdd_git.connectors.config import deploy_operation, deploy_targets
+    from sdd_git.errors import SddError
+    from sdd_git.root import Root
+
+    try:
+        target = deploy_targets(Root(root)).get(a["target"])
+    except SddError:
+        return ""
+    if target is None:
+        return " (no such deploy target is configured)"
+    kind = _kind_of(root, target.connector)
+    words, used = operation_words(kind, deploy_operation(target, kind), dict(target.args))
+    rest = ", ".join(f"{k}={_argument(v)}" for k, v in target.args.items() if k not in used)
+    return f": on {_plain(target.connector)}, {words}" + (f" (with {rest})" if rest else "")

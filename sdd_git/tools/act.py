@@ -328,11 +328,55 @@ def _not_done(what: str) -> str:
     return f"Nothing was done: {what}. Tell the person; do not report it as done."
 
 
+def _through_connector(
+    context: ToolContext, name: str, operation: str, given: dict[str, object], what: str
+) -> ToolOutcome:
+    """One act on a connector for the older tools (pull requests, deploys): classified by the
+    operation table like every connector call, `missing:` when the record is not there."""
+    from sdd_git.connectors.base import FORBIDDEN, ConnectorError, Missing
+    from sdd_git.connectors.calls import call_connector
+    from sdd_git.connectors.config import find_connector
+    from sdd_git.connectors.operations import classify
+
+    config = find_connector(context.root, name)
+    verdict = classify(config.table_kind, operation, given, config.reads)
+    if verdict.kind == FORBIDDEN:
+        raise ToolFailed(f"{operation} on {name} is the person's: {verdict.why}")
+    try:
+        result = call_connector(
+            context.root, name, operation, given, mask=context.mask, config=config
+        )
+    except Missing as exc:
+        words = f"missing: {exc.source}" + (f" ({exc.why})" if exc.why else "")
+        return ToolOutcome(_not_done(f"{words}, so {what} did not happen"),
+                           {"done": False, "reason": words})  # fmt: skip
+    except ConnectorError as exc:
+        raise ToolFailed(f"nothing was done: {exc.message}") from None
+    return ToolOutcome(result.text, {"connector": name, "operation": operation})
+
+
+def _code_host(context: ToolContext) -> tuple[str, str, str] | None:
+    """(connector name, its table kind, the repository) of the configured code host."""
+    from sdd_git.connectors.config import code_host, repository
+
+    host = code_host(context.root)
+    if host is None:
+        return None
+    repo = repository(context.root, host)
+    if repo is None:
+        raise ToolFailed(
+            f"{host.name} has no repository to act on: name it in .sdd/config.yaml "
+            f"(connectors.{host.name}.repo: owner/name) or add a git remote named origin"
+        )
+    return host.name, host.table_kind, repo
+
+
 class OpenPullRequest(ActTool):
     name = "open_pull_request"
     schema = make_schema(
         "open_pull_request",
-        "Open a pull request (needs a connector to the code host).",
+        "Open a pull request on the configured code host (head: default the current branch; "
+        "base: default the main branch).",
         {
             "title": {"type": "string", "description": "the pull request's title"},
             "body": {"type": "string", "description": "its description"},
@@ -343,47 +387,97 @@ class OpenPullRequest(ActTool):
     )
 
     def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
-        args.text("title")
-        for key in ("body", "base", "head"):
-            args.opt_text(key)
-        return ToolOutcome(
-            _not_done("no connector to a code host is configured, so no pull request was opened"),
-            {"done": False, "reason": "no connector"},
-        )
+        from sdd_git.connectors.config import main_branch
+        from sdd_git.connectors.operations import TABLE
+
+        title = args.text("title")
+        body, base, head = (args.opt_text(key) for key in ("body", "base", "head"))
+        host = _code_host(context)
+        if host is None:
+            return ToolOutcome(
+                _not_done(
+                    "no connector to a code host is configured, so no pull request was opened"
+                ),
+                {"done": False, "reason": "no connector"},
+            )
+        name, kind, repo = host
+        if head is None:
+            require_git_repo(context)
+            head = git_output(context, "rev-parse", "--abbrev-ref", "HEAD").strip()
+        base = base or main_branch(context.root)
+        if kind == "gitlab":
+            if "open_merge_request" not in TABLE["gitlab"]:
+                return ToolOutcome(
+                    _not_done(f"{name} (GitLab) cannot open a merge request in this version"),
+                    {"done": False, "reason": "no operation"},
+                )
+            given: dict[str, object] = {"project": repo, "title": title,
+                                        "source_branch": head, "target_branch": base}  # fmt: skip
+            if body:
+                given["description"] = body
+            return _through_connector(
+                context, name, "open_merge_request", given, "no merge request"
+            )
+        given = {"repo": repo, "title": title, "head": head, "base": base}
+        if body:
+            given["body"] = body
+        return _through_connector(context, name, "open_pull_request", given, "no pull request")
 
 
 class MergePullRequest(ActTool):
     name = "merge_pull_request"
     schema = make_schema(
         "merge_pull_request",
-        "Merge a pull request by number (needs a connector to the code host).",
+        "Merge a pull request by number on the configured code host.",
         {"number": {"type": "integer", "minimum": 1, "description": "the pull request's number"}},
         ("number",),
     )
 
     def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
         number = args.integer("number")
-        return ToolOutcome(
-            _not_done(
-                f"no connector to a code host is configured, so pull request #{number} "
-                "was not merged"
-            ),
-            {"done": False, "reason": "no connector"},
-        )
+        host = _code_host(context)
+        if host is None:
+            return ToolOutcome(
+                _not_done(
+                    f"no connector to a code host is configured, so pull request #{number} "
+                    "was not merged"
+                ),
+                {"done": False, "reason": "no connector"},
+            )
+        name, kind, repo = host
+        what = f"the merge of #{number}"
+        if kind == "gitlab":
+            given: dict[str, object] = {"project": repo, "iid": number}
+            return _through_connector(context, name, "merge_merge_request", given, what)
+        given = {"repo": repo, "number": number}
+        return _through_connector(context, name, "merge_pull_request", given, what)
 
 
 class Deploy(ActTool):
     name = "deploy"
     schema = make_schema(
         "deploy",
-        "Deploy to a named target (needs a configured deploy target).",
+        "Deploy to a named target (a target configured under deploy: in .sdd/config.yaml).",
         {"target": bounded(ID_CHARS, "the deploy target's name")},
         ("target",),
     )
 
     def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
+        from sdd_git.connectors.config import deploy_operation, deploy_targets, find_connector
+
         target = args.text("target")
-        return ToolOutcome(
-            _not_done(f"no deploy target is configured, so nothing was deployed to {target!r}"),
-            {"done": False, "reason": "no deploy target"},
+        targets = deploy_targets(context.root)
+        found = targets.get(target)
+        if found is None:
+            named = f" (configured: {', '.join(targets)})" if targets else ""
+            return ToolOutcome(
+                _not_done(
+                    f"no deploy target {target!r} is configured{named}, so nothing was deployed"
+                ),
+                {"done": False, "reason": "no deploy target"},
+            )
+        config = find_connector(context.root, found.connector)
+        operation = deploy_operation(found, config.table_kind)
+        return _through_connector(
+            context, found.connector, operation, dict(found.args), f"the deploy to {target}"
         )

@@ -19,6 +19,8 @@ TOOL_CLASSES: dict[str, ToolClass] = {
     "git_diff": "read",
     "read_record": "read",
     "use_skill": "read",
+    # A connector's reads (and its chat drafts, kept locally for the person to send).
+    "connector_read": "read",
     # Draft: write drafts only, never a decision.
     "draft_reading": "draft",
     "draft_scenarios": "draft",
@@ -41,7 +43,12 @@ TOOL_CLASSES: dict[str, ToolClass] = {
     "merge_pull_request": "consequential",
     "deploy": "consequential",
     "handoff": "consequential",
+    "connector_act": "consequential",  # act as the person on a connector: every call stops
 }
+
+# Offered only to a run with a connector attached (`@NAME` in its task): a schema that can do
+# nothing costs a model context and a wasted turn.
+CONNECTOR_TOOLS = ("connector_read", "connector_act")
 
 
 def tool_class(name: str) -> ToolClass | None:

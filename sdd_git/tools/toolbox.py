@@ -22,6 +22,7 @@ from sdd_git.tools.act import (
 from sdd_git.tools.artifact import ReturnArtifact
 from sdd_git.tools.base import Tool
 from sdd_git.tools.command import RunCommand
+from sdd_git.tools.connector import ConnectorAct, ConnectorRead
 from sdd_git.tools.draft import (
     DraftPlan,
     DraftReading,
@@ -52,6 +53,7 @@ _EXECUTORS: tuple[Tool, ...] = (
     GitDiff(),
     ReadRecord(),
     UseSkill(),
+    ConnectorRead(),
     DraftReading(),
     DraftScenarios(),
     DraftPlan(),
@@ -68,6 +70,7 @@ _EXECUTORS: tuple[Tool, ...] = (
     MergePullRequest(),
     Deploy(),
     Handoff(),
+    ConnectorAct(),
 )
 
 TOOLS: dict[str, Tool] = {tool.name: tool for tool in _EXECUTORS}

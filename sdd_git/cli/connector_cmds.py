@@ -1,0 +1,94 @@
+"""`sdd connect`, `sdd disconnect`, `sdd connectors`, `sdd drafts`, `sdd send`: the person's
+connectors and the chat drafts roles leave for her."""
+
+from __future__ import annotations
+
+import click
+
+from sdd_git.cli.output import current_root, emit_json, json_option, say, table
+
+
+@click.command("connect")
+@click.argument("name")
+@click.option(
+    "--token-from",
+    metavar="gh|glab|env:VAR",
+    help="Borrow the token: `gh auth token`, glab's stored token, or a variable.",
+)
+@click.option("--base-url", metavar="URL", help="Where the service answers (its API root).")
+def connect_command(name: str, token_from: str | None, base_url: str | None) -> None:
+    """Sign connector NAME in: the token goes to the OS keyring, never to the repository."""
+    from sdd_git.connectors.accounts import connect
+
+    def ask(prompt: str) -> str:
+        return str(click.prompt(prompt, hide_input=True, default="", show_default=False))
+
+    done = connect(current_root(), name, token_from=token_from, base_url=base_url, ask=ask)
+    if done.config_added:
+        say(f"added connectors.{name} to .sdd/config.yaml (no token in it)")
+    say(f"{name} is signed in: its token is kept in {done.keyring} (service sdd-git, user {name})")
+    if done.note:
+        say(f"note: {done.note}")
+    say(f"a role reads it when a task names @{name}; `sdd connectors` shows every status")
+
+
+@click.command("disconnect")
+@click.argument("name")
+def disconnect_command(name: str) -> None:
+    """Remove connector NAME's token from the OS keyring."""
+    from sdd_git.connectors.accounts import disconnect
+
+    done = disconnect(current_root(), name)
+    say(f"removed the token of {name}" if done.removed else f"no token was stored for {name}")
+    if done.note:
+        say(f"note: {done.note}")
+
+
+@click.command("connectors")
+@json_option
+def connectors_command(as_json: bool) -> None:
+    """List the connectors: configured or not, signed in or not."""
+    from sdd_git.connectors.accounts import statuses
+
+    rows = statuses(current_root())
+    if as_json:
+        emit_json(rows)
+        return
+    table([(r["name"], r["kind"], r["status"]) for r in rows], ("NAME", "KIND", "STATUS"))
+
+
+@click.command("drafts")
+@json_option
+@click.option("--all", "include_sent", is_flag=True, help="Also the drafts already sent.")
+def drafts_command(as_json: bool, include_sent: bool) -> None:
+    """The chat messages roles drafted for you to send."""
+    from sdd_git.connectors.drafts import list_drafts, shown_channel
+
+    found = list_drafts(current_root(), include_sent=include_sent)
+    if as_json:
+        emit_json([d.as_json() for d in found])
+        return
+    if not found:
+        say("no drafts waiting; a role's chat message lands here, and you send it with sdd send")
+        return
+    for draft in found:
+        state = f" (sent {draft.sent_at})" if draft.status == "sent" else ""
+        click.echo(
+            f"{draft.id}  {draft.connector} {shown_channel(draft.channel)}  from {draft.role}"
+            f"{state}"
+        )
+        for line in draft.text.splitlines() or [""]:
+            click.echo(f"    {line}")
+
+
+@click.command("send")
+@click.argument("draft_id", metavar="DRAFT")
+def send_command(draft_id: str) -> None:
+    """Post a draft to its channel: yours to send, never a role's."""
+    from sdd_git.connectors.drafts import send, shown_channel
+
+    sent = send(current_root(), draft_id)
+    say(f"sent {sent.id} to {shown_channel(sent.channel)} on {sent.connector}")
+    if sent.sent:
+        say(f"  {sent.connector} said: {sent.sent}")
+    click.echo(sent.id)

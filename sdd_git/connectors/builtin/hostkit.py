@@ -1,0 +1,324 @@
+"""What the code-host, CI and artifact connectors (GitHub, GitLab, Jenkins, Artifactory, Azure
+DevOps) share: arguments checked and made into path segments, the table's record for a
+`missing:` answer, pages followed to a cap, and a build log cut to what a role needs.
+
+An argument becomes exactly one path segment, percent-encoded with nothing left safe: `/`, `?`,
+`#` and `%` cannot reach another endpoint, and `.`, `..`, control characters and text that is
+already percent-encoded (`%2e%2e`) are refused outright, so no server's second decoding can turn
+a value into a path step either.
+
+A log excerpt is facts only: the lines that say something failed (an `##[error]`, an exception,
+`FAILED`, an exit code), each with a few lines of context, and the tail of the log, every line
+with its number, and what was left out said as left out."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from sdd_git.connectors.base import (
+    FORBIDDEN,
+    READ,
+    ConnectorError,
+    NotSignedIn,
+    Operation,
+    Refused,
+    Session,
+)
+from sdd_git.connectors.http import MAX_BODY, Answer, request
+from sdd_git.connectors.operations import TABLE, forbidden_reason
+
+MAX_PAGES = 10  # pages followed at most for one read
+MAX_ITEMS = 100  # items one list read shows at most
+BODY_CHARS = 4000  # an issue's or a description's text, at most
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def operation_of(connector: str, operation: str) -> Operation:
+    found = TABLE[connector].get(operation)
+    if found is None:
+        raise ConnectorError(
+            f"{connector} has no operation '{operation}'",
+            hint="operations: " + ", ".join(TABLE[connector]),
+        )
+    return found
+
+
+def refuse_forbidden(connector: str, operation: str, args: Mapping[str, Any]) -> None:
+    """Never send a change that is the person's by any route, even if a caller skipped the
+    dispatch (which classified the call already). A read changes nothing: it is not checked
+    again here."""
+    found = TABLE[connector].get(operation)
+    if found is not None and found.kind == READ:
+        return
+    reason = found.why if found is not None and found.kind == FORBIDDEN else None
+    reason = reason or forbidden_reason(operation, args)
+    if reason:
+        raise Refused(f"{connector}: {operation} was not sent: {reason}")
+
+
+def record(connector: str, operation: str, values: Mapping[str, Any]) -> str:
+    """The table's name of what a read returns ("issue acme/app#7"), for `missing:`."""
+    found = operation_of(connector, operation)
+    try:
+        return found.record.format_map(dict(values)) or f"{connector} {operation}"
+    except (KeyError, IndexError, ValueError):
+        return f"{connector} {operation}"
+
+
+def token_of(session: Session) -> str:
+    if not session.token:
+        raise NotSignedIn(
+            f"{session.name} is not signed in", hint=f"sign in: sdd connect {session.name}"
+        )
+    return session.token
+
+
+# -- arguments ---------------------------------------------------------------------------------
+
+
+def text(args: Mapping[str, Any], name: str, operation: str, *, default: Any = None) -> str:
+    value = args.get(name, default)
+    if value is None or isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ConnectorError(f"{operation} needs '{name}' (a text)")
+    said = str(value).strip()
+    if not said:
+        raise ConnectorError(f"{operation} needs '{name}', not an empty text")
+    return said
+
+
+def optional_text(args: Mapping[str, Any], name: str, operation: str) -> str | None:
+    if args.get(name) is None:
+        return None
+    return text(args, name, operation)
+
+
+def positive_int(args: Mapping[str, Any], name: str, operation: str) -> int:
+    """A number such as an issue's or a build's: a positive integer, as a number or digits."""
+    value = args.get(name)
+    if isinstance(value, bool):
+        value = None
+    if isinstance(value, str) and re.fullmatch(r"\s*[0-9]{1,18}\s*", value):
+        value = int(value)
+    if not isinstance(value, int) or value < 1 or value >= 2**63:
+        raise ConnectorError(
+            f"{operation} needs '{name}' as a positive whole number, not {value!r}"
+        )
+    return value
+
+
+def one_of(
+    args: Mapping[str, Any], name: str, operation: str, allowed: tuple[str, ...]
+) -> str | None:
+    value = optional_text(args, name, operation)
+    if value is not None and value not in allowed:
+        raise ConnectorError(f"{operation}: '{name}' is one of {', '.join(allowed)}, not {value!r}")
+    return value
+
+
+def segment(value: str, what: str, pattern: re.Pattern[str] | None = None) -> str:
+    """`value` as one percent-encoded path segment, or an error naming what it should be."""
+    if (
+        not value
+        or value in (".", "..")
+        or _CONTROL.search(value)
+        or "%" in value
+        or (pattern is not None and not pattern.fullmatch(value))
+    ):
+        raise ConnectorError(f"{value!r} is not {what}")
+    return quote(value, safe="")
+
+
+def segments(value: str, what: str, pattern: re.Pattern[str] | None = None) -> list[str]:
+    """A path of several segments (`folder/job`, `org/acme/lib.jar`), each one checked and
+    encoded: no empty step, no `.` or `..`, no backslash."""
+    parts = value.strip("/").split("/")
+    if not value.strip("/") or "\\" in value:
+        raise ConnectorError(f"{value!r} is not {what}")
+    return [segment(part, what, pattern) for part in parts]
+
+
+# -- pages -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Listed:
+    items: list[Any]
+    more: bool  # the service holds more than was read
+
+
+def follow_pages(
+    session: Session,
+    path: str,
+    *,
+    source: str,
+    headers: Mapping[str, str],
+    query: Mapping[str, Any] | None,
+    items_of: Callable[[Any], list[Any]],
+    next_of: Callable[[Answer], tuple[str, Mapping[str, Any] | None] | None] | None = None,
+    max_items: int = MAX_ITEMS,
+    max_pages: int = MAX_PAGES,
+) -> Listed:
+    """Every page of a list, up to `max_items` or `max_pages`. The next page is the Link
+    header's `rel="next"` (GitHub, GitLab), or what `next_of` says (a continuation token)."""
+    found: list[Any] = []
+    answer = request(session, "GET", path, source=source, query=query, headers=headers)
+    for page in range(1, max_pages + 1):
+        found.extend(items_of(answer.json()))
+        if next_of is not None:
+            following = next_of(answer)
+        else:
+            link = answer.next_link()
+            following = (link, None) if link else None
+        if following is None:
+            return Listed(found[:max_items], len(found) > max_items)
+        if len(found) >= max_items or page == max_pages:
+            return Listed(found[:max_items], True)
+        next_path, next_query = following
+        answer = request(
+            session, "GET", next_path, source=source, query=next_query, headers=headers
+        )
+    return Listed(found[:max_items], True)  # pragma: no cover - the loop returns
+
+
+def listing(items: list[str], more: bool, empty: str) -> str:
+    if not items:
+        return empty
+    return "\n".join(items) + ("\n(more exist: only these were read)" if more else "")
+
+
+# -- shapes --------------------------------------------------------------------------------------
+
+
+def mapping(value: Any) -> Mapping[str, Any]:
+    """A JSON object as a mapping; anything else as an empty one (a service's odd answer is
+    then said as unknown, never guessed)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+# -- text ----------------------------------------------------------------------------------------
+
+
+def shorten(value: str, limit: int = BODY_CHARS) -> str:
+    if len(value) <= limit:
+        return value
+    return value[:limit] + f"\n[... {len(value) - limit:,} more characters not shown]"
+
+
+def said(value: Any, empty: str = "none") -> str:
+    """A value as the service gave it; nothing (None, "", []) is said as `empty`."""
+    if value is None or value == "" or value == []:
+        return empty
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def short_sha(value: Any) -> str:
+    return str(value)[:10] if value else "unknown"
+
+
+# -- logs ----------------------------------------------------------------------------------------
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+_SECTION = re.compile(r"section_(?:start|end):[0-9]+:[A-Za-z0-9_.-]+(?:\[[^\]]*\])?")  # GitLab
+_STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ")  # GitHub Actions
+_FAILING = re.compile(
+    r"##\[error\]|\berror\b|\berrors?:|\bfail(?:ed|ures?|ing|s)?\b|\bexception\b|traceback|"
+    r"exit (?:code|status) [1-9]|\bfatal\b|\bpanic\b|\bnot ok\b|"
+    r"(?-i:[a-z0-9](?:Error|Exception)\b)",  # AssertionError, NullPointerException
+    re.IGNORECASE,
+)
+# Lines that name failure but report none ("0 failed", "errors: 0", "continue-on-error").
+_NOT_FAILING = re.compile(
+    r"\b0 (?:failed|failures|errors?)\b|\b(?:failures|errors?): 0\b|continue-on-error|"
+    r"fail-fast|--fail|\bon.?error\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    text: str
+    lines: int  # in the whole log
+    failing: int  # lines that say something failed
+    cut: bool  # the log was longer than what was read (MAX_BODY)
+
+
+def clean_lines(log: str) -> list[str]:
+    out = []
+    for raw in log.replace("\r\n", "\n").split("\n"):
+        line = _SECTION.sub("", _ANSI.sub("", raw))
+        if "\r" in line:  # a progress line redrawn in place: its last drawing
+            drawn = [part for part in line.split("\r") if part.strip()]
+            line = drawn[-1] if drawn else ""
+        out.append(_STAMP.sub("", line).rstrip())
+    while out and not out[-1]:
+        out.pop()
+    return out
+
+
+def is_failing(line: str) -> bool:
+    return bool(_FAILING.search(line)) and not _NOT_FAILING.search(line)
+
+
+def log_excerpt(
+    log: str,
+    *,
+    before: int = 3,
+    after: int = 2,
+    budget: int = 60,
+    tail: int = 15,
+    width: int = 300,
+    cut: bool = False,
+) -> Excerpt:
+    """The failing lines with `before`/`after` lines of context (at most `budget` lines, the
+    earliest failures first: the first error is most often the cause), then the last `tail`
+    lines. Each line is numbered; a gap says how many lines it leaves out."""
+    lines = clean_lines(log)
+    total = len(lines)
+    failing = [i for i, line in enumerate(lines) if is_failing(line)]
+    picked: set[int] = set()
+    for index in failing:
+        window = range(max(0, index - before), min(total, index + after + 1))
+        if len(picked | set(window)) > budget:
+            break
+        picked.update(window)
+    picked.update(range(max(0, total - (tail if failing else tail * 2)), total))
+    shown: list[str] = []
+    previous = -1
+    for index in sorted(picked):
+        if index > previous + 1:
+            shown.append(f"      ... ({index - previous - 1} lines not shown)")
+        line = lines[index]
+        if len(line) > width:
+            line = line[:width] + " [...]"
+        shown.append(f"{index + 1:>6} | {line}")
+        previous = index
+    if not lines:
+        shown = ["      (the log is empty)"]
+    return Excerpt("\n".join(shown), total, len(failing), cut)
+
+
+def excerpt_of(answer: Answer) -> Excerpt:
+    return log_excerpt(answer.text(), cut=len(answer.body) >= MAX_BODY)
+
+
+def describe_excerpt(what: str, excerpt: Excerpt) -> str:
+    found = (
+        f"{excerpt.failing} lines say something failed; shown with context, then the tail"
+        if excerpt.failing
+        else "no line says what failed; its tail"
+    )
+    head = f"{what}: {excerpt.lines} lines; {found}"
+    if excerpt.cut:
+        head += f" (the log was cut at {MAX_BODY // (1024 * 1024)} MB: its end is not shown)"
+    return head + ":\n" + excerpt.text

@@ -1,0 +1,654 @@
+"""Any MCP server as a connector, through the official `mcp` client (the optional extra
+`pip install 'sdd-git[mcp]'`), over stdio or streamable HTTP.
+
+    connectors:
+      docs: {kind: mcp, command: [npx, -y, "@acme/docs-mcp"], env: {DOCS_TOKEN: $DOCS_TOKEN},
+             reads: [search_docs, get_page]}
+      tracker: {kind: mcp, url: "https://mcp.acme.dev/mcp", token_env: TRACKER_TOKEN, timeout: 60}
+
+What a tool *is* is never the server's word. A tool is a read only when the person's config lists
+it in `reads`; every other tool is an act as the person, so it stops, whatever its annotations
+say: `readOnlyHint` and `destructiveHint` are only shown in the operation's words, as what the
+server claims (the MCP specification itself says clients must not decide on them). The rules of
+`operations.forbidden_reason` (a release, an acceptance, a QA result, a stage move, an sdd person
+command in an argument) apply to every tool name and every call.
+
+A call starts the server, initializes, calls one tool and stops the server, within `timeout`
+seconds (30 by default); nothing it started outlives the call. A stdio server is a child process
+whose environment is built from nothing: PATH, HOME and LANG, and only the variables the config
+names (`env`), so no secret of sdd's own environment reaches it. Its stderr is kept aside, and
+its last lines (masked) say why it failed when it does. A streamable HTTP server gets the
+person's token as `Authorization: Bearer` when the connector has one (`token_env` or
+`sdd connect`).
+
+The `mcp` package is imported only inside the functions below, never when this module is
+imported: `sdd --help`, `sdd role list` and the rest of sdd do not pay its ~0.7 s."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import importlib.util
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO, TypeVar
+
+from sdd_git.connectors.base import (
+    ACT,
+    FORBIDDEN,
+    READ,
+    ConnectorError,
+    Missing,
+    NotSignedIn,
+    Operation,
+    Refused,
+    Result,
+    Session,
+    Unavailable,
+)
+from sdd_git.connectors.operations import forbidden_reason
+
+TIMEOUT_SECONDS = 30.0
+MAX_TEXT = 1_000_000  # characters of a tool's answer the role reads; the rest is cut, and said so
+CHILD_ENV = ("PATH", "HOME", "LANG")  # all a stdio server gets of sdd's own environment
+_STDERR_TAIL = 600
+_MAX_PAGES = 50  # of a tool listing: a server that never stops paging is cut off
+# JSON-RPC error codes. MCP's "resource not found" is the one clear not-found a server can give;
+# the next three say the request as made was refused (not the server being down).
+_NOT_FOUND = -32002
+_REFUSED = (-32600, -32601, -32602)
+_VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_REFERENCE = re.compile(r"^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$")
+_SECRET_NAME = re.compile(r"token|secret|passw|api_?key|credential|private_?key|auth", re.I)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class McpTool:
+    """One tool as the server lists it: its name, its words and what it claims of itself."""
+
+    name: str
+    description: str = ""
+    read_only_hint: bool | None = None  # annotations: hints the server gives, never rules
+    destructive_hint: bool | None = None
+    required: tuple[str, ...] = ()
+    optional: tuple[str, ...] = ()
+
+    @classmethod
+    def from_wire(cls, wire: Mapping[str, Any]) -> McpTool:
+        """From the tool's JSON as the protocol carries it (camelCase keys)."""
+        hints = wire.get("annotations") or {}
+        schema = wire.get("inputSchema") or {}
+        properties = schema.get("properties") or {}
+        required = tuple(str(name) for name in schema.get("required") or ())
+        return cls(
+            name=str(wire.get("name", "")),
+            description=str(wire.get("description") or ""),
+            read_only_hint=_flag(hints.get("readOnlyHint")),
+            destructive_hint=_flag(hints.get("destructiveHint")),
+            required=required,
+            optional=tuple(str(name) for name in properties if name not in required),
+        )
+
+    def claims(self) -> str:
+        """What the server says the tool does, in words (shown, never obeyed)."""
+        if self.read_only_hint:
+            return "the server says it only reads"
+        if self.destructive_hint:
+            return "the server says it may delete or overwrite"
+        if self.destructive_hint is False:
+            return "the server says it only adds"
+        if self.read_only_hint is False:
+            return "the server says it changes things"
+        return "the server gives no hints"
+
+
+def _flag(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def operation_of(tool: McpTool, server: str, reads: Iterable[str] = ()) -> Operation:
+    """The operation a tool is under the repository's rules: forbidden when its name says so,
+    a read only when the config declares it one, else an act that stops."""
+    where = f"{_literal(tool.name)} of MCP server {_literal(server)}"
+    fields = [name for name in tool.required if _VARIABLE.match(name)]
+    with_args = (" with " + ", ".join(f"{name}={{{name}}}" for name in fields)) if fields else ""
+    reason = forbidden_reason(tool.name, {})
+    if reason is not None:
+        return Operation(
+            tool.name, FORBIDDEN, f"run {where}", tool.required, tool.optional, why=reason
+        )
+    if tool.name in set(reads):
+        return Operation(
+            tool.name,
+            READ,
+            f"read with {where}{with_args} (a read by the config; {tool.claims()})",
+            tool.required,
+            tool.optional,
+            record=f"what {where}{with_args} returns",
+        )
+    return Operation(
+        tool.name,
+        ACT,
+        f"run {where}{with_args} as you ({tool.claims()}; not a read in the config)",
+        tool.required,
+        tool.optional,
+    )
+
+
+def _literal(text: str) -> str:
+    """`text` safe inside an Operation's words, which are filled in with str.format."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+class McpConnector:
+    """One configured MCP server. Built with a session (`McpConnector(session)`), `operations()`
+    lists its tools as operations; built bare (as the registry does), it knows none until a
+    call names the server (`operations_for(session)`)."""
+
+    name = "mcp"
+    needs_token = False  # a token is used when the config names one; many servers need none
+
+    def __init__(self, session: Session | None = None, reads: Iterable[str] = ()) -> None:
+        self._session = session
+        self._reads = tuple(reads)
+        self._listed: dict[str, Operation] | None = None
+
+    def operations(self) -> Mapping[str, Operation]:
+        if self._session is None:
+            return {}
+        if self._listed is None:
+            self._listed = self.operations_for(self._session, self._reads)
+        return self._listed
+
+    def operations_for(self, session: Session, reads: Iterable[str] = ()) -> dict[str, Operation]:
+        """The server's tools as operations, classified by the config's `reads`, never by
+        the tools' own annotations."""
+        declared = (*_declared_reads(session), *reads)
+        return {
+            tool.name: operation_of(tool, session.name, declared) for tool in self.tools(session)
+        }
+
+    def tools(self, session: Session) -> list[McpTool]:
+        """The server's tools, as it lists them (all pages)."""
+
+        async def listing(client: Any) -> list[dict[str, Any]]:
+            tools: list[dict[str, Any]] = []
+            cursor: str | None = None
+            for _ in range(_MAX_PAGES):
+                page = _wire(await _list_tools(client, cursor))
+                tools.extend(page.get("tools") or ())
+                cursor = page.get("nextCursor")
+                if not cursor:
+                    break
+            return tools
+
+        return [McpTool.from_wire(wire) for wire in _run(session, "list its tools", listing)]
+
+    def call(self, session: Session, operation: str, args: Mapping[str, Any]) -> Result:
+        """Call one tool. The dispatch has classified it and stopped for an act; the forbidden
+        rules are applied again here, so no route reaches a forbidden tool."""
+        reason = forbidden_reason(operation, args)
+        if reason is not None:
+            raise Refused(f"{session.name}: {reason}")
+
+        async def calling(client: Any) -> dict[str, Any]:
+            return _wire(await client.call_tool(operation, dict(args)))
+
+        answer = _run(session, f"run {operation}", calling)
+        content = [block for block in answer.get("content") or () if isinstance(block, dict)]
+        text = _rendered(content, answer.get("structuredContent"))
+        if answer.get("isError"):  # the tool's own failure, in its words (never a Missing)
+            raise Refused(
+                f"{session.name}: tool {operation} answered with an error: "
+                f"{session.masked(_snippet(text)) or '(no words)'}"
+            )
+        data = {
+            "server": session.name,
+            "tool": operation,
+            "content": [str(block.get("type", "?")) for block in content],
+        }
+        return Result(text, data)
+
+
+def _declared_reads(session: Session) -> tuple[str, ...]:
+    reads = session.settings.get("reads") or ()
+    if isinstance(reads, str):
+        reads = [part.strip() for part in reads.split(",")]
+    return tuple(str(name) for name in reads if name)
+
+
+# -- reaching the server ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Target:
+    """Where and how to reach one configured server, checked before anything starts."""
+
+    server: str
+    argv: tuple[str, ...] = ()  # stdio: the command as the config gives it
+    program: str = ""  # its first word, found on the child's PATH
+    url: str = ""  # streamable HTTP
+    env: Mapping[str, str] = field(default_factory=dict)  # the child's whole environment
+    headers: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    timeout: float = TIMEOUT_SECONDS
+
+
+def _target(session: Session) -> _Target:
+    settings, key = session.settings, f"connectors.{session.name}"
+    example = f"{key}: {{kind: mcp, command: [docs-mcp, --stdio]}} or {{kind: mcp, url: ...}}"
+    timeout = settings.get("timeout", TIMEOUT_SECONDS)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        raise ConnectorError(
+            f"{key}.timeout must be a number of seconds, not {timeout!r}", hint=f"{key}.timeout: 60"
+        )
+    command = settings.get("command")
+    url = settings.get("url") or session.base_url or ""
+    if command is not None and settings.get("url"):
+        raise ConnectorError(f"{key}: give command or url, not both", hint=example)
+    if command is None:
+        if not isinstance(url, str) or not re.match(r"^https?://[^/\s]+", url):
+            raise ConnectorError(
+                f"{key}: an MCP server needs command (a program run over stdio) or url "
+                f"(streamable HTTP), not {url!r}"
+                if url
+                else f"{key}: an MCP server needs command (a program run over stdio) or url "
+                "(streamable HTTP)",
+                hint=example,
+            )
+        if "@" in url.split("//", 1)[1].split("/", 1)[0]:
+            raise ConnectorError(
+                f"{key}.url holds a sign-in; tokens never live in the config",
+                hint=f"name a variable instead ({key}.token_env: VAR), or run: sdd connect "
+                f"{session.name}",
+            )
+        headers = {"Authorization": f"Bearer {session.token}"} if session.token else {}
+        return _Target(session.name, url=url, headers=headers, timeout=float(timeout))
+    if isinstance(command, str):
+        command = shlex.split(command)
+    if (
+        not isinstance(command, list)
+        or not command
+        or not all(isinstance(part, str) and part for part in command)
+    ):
+        raise ConnectorError(f"{key}.command must be a list of words (argv)", hint=example)
+    env = _child_env(session, key)
+    cwd = _folder(settings, key)
+    program = command[0]
+    if "/" in program and not Path(program).is_absolute() and cwd:
+        program = str(Path(cwd) / program)
+    found = shutil.which(program, path=env.get("PATH", "")) if "/" not in program else program
+    if not found or not os.access(found, os.X_OK):
+        raise Unavailable(
+            f"{session.name}: cannot start the MCP server: {command[0]!r} is not a program "
+            f"on its PATH ({_snippet(env.get('PATH', ''), 120)})",
+            hint=f"{key}.command: [/full/path/to/{Path(command[0]).name}, ...]",
+        )
+    return _Target(
+        session.name, argv=tuple(command), program=found, env=env, cwd=cwd, timeout=float(timeout)
+    )
+
+
+def _folder(settings: Mapping[str, Any], key: str) -> str | None:
+    """Where the server runs: `cwd` (relative to the repository), else the repository."""
+    root, cwd = settings.get("root"), settings.get("cwd")
+    if cwd is not None and not isinstance(cwd, str):
+        raise ConnectorError(f"{key}.cwd must be a folder, not {cwd!r}")
+    base = Path(root) if isinstance(root, str) and root else None
+    if cwd:
+        folder = Path(cwd) if base is None else base / cwd
+    elif base is not None:
+        folder = base
+    else:
+        return None
+    if not folder.is_dir():
+        raise ConnectorError(f"{key}.cwd: {folder} is not a folder")
+    return str(folder)
+
+
+def _child_env(session: Session, key: str) -> dict[str, str]:
+    """The stdio server's whole environment: PATH, HOME, LANG, and what the config names.
+
+    `env: {VAR: value}` sets a plain value; `env: {VAR: $NAME}` passes sdd's own NAME (so a
+    secret is named in the config, never written there); `env: [NAME, ...]` passes those as they
+    are; `token_as: VAR` gives the connector's token (keyring or token_env) in VAR."""
+    env = {name: os.environ[name] for name in CHILD_ENV if name in os.environ}
+    named = session.settings.get("env") or {}
+    if isinstance(named, list):
+        named = {str(name): f"${name}" for name in named}
+    if not isinstance(named, Mapping):
+        raise ConnectorError(
+            f"{key}.env must map variables to values, or list variables to pass on",
+            hint=f"{key}.env: {{DOCS_TOKEN: $DOCS_TOKEN, LOG_LEVEL: warning}}",
+        )
+    for variable, value in named.items():
+        variable = str(variable)
+        if not _VARIABLE.match(variable):
+            raise ConnectorError(f"{key}.env: {variable!r} is not a variable name")
+        reference = _REFERENCE.match(str(value)) if isinstance(value, str) else None
+        if reference is not None:
+            source = reference.group(1) or reference.group(2)
+            if source not in os.environ:
+                raise NotSignedIn(
+                    f"{key}.env.{variable} takes ${source}, which is not set",
+                    hint=f"export {source}=... before running sdd",
+                )
+            env[variable] = os.environ[source]
+            continue
+        if _SECRET_NAME.search(variable) and value not in (None, ""):
+            raise ConnectorError(
+                f"{key}.env.{variable} would put a secret into the config, which is committed",
+                hint=f"name the variable that holds it instead: {key}.env.{variable}: $VAR",
+            )
+        env[variable] = "" if value is None else str(value)
+    token_as = session.settings.get("token_as")
+    if token_as is not None:
+        if not isinstance(token_as, str) or not _VARIABLE.match(token_as):
+            raise ConnectorError(f"{key}.token_as must name a variable, not {token_as!r}")
+        if not session.token:
+            raise NotSignedIn(
+                f"{session.name}: no token to give the server in {token_as}",
+                hint=f"sdd connect {session.name}, or set {key}.token_env",
+            )
+        env[token_as] = session.token
+    return env
+
+
+@dataclass
+class _Progress:
+    """How far a call got, for the error that says where it failed: whether the handshake was
+    done, and the HTTP statuses the server answered (the SDK turns a 401 into a generic error)."""
+
+    initialized: bool = False
+    statuses: list[int] = field(default_factory=list)
+
+
+def _run(session: Session, doing: str, work: Callable[[Any], Awaitable[T]]) -> T:
+    """Start the server, initialize, `work(client)`, stop the server, within the timeout;
+    every failure on the way becomes one of the connector errors. Synchronous, as the
+    Protocol is: the SDK's asynchronous client runs in an event loop of its own."""
+    target = _target(session)
+    if importlib.util.find_spec("mcp") is None:
+        raise Unavailable(
+            f"{session.name}: the MCP client is not installed",
+            hint="pip install 'sdd-git[mcp]'",
+        )
+    progress = _Progress()
+    with tempfile.TemporaryDirectory(prefix="sdd-mcp-") as scratch:
+        pid_file = Path(scratch) / "pid"
+        with open(Path(scratch) / "stderr", "w+", encoding="utf-8", errors="replace") as errlog:
+            try:
+                return _in_own_loop(lambda: _session_with(target, work, errlog, pid_file, progress))
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as error:  # every foreign error is mapped here
+                if isinstance(error, ConnectorError):
+                    raise
+                mapped = _mapped(error, target, doing, progress, _tail(errlog), session.masked)
+                raise mapped from None
+            finally:
+                _end_group(pid_file)
+
+
+def _in_own_loop(make: Callable[[], Awaitable[T]]) -> T:
+    import asyncio  # here, not at the top: it costs ~40 ms, and anyio imports it anyway
+
+    import anyio
+
+    async def running() -> T:
+        return await make()
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return anyio.run(running)
+    # Called from inside an event loop (an async caller): the client gets a thread of its own.
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(anyio.run, running).result()
+
+
+async def _session_with(
+    target: _Target,
+    work: Callable[[Any], Awaitable[T]],
+    errlog: TextIO,
+    pid_file: Path,
+    progress: _Progress,
+) -> T:
+    import anyio
+    from mcp import ClientSession
+
+    with anyio.fail_after(target.timeout):
+        async with (
+            _transport(target, errlog, pid_file, progress) as streams,
+            ClientSession(streams[0], streams[1]) as client,
+        ):
+            await client.initialize()
+            progress.initialized = True
+            return await work(client)
+
+
+@asynccontextmanager
+async def _transport(
+    target: _Target, errlog: TextIO, pid_file: Path, progress: _Progress
+) -> AsyncIterator[Any]:
+    if target.url:
+        from mcp.client import streamable_http
+
+        async def seen(response: Any) -> None:
+            if response.status_code >= 400:
+                progress.statuses.append(response.status_code)
+
+        if hasattr(streamable_http, "streamable_http_client"):  # mcp >= 1.24, and 2
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            http = create_mcp_http_client(headers=dict(target.headers))
+            http.event_hooks["response"].append(seen)
+            async with (
+                http,
+                streamable_http.streamable_http_client(target.url, http_client=http) as streams,
+            ):
+                yield streams
+        else:  # older mcp 1
+            async with streamable_http.streamablehttp_client(  # type: ignore[attr-defined,unused-ignore]
+                target.url, headers=dict(target.headers)
+            ) as streams:
+                yield streams
+        return
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    argv = _launch(target, pid_file)
+    parameters = StdioServerParameters(command=argv[0], args=argv[1:], cwd=target.cwd)
+    async with stdio_client(parameters, errlog=errlog) as streams:
+        yield streams
+
+
+def _launch(target: _Target, pid_file: Path) -> list[str]:
+    """The argv that starts the server with exactly `target.env` and tells us its pid.
+
+    The SDK adds a few variables of its own choosing to the child (USER, SHELL, TERM...); `env
+    -i` starts the server from an empty environment instead. The `sh` in front writes its pid
+    (which `exec` hands on to the server, the leader of a process group of its own) so that
+    anything the server leaves running is ended with it."""
+    shell, env_program = shutil.which("sh"), shutil.which("env")
+    if os.name != "posix" or shell is None or env_program is None:
+        return [target.program, *target.argv[1:]]
+    assignments = [f"{name}={value}" for name, value in target.env.items()]
+    return [
+        shell,
+        "-c",
+        'echo $$ > "$0" && exec "$@"',
+        str(pid_file),
+        env_program,
+        "-i",
+        *assignments,
+        target.program,
+        *target.argv[1:],
+    ]
+
+
+def _end_group(pid_file: Path) -> None:
+    """Kill whatever is left of the server's process group (a helper it started and left).
+    The SDK already stopped the server itself; this catches what outlived it."""
+    try:
+        group = int(pid_file.read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return
+    if group > 1:
+        with suppress(ProcessLookupError, PermissionError):
+            os.killpg(group, signal.SIGKILL)
+
+
+async def _list_tools(client: Any, cursor: str | None) -> Any:
+    if cursor is None:
+        return await client.list_tools()
+    try:
+        from mcp.types import PaginatedRequestParams
+
+        return await client.list_tools(params=PaginatedRequestParams(cursor=cursor))
+    except TypeError:  # mcp 1 takes the cursor itself
+        return await client.list_tools(cursor=cursor)
+
+
+def _wire(model: Any) -> dict[str, Any]:
+    """A protocol object as JSON with the protocol's own (camelCase) keys: the same in mcp 1
+    and 2, whose Python attribute names differ."""
+    dumped = model.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return dumped if isinstance(dumped, dict) else {}
+
+
+# -- what the role reads ------------------------------------------------------------------------
+
+
+def _rendered(content: list[dict[str, Any]], structured: Any) -> str:
+    """The tool's answer as text: its text blocks, and every other block said by type and size
+    (an image is not something the role can read as text)."""
+    parts: list[str] = []
+    for block in content:
+        kind = block.get("type")
+        if kind == "text":
+            parts.append(str(block.get("text", "")))
+        elif kind in ("image", "audio"):
+            parts.append(f"[{kind}: {block.get('mimeType', '?')}, {_size(block.get('data'))}]")
+        elif kind == "resource_link":
+            named = f" ({block['name']})" if block.get("name") else ""
+            parts.append(f"[resource link: {block.get('uri', '?')}{named}]")
+        elif kind == "resource":
+            resource = block.get("resource") or {}
+            uri, mime = resource.get("uri", "?"), resource.get("mimeType")
+            if "text" in resource:
+                parts.append(f"[resource {uri}]\n{resource['text']}")
+            else:
+                parts.append(f"[resource {uri}: {mime or '?'}, {_size(resource.get('blob'))}]")
+        else:
+            parts.append(f"[{kind} content]")
+    if not parts and structured is not None:
+        parts.append(json.dumps(structured, indent=2, sort_keys=True))
+    text = "\n".join(parts)
+    if len(text) > MAX_TEXT:
+        text = text[:MAX_TEXT] + f"\n[... cut: {len(text) - MAX_TEXT} more characters]"
+    return text
+
+
+def _size(data: Any) -> str:
+    if not isinstance(data, str):
+        return "size unknown"
+    try:
+        count = len(base64.b64decode(data, validate=False))
+    except (binascii.Error, ValueError):
+        count = len(data) * 3 // 4
+    return f"{count} bytes"
+
+
+def _snippet(text: str, limit: int = 500) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+# -- foreign errors, mapped at this edge --------------------------------------------------------
+
+
+def _tail(errlog: TextIO) -> str:
+    with suppress(OSError, ValueError):
+        errlog.flush()
+        errlog.seek(0)
+        lines = [line for line in errlog.read().splitlines() if line.strip()]
+        return "\n".join(lines)[-_STDERR_TAIL:]
+    return ""
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    """The errors inside task groups' exception groups, innermost first."""
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
+    return [error]
+
+
+def _mapped(
+    error: BaseException,
+    target: _Target,
+    doing: str,
+    progress: _Progress,
+    stderr: str,
+    masked: Callable[[str], str],
+) -> ConnectorError:
+    """One connector error for whatever the SDK, the transport or the server raised. Before
+    the handshake is done, every failure means the server cannot be used (Unavailable, or
+    NotSignedIn for a refused token); after it, the server's JSON-RPC error says what it is."""
+    name = target.server
+    where = masked(_snippet(target.url or shlex.join(target.argv), 160))
+    said = f"; its stderr ends: {masked(stderr)}" if stderr else ""
+    leaves = _leaves(error)
+    for leaf in leaves:
+        if isinstance(leaf, ConnectorError):
+            return leaf
+    refused_sign_in = [status for status in progress.statuses if status in (401, 403)]
+    if refused_sign_in:
+        return NotSignedIn(
+            f"{name}: the MCP server at {target.url} did not accept the sign-in "
+            f"({refused_sign_in[0]})",
+            hint=f"sdd connect {name}, or set connectors.{name}.token_env",
+        )
+    if any(isinstance(leaf, TimeoutError) for leaf in leaves):
+        step = doing if progress.initialized else "start a session"
+        return Unavailable(
+            f"{name}: the MCP server did not {step} within {target.timeout:g} s; it was "
+            f"stopped{said}",
+            hint=f"connectors.{name}.timeout: {max(60, int(target.timeout * 2))}",
+        )
+    first = leaves[0] if leaves else error
+    code = getattr(getattr(first, "error", None), "code", None)
+    words = masked(_snippet(str(getattr(getattr(first, "error", None), "message", "") or first)))
+    if not progress.initialized:
+        status = f" (HTTP {progress.statuses[0]})" if progress.statuses else ""
+        if isinstance(first, OSError) or type(first).__name__.endswith(("ConnectError", "Timeout")):
+            return Unavailable(
+                f"{name}: cannot reach the MCP server ({where}): {words}{said}",
+                hint="is the server running, and is the command or url right?",
+            )
+        return Unavailable(
+            f"{name}: the MCP server ({where}) did not start a session: {words}{status}{said}",
+            hint="its own words (stderr) are quoted above"
+            if stderr
+            else "is the command or url right?",
+        )
+    if isinstance(code, int):  # the server answered the call with a JSON-RPC error
+        if code == _NOT_FOUND:
+            return Missing(f"{doing.removeprefix('run ')} of MCP server {name}", words)
+        if code in _REFUSED:
+            return Refused(f"{name}: the MCP server refused to {doing}: {words}")
+        return Unavailable(f"{name}: the MCP server failed to {doing}: {words} (code {code}){said}")
+    return Unavailable(
+        f"{name}: the MCP server could not {doing}: {type(first).__name__}: {words}{said}"
+    )
