@@ -60,11 +60,7 @@ def test_a_role_reads_a_failed_jenkins_build_and_actions_run_with_no_stop(
         monkeypatch,
         [
             {"tool_calls": [_read("ci", "get_build", job="acme/app/main", number=42)]},
-            {
-                "tool_calls": [
-                    _read("github", "get_workflow_run", repo="acme/app", run_id=30433642)
-                ]
-            },  # fmt: skip
+            {"tool_calls": [_read("github", "get_workflow_run", repo="acme/app", run_id=30433642)]},
             {"say": "LoginTest.acceptsLongPassword fails on both."},
         ],
     )
