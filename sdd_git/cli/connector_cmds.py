@@ -63,6 +63,7 @@ def connectors_command(as_json: bool) -> None:
 def drafts_command(as_json: bool, include_sent: bool) -> None:
     """The chat messages roles drafted for you to send."""
     from sdd_git.connectors.drafts import list_drafts, shown_channel
+    from sdd_git.runner.words import visible
 
     found = list_drafts(current_root(), include_sent=include_sent)
     if as_json:
@@ -72,13 +73,15 @@ def drafts_command(as_json: bool, include_sent: bool) -> None:
         say("no drafts waiting; a role's chat message lands here, and you send it with sdd send")
         return
     for draft in found:
+        # A role wrote the text and the channel: shown with every control character escaped,
+        # so no terminal code in them can redraw her screen or hide where it goes.
         state = f" (sent {draft.sent_at})" if draft.status == "sent" else ""
+        where = visible(shown_channel(draft.channel), keep_newlines=False)
         click.echo(
-            f"{draft.id}  {draft.connector} {shown_channel(draft.channel)}  from {draft.role}"
-            f"{state}"
+            f"{draft.id}  {draft.connector} {where}  from {visible(draft.role, False)}{state}"
         )
-        for line in draft.text.splitlines() or [""]:
-            click.echo(f"    {line}")
+        for line in draft.text.split("\n") or [""]:
+            click.echo(f"    {visible(line, keep_newlines=False)}")
 
 
 @click.command("send")
@@ -86,9 +89,11 @@ def drafts_command(as_json: bool, include_sent: bool) -> None:
 def send_command(draft_id: str) -> None:
     """Post a draft to its channel: yours to send, never a role's."""
     from sdd_git.connectors.drafts import send, shown_channel
+    from sdd_git.runner.words import visible
 
     sent = send(current_root(), draft_id)
-    say(f"sent {sent.id} to {shown_channel(sent.channel)} on {sent.connector}")
-    if sent.sent:
-        say(f"  {sent.connector} said: {sent.sent}")
+    where = visible(shown_channel(sent.channel), keep_newlines=False)
+    say(f"sent {sent.id} to {where} on {sent.connector}")
+    if sent.sent:  # the service's words: escaped, as a role's are
+        say(f"  {sent.connector} said: {visible(sent.sent, keep_newlines=False)}")
     click.echo(sent.id)

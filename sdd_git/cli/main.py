@@ -75,6 +75,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "Chat messages roles drafted for you to send.",
     ),
     "send": ("sdd_git.cli.connector_cmds:send_command", "Post a draft to its channel."),
+    "page": (
+        "sdd_git.cli.page_cmds:page",
+        "Open her page in the browser (an extra: pip install 'sdd-git[page]').",
+    ),
 }
 
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sdd_git.connectors.base import Result
+from sdd_git.connectors.base import ConnectorError, Result, Session, Unavailable
 from sdd_git.connectors.config import ConnectorConfig, find_connector
 from sdd_git.connectors.registry import make_connector, session_for
 from sdd_git.connectors.secrets import is_secret_key, mask_returned
 from sdd_git.connectors.signin import find_token, require_token
+from sdd_git.errors import SddError
 from sdd_git.masker import MASK, looks_like_credential
 from sdd_git.root import Root
 
@@ -34,8 +35,31 @@ def call_connector(
     token = find_token(config)
     require_token(config, bool(getattr(connector, "needs_token", True)), token)
     session = session_for(root, config, mask, token)
-    result = connector.call(session, operation, args)
+    result = guarded_call(session, lambda: connector.call(session, operation, args))
     return Result(session.masked(mask_returned(result.text)), _masked(result.data, session.masked))
+
+
+def guarded_call(session: Session, call: Callable[[], Result]) -> Result:
+    """`call()`, with whatever it raises made one of the connector errors here, at the edge: a
+    connector's own error with the service's secrets masked in its words (a token echoed in an
+    error body, someone else's key), and a foreign one (a service answering in a shape the
+    connector did not expect: a list for an object, `null`) as Unavailable, never a crash whose
+    traceback could quote what it was handling."""
+    try:
+        return call()
+    except ConnectorError as exc:
+        exc.message = session.masked(mask_returned(exc.message))
+        exc.args = (exc.message,)
+        if exc.hint:
+            exc.hint = session.masked(mask_returned(exc.hint))
+        raise
+    except SddError:
+        raise
+    except Exception as exc:
+        raise Unavailable(
+            f"{session.name}: its answer could not be read ({type(exc).__name__}); nothing "
+            "was assumed from it"
+        ) from None
 
 
 def _masked(value: Any, mask: Callable[[str], str]) -> Any:

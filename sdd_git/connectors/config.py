@@ -121,12 +121,6 @@ def _one(where: str, name: str, value: Any) -> ConnectorConfig:
             f"{where}: key '{key}' must be a mapping of settings, not {value!r}",
             hint=f"connectors: {{{name}: {{token_env: TOKEN_VARIABLE}}}}",
         )
-    for secret in (k for k in value if _SECRET_KEYS.match(str(k))):
-        raise RecordError(
-            f"{where}: key '{key}.{secret}' would put a token into the config, which is "
-            "committed; tokens never live in the repository",
-            hint=f"name a variable instead ({key}.token_env: VAR), or run: sdd connect {name}",
-        )
     kind = value.get("kind", name)
     if not isinstance(kind, str) or not _NAME.match(kind):
         raise RecordError(
@@ -157,6 +151,13 @@ def _one(where: str, name: str, value: Any) -> ConnectorConfig:
             f"{where}: key '{key}.token_env' must name an environment variable, not {token_env!r}",
             hint=f"{key}.token_env: GITHUB_TOKEN",
         )
+    secret = _secret_in(value)
+    if secret is not None:
+        raise RecordError(
+            f"{where}: key '{key}.{secret}' would put a token into the config, which is "
+            "committed; tokens never live in the repository",
+            hint=f"name a variable instead ({key}.token_env: VAR), or run: sdd connect {name}",
+        )
     reads = value.get("reads", [])
     if isinstance(reads, str):
         reads = [r.strip() for r in reads.split(",") if r.strip()]
@@ -182,6 +183,45 @@ def _one(where: str, name: str, value: Any) -> ConnectorConfig:
     return ConnectorConfig(name, kind, base_url, token_env, tuple(reads), settings)
 
 
+def _secret_in(value: Any, path: str = "") -> str | None:
+    """The key (dotted) under which `value` holds a token, or None: a key named for a secret
+    (`token`, `api_token`, `pat`...) with a value, or a value shaped like a known token or
+    holding one (`Bearer ghp_...`) under any key. `token_env`, `token_as` and `$VARIABLE`
+    references name a secret without holding it."""
+    from sdd_git.connectors.secrets import is_secret_key, mask_returned
+    from sdd_git.masker import looks_like_credential
+
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            where = f"{path}.{k}" if path else str(k)
+            words = str(k)
+            if words in ("token_env", "token_as"):
+                continue
+            if _SECRET_KEYS.match(words) and v not in (None, "") and not _reference(v):
+                return where
+            named = is_secret_key(words) or words.lower() == "pat"
+            if named and isinstance(v, str) and looks_like_credential(v) and not _reference(v):
+                return where
+            found = _secret_in(v, where)
+            if found is not None:
+                return found
+        return None
+    if isinstance(value, list | tuple):
+        for v in value:
+            found = _secret_in(v, path)
+            if found is not None:
+                return found
+        return None
+    if isinstance(value, str) and mask_returned(value) != value:
+        return path or "?"
+    return None
+
+
+def _reference(value: Any) -> bool:
+    """`$NAME` or `${NAME}`: a variable named, not a value written."""
+    return isinstance(value, str) and bool(re.fullmatch(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", value))
+
+
 _X_HOSTS = ("x.com", "twitter.com", "t.co", "twimg.com")
 
 
@@ -189,11 +229,20 @@ def _names_x(name: str, kind: str, values: list[str]) -> bool:
     """A connector to X (by its name, its kind or an address of one of X's hosts)."""
     if {name, kind} & {"x", "twitter"}:
         return True
-    for value in values:
-        host = (urlsplit(value.strip()).hostname or "").lower() if "://" in value else ""
-        if any(host == h or host.endswith("." + h) for h in _X_HOSTS):
-            return True
-    return False
+    return any(on_x(value) for value in values if "://" in value)
+
+
+def on_x(value: str) -> bool:
+    """Whether `value` is an address on one of X's hosts (`https://x.com/...`, `t.co/abc`)."""
+    text = value.strip()
+    if not text:
+        return False
+    try:
+        host = (urlsplit(text if "://" in text else "//" + text).hostname or "").lower()
+    except ValueError:
+        return False
+    host = host.rstrip(".")
+    return any(host == h or host.endswith("." + h) for h in _X_HOSTS)
 
 
 def find_connector(root: Root, name: str) -> ConnectorConfig:

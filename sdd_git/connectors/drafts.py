@@ -147,6 +147,7 @@ def list_drafts(root: Root, include_sent: bool = False) -> list[Draft]:
 def send(root: Root, draft_id: str) -> Draft:
     """Post a draft through its connector: the person's command, never a role's. Refused inside
     a run; a draft is posted once."""
+    from sdd_git.connectors.calls import guarded_call
     from sdd_git.connectors.config import find_connector
     from sdd_git.connectors.registry import make_connector, session_for
     from sdd_git.connectors.secrets import mask_returned
@@ -174,7 +175,7 @@ def send(root: Root, draft_id: str) -> Draft:
         token = find_token(config)
         require_token(config, bool(getattr(connector, "needs_token", True)), token)
         session = session_for(root, config, token=token)
-        result = poster(session, draft.channel, draft.text)
+        result = guarded_call(session, lambda: poster(session, draft.channel, draft.text))
         said = session.masked(mask_returned(str(getattr(result, "text", "") or "")))
         sent = replace(draft, status=SENT, sent_at=_now(), sent=said[:500])
         _save(root, sent)

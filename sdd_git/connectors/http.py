@@ -9,8 +9,12 @@ value, and the service's words pass through the session's masker first."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import socket
+import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +23,10 @@ from urllib.parse import urlencode, urljoin, urlsplit
 from sdd_git import __version__
 from sdd_git.connectors.base import Missing, NotSignedIn, Refused, Session, Unavailable
 
-TIMEOUT_SECONDS = 30.0
+TIMEOUT_SECONDS = 30.0  # for each step: connecting, and each read of the answer
+# For the whole call: a server that drips its answer a byte at a time never trips the timeout
+# of a single read, so the call as a whole has its own end.
+DEADLINE_SECONDS = 120.0
 MAX_BODY = 8 * 1024 * 1024  # a log longer than this is cut, and said to be cut
 _SNIPPET = 300
 
@@ -87,34 +94,87 @@ def request(
     connection_type = (
         http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     )
+    if any("\r" in str(v) or "\n" in str(v) for v in sent.values()):
+        # http.client would refuse it with the value in its error: a token with a line break.
+        raise Unavailable(
+            f"{session.name}: a header of the request holds a line break (is the token "
+            "copied with one?); nothing was sent",
+            hint=f"sign in again: sdd connect {session.name}",
+        )
     connection = connection_type(parts.hostname, parts.port, timeout=TIMEOUT_SECONDS)
     target = parts.path or "/"
     if parts.query:
         target += "?" + parts.query
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    # Ends a call that is still going at its deadline, whatever step it is waiting in.
+    timer = threading.Timer(DEADLINE_SECONDS, _shut, (connection,))
+    timer.daemon = True
+    timer.start()
     try:
         connection.request(method, target, body=payload, headers=sent)
         response = connection.getresponse()
-        data = response.read(MAX_BODY + 1)
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_BODY:
+            chunk = response.read1(min(65536, MAX_BODY + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if time.monotonic() > deadline:
+                raise TimeoutError("deadline")
+        if time.monotonic() >= deadline:
+            raise TimeoutError("deadline")  # the timer ended it: what came is not all of it
+        data = b"".join(chunks)
+        if size <= MAX_BODY and getattr(response, "length", None):
+            raise http.client.IncompleteRead(data)  # cut short: never read as the whole answer
         answer = Answer(
             response.status, {k.lower(): v for k, v in response.getheaders()}, data[:MAX_BODY]
         )
-    except (OSError, http.client.HTTPException) as exc:
+    except (OSError, ValueError, http.client.HTTPException) as exc:
+        if time.monotonic() >= deadline:
+            raise Unavailable(
+                f"{session.name}: {parts.scheme}://{parts.netloc} took longer than "
+                f"{DEADLINE_SECONDS:g} s to answer; the call was ended"
+            ) from None
         raise Unavailable(
             f"{session.name}: no answer from {parts.scheme}://{parts.netloc}: "
-            f"{type(exc).__name__}: {session.masked(str(exc))[:_SNIPPET]}"
+            f"{type(exc).__name__}: {_masked(session, str(exc))[:_SNIPPET]}"
         ) from None
     finally:
+        timer.cancel()
         connection.close()
     if redirect_ok and 300 <= answer.status < 400 and answer.headers.get("location"):
         return answer
     return _checked(session, answer, source, missing_on_403)
 
 
+def _shut(connection: Any) -> None:
+    """Wake whatever the call waits on at its deadline: the read gives up, and says so."""
+    sock = getattr(connection, "sock", None)
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+def _masked(session: Session, text: str) -> str:
+    """The service's words, with its secrets and the session's (and the run's) masked."""
+    from sdd_git.connectors.secrets import mask_returned
+
+    return session.masked(mask_returned(text))
+
+
 def _url(base: str, path: str, query: Mapping[str, Any] | None) -> str:
     if path.startswith(("http://", "https://")):
         url = path
-        if urlsplit(url).netloc != urlsplit(base).netloc:
-            raise Unavailable(f"a link points away from the service ({urlsplit(url).netloc})")
+        # The same scheme too: an https service's link to http on its own host would carry
+        # the token in clear.
+        there, here = urlsplit(url), urlsplit(base)
+        if (there.scheme, there.netloc) != (here.scheme, here.netloc):
+            from sdd_git.connectors.secrets import mask_returned
+
+            shown = mask_returned(f"{there.scheme}://{there.hostname or ''}")
+            raise Unavailable(f"a link points away from the service ({shown})")
     else:
         url = urljoin(base.rstrip("/") + "/", path.lstrip("/"))
     if query:
@@ -136,7 +196,7 @@ def _reason(session: Session, answer: Answer) -> str:
                 break
     if not said:
         said = answer.text()
-    return session.masked(" ".join(said.split()))[:_SNIPPET]
+    return _masked(session, " ".join(said.split()))[:_SNIPPET]
 
 
 def _checked(session: Session, answer: Answer, source: str, missing_on_403: bool) -> Answer:

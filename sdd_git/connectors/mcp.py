@@ -283,12 +283,25 @@ def _target(session: Session) -> _Target:
         or not all(isinstance(part, str) and part for part in command)
     ):
         raise ConnectorError(f"{key}.command must be a list of words (argv)", hint=example)
+    product = _product(settings)
     env = _child_env(session, key)
+    if product is not None:
+        env["PATH"] = _path_outside(env.get("PATH", ""), product)
     cwd = _folder(settings, key)
+    if product is not None and cwd is not None and _inside(Path(cwd), product):
+        raise ConnectorError(
+            f"{key}.cwd: {cwd} is inside the product, where a role can write; the server would "
+            "load code from it (python -m, npx) with all your rights, outside the sandbox",
+            hint=f"leave {key}.cwd out (the server starts in an empty folder of its own), or "
+            "name a folder outside the product",
+        )
     program = command[0]
-    if "/" in program and not Path(program).is_absolute() and cwd:
-        program = str(Path(cwd) / program)
+    base = cwd or (str(product) if product is not None else None)
+    if "/" in program and not Path(program).is_absolute() and base:
+        program = str(Path(base) / program)
     found = shutil.which(program, path=env.get("PATH", "")) if "/" not in program else program
+    if found and product is not None:
+        _refuse_product_code(session.name, key, product, base, found, command[1:])
     if not found or not os.access(found, os.X_OK):
         raise Unavailable(
             f"{session.name}: cannot start the MCP server: {command[0]!r} is not a program "
@@ -300,16 +313,68 @@ def _target(session: Session) -> _Target:
     )
 
 
+# -- the server runs as the person, outside the sandbox: never code a role could have written --
+
+
+def _product(settings: Mapping[str, Any]) -> Path | None:
+    root = settings.get("root")
+    return Path(root).resolve() if isinstance(root, str) and root else None
+
+
+def _inside(path: Path, product: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(product)
+    except (OSError, RuntimeError):
+        return True  # a loop of links: not trusted
+
+
+def _path_outside(path: str, product: Path) -> str:
+    """The child's PATH without its entries inside the product (an activated product `.venv`,
+    `./node_modules/.bin`) and without relative ones: a role can write there."""
+    kept = [
+        entry for entry in path.split(os.pathsep)
+        if entry and os.path.isabs(entry) and not _inside(Path(entry), product)
+    ]  # fmt: skip
+    return os.pathsep.join(kept)
+
+
+def _refuse_product_code(
+    name: str, key: str, product: Path, base: str | None, program: str, args: list[str]
+) -> None:
+    """Refuse a server whose program, or a file its command names (`python server.py`,
+    `node ./srv.js`, `--config=tools/x.json`), lies inside the product. The server runs with all
+    the person's rights and none of the sandbox, and a role may write product files: a file
+    there would be code a role could have written, run the next time any role reads through
+    this connector. A folder named as an argument (a repository a server reads) is data."""
+    said = f"{name}: the MCP server's command runs a file inside the product"
+    hint = (
+        f"install the server outside the product and name its full path in {key}.command; "
+        "a role can change any file of the product"
+    )
+    if _inside(Path(program), product):
+        raise ConnectorError(f"{said} ({program}), where a role can write", hint=hint)
+    for arg in args:
+        for word in (arg, arg.partition("=")[2]):
+            if not word or (word.startswith("-") and word == arg):
+                continue
+            candidate = Path(word) if os.path.isabs(word) else Path(base or product) / word
+            try:
+                is_file = candidate.is_file()
+            except OSError:
+                continue
+            if is_file and _inside(candidate, product):
+                raise ConnectorError(f"{said} ({word}), where a role can write", hint=hint)
+
+
 def _folder(settings: Mapping[str, Any], key: str) -> str | None:
-    """Where the server runs: `cwd` (relative to the repository), else the repository."""
+    """Where the server runs: `cwd` (relative to the repository, and outside the product),
+    else None: an empty folder of the call's own."""
     root, cwd = settings.get("root"), settings.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
         raise ConnectorError(f"{key}.cwd must be a folder, not {cwd!r}")
     base = Path(root) if isinstance(root, str) and root else None
     if cwd:
         folder = Path(cwd) if base is None else base / cwd
-    elif base is not None:
-        folder = base
     else:
         return None
     if not folder.is_dir():
@@ -385,6 +450,9 @@ def _run(session: Session, doing: str, work: Callable[[Any], Awaitable[T]]) -> T
             hint="pip install 'sdd-git[mcp]'",
         )
     progress = _Progress()
+    reaping = _become_subreaper()
+    before = set(_children_of({os.getpid()})) if reaping else set()
+    dumpable = _set_dumpable(False)
     with tempfile.TemporaryDirectory(prefix="sdd-mcp-") as scratch:
         pid_file = Path(scratch) / "pid"
         with open(Path(scratch) / "stderr", "w+", encoding="utf-8", errors="replace") as errlog:
@@ -399,6 +467,10 @@ def _run(session: Session, doing: str, work: Callable[[Any], Awaitable[T]]) -> T
                 raise mapped from None
             finally:
                 _end_group(pid_file)
+                if reaping:
+                    _end_orphans(before)
+                if dumpable:
+                    _set_dumpable(True)
 
 
 def _in_own_loop(make: Callable[[], Awaitable[T]]) -> T:
@@ -470,7 +542,11 @@ async def _transport(
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     argv = _launch(target, pid_file)
-    parameters = StdioServerParameters(command=argv[0], args=argv[1:], cwd=target.cwd)
+    # With no cwd of its own the server starts in the call's empty scratch folder, never in the
+    # product: `python -m x` and `npx x` would load a product file a role wrote.
+    parameters = StdioServerParameters(
+        command=argv[0], args=argv[1:], cwd=target.cwd or str(pid_file.parent)
+    )
     async with stdio_client(parameters, errlog=errlog) as streams:
         yield streams
 
@@ -509,6 +585,91 @@ def _end_group(pid_file: Path) -> None:
     if group > 1:
         with suppress(ProcessLookupError, PermissionError):
             os.killpg(group, signal.SIGKILL)
+
+
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_GET_DUMPABLE, _PR_SET_DUMPABLE = 3, 4
+
+
+def _set_dumpable(on: bool) -> bool:
+    """Linux: while a server runs, sdd's own process is not dumpable, so a server of the same
+    user cannot read sdd's environment through /proc/PPID/environ (the scrubbed environment it
+    was started with would mean little otherwise). Gives back whether the flag was on before
+    (and so is to be put back); False where there is no such flag."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        was = bool(libc.prctl(_PR_GET_DUMPABLE, 0, 0, 0, 0) == 1)
+        libc.prctl(_PR_SET_DUMPABLE, 1 if on else 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        return False
+    return was
+
+
+def _become_subreaper() -> bool:
+    """Make sdd the parent every orphan below it is handed to (Linux): a helper the server put
+    in a session of its own (`setsid`) leaves its process group, but not sdd's care."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def _children_of(parents: set[int]) -> set[int]:
+    """The processes whose parent is one of `parents` (from /proc)."""
+    found: set[int] = set()
+    with suppress(OSError):
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            with suppress(OSError, ValueError, IndexError):
+                with open(f"/proc/{entry}/stat", "rb") as handle:
+                    raw = handle.read()
+                if int(raw.rsplit(b")", 1)[1].split()[1]) in parents:
+                    found.add(int(entry))
+    return found
+
+
+def _end_orphans(before: set[int]) -> None:
+    """Kill and reap what the call left below sdd that was not there before it: the server's
+    helpers that escaped its process group, and theirs."""
+    import time
+
+    for _ in range(5):
+        level = _children_of({os.getpid()}) - before
+        found: set[int] = set()
+        while level:
+            found |= level
+            level = _children_of(level) - found
+        if not found:
+            return
+        for pid in found:
+            with suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 1.0
+        waiting = set(found)
+        while waiting and time.monotonic() < deadline:
+            for pid in list(waiting):
+                try:
+                    done, _ = os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:  # not ours to reap: its own parent will
+                    done = pid
+                if done:
+                    waiting.discard(pid)
+            if waiting:
+                time.sleep(0.005)
 
 
 async def _list_tools(client: Any, cursor: str | None) -> Any:
@@ -582,7 +743,8 @@ def _snippet(text: str, limit: int = 500) -> str:
 def _tail(errlog: TextIO) -> str:
     with suppress(OSError, ValueError):
         errlog.flush()
-        errlog.seek(0)
+        size = errlog.seek(0, os.SEEK_END)
+        errlog.seek(max(0, size - 4 * _STDERR_TAIL))  # a server's stderr may be endless
         lines = [line for line in errlog.read().splitlines() if line.strip()]
         return "\n".join(lines)[-_STDERR_TAIL:]
     return ""

@@ -169,29 +169,116 @@ TABLE: dict[str, dict[str, Operation]] = {
     },
 }  # fmt: skip
 
+# Every rule below reads text as `folded` gives it: compatibility forms folded (fullwidth
+# letters), invisible format characters dropped, letters of other scripts that look Latin made
+# Latin, lower case, and the dots of an abbreviation dropped (Q.A. is QA). A model cannot pass
+# "Accepted" with a Cyrillic A, or "create_release" in fullwidth letters, past the rules.
+_LOOK_ALIKES = str.maketrans(
+    "аеорсухіјѕԁԛӏкмнтвԝАВЕКМНОРСТХІЈЅαεορτυνκιΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "aeopcyxijsdqlkmhtbwabekmhopctxijsaeoptuvkiabezhikmnoptyx",
+)
+_ABBREVIATION = re.compile(r"\b([a-z])\.(?=[a-z]\b)")
+
 # sdd's stages and the person's verdicts, as trackers name them: moving a tracker into one of
 # these, or setting a field that mirrors one, would make the tracker hold her progress.
 _STAGE_WORDS = re.compile(
-    r"\b(accept(ed|ance)?|approved?|sign(ed)?[ -]?off|qa[ _-]?(pass(ed)?|fail(ed)?|ok|done)|"
-    r"verified|released?|done|complete[d]?|reading|build|verify|stage)\b",
-    re.IGNORECASE,
+    r"\b(accept(ed|ance|s)?|approved?|sign(ed|s)?[\W_]*off|qa|pass(ed|es)?|fail(ed|s)?|tested|"
+    r"qa[\W_]*(pass|fail|ok|done|approved?|green|red)\w*|"
+    r"verified|released?|shipped|done|complete[ds]?|resolved|closed|reading|build|verify|stage)\b"
+)
+# A verdict, as a label or tag says it (a label "build" is ordinary; "qa passed" is hers).
+_VERDICT_WORDS = re.compile(
+    r"\b(accept(ed|ance)?|approved|sign(ed)?[\W_]*off|qa[\W_]*(pass(ed)?|fail(ed)?|ok|done)|"
+    r"verified|released)\b"
 )
 # Argument keys whose value moves a status.
-_STATUS_KEYS = re.compile(r"(transition|status|state|stage|resolution|column|phase)", re.I)
+_STATUS_KEYS = re.compile(r"(transition|status|state|stage|resolution|column|phase)")
+# Keys that only hold the value of the key above them ({"status": {"name": "Accepted"}}).
+_VALUE_KEYS = frozenset(("name", "value", "id", "label", "title", "key", "text", "option",
+                         "displayname", "to", "target"))  # fmt: skip
+_LABEL_KEYS = re.compile(r"^(labels?|tags?)$")
+# A flag that marks a record done or accepted (Asana's `completed: true`, `is_accepted: yes`).
+_DONE_FLAGS = re.compile(
+    r"^(is[\W_]*|mark(ed)?[\W_]*(as[\W_]*)?)?(complete[d]?|done|resolved|closed|accepted|approved|"
+    r"verified|released|shipped|passed|signed[\W_]*off)$"
+)
+_TRUE = frozenset(("true", "yes", "y", "1", "on"))
 # A field (a key of the arguments) that mirrors a stage, an acceptance or a QA result.
 # (A field named `stage` is checked by its value: see _STATUS_KEYS; a Jenkins STAGE=deploy is not
 # a stage of sdd.)
-_STAGE_FIELDS = re.compile(r"(^|[^a-z])qa([^a-z]|$)|accept|verdict|sign.?off", re.I)
+_STAGE_FIELDS = re.compile(r"(^|[^a-z])qa([^a-z]|$)|accept|verdict|sign.?off")
+# What makes or changes a release: a verb and "release", in either order, however joined.
+_RELEASE_VERBS = (
+    r"create|publish|generate|make|draft|new|cut|ship|post|add|tag|do|perform|finali[sz]e|"
+    r"update|edit|upsert|put|save|write|submit|set|prepare"
+)
 # An operation whose name makes a release, accepts, records QA or moves a stage, however named.
 _FORBIDDEN_NAMES = re.compile(
-    r"(create|publish|generate|make|draft)_?release|release_create|"
-    r"accept|approve_spec|qa_result|record_qa|advance|next_stage|complete_change|change_pack",
-    re.I,
+    rf"({_RELEASE_VERBS})[\W_]*(?:(?:github|gitlab|git|a|the|new)[\W_]*)?releases?(?![a-z])|"
+    rf"(?<![a-z])releases?[\W_]*({_RELEASE_VERBS})|"
+    r"accept|approve[\W_]*spec|qa[\W_]*(result|pass|fail|verdict|sign)|record[\W_]*qa|verdict|"
+    r"advance|next[\W_]*stage|"
+    r"complete[\W_]*change|change[\W_]*pack|(?<![a-z])sdd[\W_]*(next|complete|accept|qa|"
+    r"release|decision|send)(?![a-z])"
 )
-# A person command of sdd, passed as a parameter to a CI job or anywhere else.
+_PERSON_WORDS = r"next|complete|accept|qa|release|decision|change\s+new|allow|deny|send"
+# A person command of sdd, passed as a parameter to a CI job or anywhere else: `sdd`, its
+# module, or its entry point, with any options before the command.
 _SDD_COMMAND = re.compile(
-    r"\bsdd(\s+-C\s+\S+)?\s+(next|complete|accept|qa|release|decision|change\s+new|allow|deny)\b"
+    r"(?<![a-z0-9_.-])(sdd|sdd_git(?:\.__main__|\.cli\.main)?)"
+    r"((\s+-c\s+\S+)|(\s+--?[a-z][\w-]*(=\S+)?))*"
+    rf"\s+({_PERSON_WORDS})\b"
 )
+# sdd-complete as a job's name, SDD_CMD=complete as a parameter: the command in another shape.
+_SDD_NAMED = re.compile(
+    rf"(?<![a-z0-9])sdd[-_.]+({_PERSON_WORDS})(?![a-z])|"
+    rf"(?<![a-z0-9])sdd\w*\s*[=:]\s*({_PERSON_WORDS})\b"
+)
+# What a shell strips or runs before the words it passes on: quotes, escapes, substitutions,
+# and the programs that only pass their arguments on.
+_SHELL_NOISE = re.compile(r"""['"\\`]|\$[({]|[)}]""")
+_PASSERS = re.compile(
+    r"(?<![\w-])(echo|printf|command|exec|env|builtin|eval|xargs|nohup|time|sudo|nice)(?![\w-])"
+)
+# Keys whose values are prose (a comment, a description): there a sentence may name sdd and
+# "next" without running anything. Every other value (a CI parameter, a command, a job's name)
+# that names sdd and one of its person commands anywhere is taken as running it, however the
+# shell would have been made to put the two together (`x=sdd; $x complete`).
+_PROSE_KEYS = frozenset(("body", "text", "description", "title", "summary", "notes", "comment",
+                         "message", "name", "purpose", "content", "details", "query",
+                         "jql"))  # fmt: skip
+_SDD_WORD = re.compile(r"(?<![a-z0-9])sdd(_git)?(?![a-z0-9])")
+_PERSON_WORD = re.compile(r"\b(next|complete|accept|qa|release|decision|allow|deny|send)\b")
+# A tool that posts a message to a chat, however a server names it (post_message,
+# slack_send_message, chat.postMessage, reply_in_thread, send_to_channel).
+_CHAT_POST = re.compile(
+    r"(post|send|write|reply|publish|say|add)[\W_]*(a[\W_]*|to[\W_]*)?(message|msg|chat|channel|"
+    r"thread|dm)|chat[\W_]*post|(message|msg)[\W_]*(post|send)|reply[\W_]*(in|to)[\W_]*thread"
+)
+_CHAT_WHY = (
+    "a role never posts to a chat; it drafts the message (post_message of the slack or teams "
+    "connector) and the person sends it with sdd send"
+)
+_BASE64 = re.compile(r"[A-Za-z0-9+/_-]{8,}={0,2}")
+_HEX = re.compile(r"(?:[0-9a-fA-F]{2}[\s:]?){4,}")
+_PATH_KEYS = re.compile(r"(path|url|uri|endpoint|route|resource)$")
+_RELEASE_PATH = re.compile(r"/releases?(/|$|\?)")
+_METHOD_KEYS = frozenset(("method", "verb", "http_method", "httpmethod"))
+
+
+def folded(text: str) -> str:
+    """`text` as the rules read it (see _LOOK_ALIKES)."""
+    import unicodedata
+
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    text = text.translate(_LOOK_ALIKES).casefold()
+    return _ABBREVIATION.sub(r"\1", text)
+
+
+def _key_words(key: str) -> str:
+    """A key as words: `qaResult` is `qa result`, `QA_Status` is `qa_status`."""
+    return folded(re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", key))
 
 
 @dataclass(frozen=True)
@@ -201,36 +288,119 @@ class Verdict:
     why: str = ""  # for forbidden: in plain words
 
 
-def _texts(value: Any, key: str = "") -> list[tuple[str, str]]:
-    """(key, text) for every string inside the arguments, however deep."""
+def _texts(value: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], str]]:
+    """(the keys leading to it, text) for every string inside the arguments, however deep; each
+    key is also given as a text of its own (its path ends with itself)."""
     if isinstance(value, str):
-        return [(key, value)]
+        return [(path, value)]
     if isinstance(value, Mapping):
-        return [pair for k, v in value.items() for pair in _texts(v, str(k))] + [
-            (str(k), str(k)) for k in value
-        ]
+        found: list[tuple[tuple[str, ...], str]] = []
+        for k, v in value.items():
+            found += [((*path, str(k)), str(k))]
+            found += _texts(v, (*path, str(k)))
+        return found
     if isinstance(value, list | tuple):
-        return [pair for item in value for pair in _texts(item, key)]
+        return [pair for item in value for pair in _texts(item, path)]
     if value is None:
         return []
-    return [(key, str(value))]
+    return [(path, str(value))]
+
+
+def _decoded(text: str) -> list[str]:
+    """What `text` says once decoded: its percent-encoding, and every base64 or hex run in it
+    that decodes to text (a CI parameter given as `c2RkIGNvbXBsZXRl` is `sdd complete`)."""
+    import base64
+    import binascii
+    from urllib.parse import unquote_plus
+
+    found = []
+    if "%" in text or "+" in text:
+        found.append(unquote_plus(text))
+    runs = [m.group(0) for m in _BASE64.finditer(text)][:200]
+    runs += [re.sub(r"[\s:]", "", m.group(0)) for m in _HEX.finditer(text)][:200]
+    for run in runs:
+        for decode in (
+            lambda r: base64.b64decode(r + "=" * (-len(r) % 4), altchars=b"-_"),
+            lambda r: base64.b64decode(r + "=" * (-len(r) % 4)),
+            bytes.fromhex,
+        ):
+            try:
+                raw = decode(run)
+            except (binascii.Error, ValueError):
+                continue
+            words = raw.decode("utf-8", errors="ignore")
+            if words and sum(c.isprintable() or c.isspace() for c in words) >= 0.9 * len(words):
+                found.append(words)
+    return found
+
+
+def _runs_person_command(text: str, depth: int = 0) -> str | None:
+    """The person command of sdd `text` runs or names, in any of the shapes above, or None."""
+    plain = folded(text)
+    shell = " ".join(_PASSERS.sub(" ", _SHELL_NOISE.sub("", plain.replace("\\\n", ""))).split())
+    for form in (plain, shell):
+        found = _SDD_COMMAND.search(form) or _SDD_NAMED.search(form)
+        if found is not None:
+            return found.group(0)
+    if depth < 2:
+        for decoded in _decoded(text):
+            hidden = _runs_person_command(decoded, depth + 1)
+            if hidden is not None:
+                return hidden
+    return None
 
 
 def forbidden_reason(operation: str, args: Mapping[str, Any]) -> str | None:
     """Why this call is the person's by any route, or None. Applies to every connector."""
-    if _FORBIDDEN_NAMES.search(operation):
+    if _FORBIDDEN_NAMES.search(folded(operation)) or _runs_person_command(operation):
         return f"'{operation}' accepts, records QA, makes a release or moves a stage: the person's"
-    for key, text in _texts(args):
-        command = _SDD_COMMAND.search(text)
+    texts = _texts(args)
+    methods = {
+        folded(text).strip()
+        for keys, text in texts
+        if keys and keys[-1] != text and folded(keys[-1]) in _METHOD_KEYS
+    }
+    reads_only = bool(methods) and methods <= {"get", "head"}
+    values = " ".join(t for keys, t in texts if not keys or keys[-1] != t)
+    for keys, text in [*texts, ((), values)]:  # the values joined: a command split across args
+        command = _runs_person_command(text)
         if command is not None:
-            return f"an argument runs a person command of sdd ({command[0]!r})"
-        if key != text and _STATUS_KEYS.search(key) and _STAGE_WORDS.search(text):
+            return f"an argument runs a person command of sdd ({command!r})"
+        if not keys:
+            continue
+        key = keys[-1]
+        if key == text:  # a key itself: a field named after a stage
+            if _STAGE_FIELDS.search(_key_words(text)):
+                return (
+                    f"the field '{text[:60]}' mirrors a stage or her verdict; trackers never "
+                    "hold it"
+                )
+            continue
+        named_command = _SDD_NAMED.search(folded(f"{key}={text}"))  # SDD_CMD: complete
+        if named_command is not None:
+            return f"an argument runs a person command of sdd ({named_command.group(0)!r})"
+        if _key_words(key) not in _PROSE_KEYS:
+            shell = _SHELL_NOISE.sub("", folded(text))
+            if _SDD_WORD.search(shell) and _PERSON_WORD.search(shell):
+                return f"'{key}: {text[:60]}' names sdd and a person command of it"
+        value = folded(text)
+        named = _key_words(key)
+        holder = _key_words(keys[-2]) if len(keys) > 1 and named in _VALUE_KEYS else ""
+        if (_STATUS_KEYS.search(named) or _STATUS_KEYS.search(holder)) and _STAGE_WORDS.search(
+            value
+        ):
             return (
                 f"'{key}: {text[:60]}' moves a status that mirrors a stage or her verdict; a "
                 "tracker may show status, never hold a change's progress"
             )
-        if key == text and _STAGE_FIELDS.search(text):  # a field named after a stage
-            return f"the field '{text[:60]}' mirrors a stage or her verdict; trackers never hold it"
+        if _DONE_FLAGS.match(named) and value.strip() in _TRUE:
+            return (
+                f"'{key}: {text[:20]}' marks it done or accepted: the person's, never a tracker's"
+            )
+        if (_LABEL_KEYS.match(named) or _LABEL_KEYS.match(holder)) and _VERDICT_WORDS.search(value):
+            return f"the label '{text[:60]}' records her verdict; trackers never hold it"
+        if not reads_only and _PATH_KEYS.search(named) and _RELEASE_PATH.search(value):
+            return f"'{key}: {text[:60]}' makes a release; {_RELEASE}"
     return None
 
 
@@ -251,4 +421,8 @@ def classify(
         return Verdict(FORBIDDEN, known, reason)
     if known is not None:
         return Verdict(known.kind, known)
+    if _CHAT_POST.search(folded(operation)):
+        # A chat server's own tool (an MCP server for Slack or Teams, a plug-in) would post a
+        # role's words to a channel; chat gets only drafts she reads and sends herself.
+        return Verdict(FORBIDDEN, None, _CHAT_WHY)
     return Verdict(READ if operation in declared_reads else ACT, None)

@@ -94,6 +94,8 @@ class ScriptConnector:
         from sdd_git.yamlio import read_mapping
 
         path = _path(session, str(session.settings.get("file")))
+        if path.is_symlink():  # a role could have linked it to a file of the person's
+            raise ConnectorError(f"connector {session.name}: the script file {path} is a link")
         if not path.is_file():
             raise RecordError(f"connector {session.name}: no script file {path}")
         script = read_mapping(path)
@@ -106,12 +108,19 @@ class ScriptConnector:
     def _record(
         self, session: Session, script: Mapping[str, Any], operation: str, args: dict[str, Any]
     ) -> None:
+        # sdd's own process writes this log, outside any sandbox, and a role may have written
+        # the script: the log stays beside it (a name, no folder), and a link is not followed.
         calls = script.get("calls")
-        path = (
-            _path(session, calls)
-            if isinstance(calls, str)
-            else Path(str(script["_path"]) + ".calls.jsonl")
-        )
+        beside = Path(str(script["_path"]))
+        if isinstance(calls, str):
+            if Path(calls).name != calls or calls in (".", ".."):
+                raise ConnectorError(
+                    f"connector {session.name}: calls: {calls!r} must be a file name beside "
+                    "the script, not a path"
+                )
+            path = beside.parent / calls
+        else:
+            path = Path(str(beside) + ".calls.jsonl")
         line = {
             "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "connector": session.name,
@@ -120,7 +129,14 @@ class ScriptConnector:
             "signed_in": bool(session.token),
         }
         text = session.masked(json.dumps(line, ensure_ascii=False, default=str)) + "\n"
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            descriptor = os.open(
+                path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o600
+            )
+        except OSError as exc:
+            raise ConnectorError(
+                f"connector {session.name}: cannot write its call log {path} ({exc.strerror})"
+            ) from None
         try:
             os.write(descriptor, text.encode("utf-8"))
         finally:

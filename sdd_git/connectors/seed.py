@@ -19,6 +19,10 @@ from sdd_git.root import Root
 
 _SOURCE = re.compile(r"^(?P<name>[a-z0-9][a-z0-9_-]{0,39}):(?P<ref>\S.*)$")
 _NUMBERED = re.compile(r"^(?:(?P<repo>[\w.-]+(?:/[\w.-]+)+))?[#!]?(?P<number>\d+)$")
+# C0 and C1 controls but tab and newline, and the characters that reorder or hide text.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+MAX_WORDS = 20_000  # characters of an issue's text kept as the change's words
+MAX_TITLE = 200
 _EXAMPLE = "sdd change new --from jira:ABC-12  (or github:#34, github:acme/app#34, gitlab:#5)"
 
 
@@ -40,7 +44,10 @@ def _request(root: Root, config: ConnectorConfig, ref: str) -> tuple[str, dict[s
         match = _NUMBERED.match(ref.strip())
         if match is None:
             raise UsageError(f"{config.name}:{ref} names no issue number", hint=_EXAMPLE)
-        repo = match.group("repo") or repository(root, config)
+        named = match.group("repo")
+        if named and any(part in (".", "..") for part in named.split("/")):
+            raise UsageError(f"{config.name}:{ref} names no repository", hint=_EXAMPLE)
+        repo = named or repository(root, config)
         if repo is None:
             raise UsageError(
                 f"{config.name}:{ref} names no repository, and none is configured",
@@ -87,9 +94,14 @@ def read_issue(root: Root, source: str, mask: Callable[[str], str]) -> Issue:
         raise UsageError(f"{named} has neither a title nor a text to start a change from")
 
     def clean(text: str) -> str:
-        return mask(mask_returned(text)).strip()
+        return mask(mask_returned(_CONTROL.sub("", text))).strip()
 
-    return Issue(named, clean(title), clean(body))
+    # The service's words become her change's: no terminal codes, a title on one line, and a
+    # body of a sensible length (a hostile or broken tracker's endless text is cut, and said).
+    body = clean(body)
+    if len(body) > MAX_WORDS:
+        body = body[:MAX_WORDS] + f"\n[... {len(body) - MAX_WORDS:,} more characters not kept]"
+    return Issue(named, " ".join(clean(title).split())[:MAX_TITLE], body)
 
 
 def start_change_from(

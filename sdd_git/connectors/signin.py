@@ -49,9 +49,11 @@ class Token:
 def find_token(config: ConnectorConfig, environ: Mapping[str, str] | None = None) -> Token:
     """The connector's token: its `token_env` variable first, then the OS keyring."""
     environ = os.environ if environ is None else environ
-    if config.token_env and environ.get(config.token_env):
-        return Token(environ[config.token_env], f"env {config.token_env}")
-    stored = keyring_token(config.name)
+    # A token has no whitespace: a line break copied with it would only break the request
+    # (and an error quoting the header would quote the token).
+    if config.token_env and environ.get(config.token_env, "").strip():
+        return Token(environ[config.token_env].strip(), f"env {config.token_env}")
+    stored = (keyring_token(config.name) or "").strip()
     if stored:
         return Token(stored, "keyring")
     return Token(None, "")

@@ -29,7 +29,9 @@ def messages(root: Root, role: str) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     found = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    # Split on newlines only: str.splitlines also breaks at U+2028, U+0085 and the like, which
+    # json.dumps leaves raw inside a message's text, and the message would be lost.
+    for line in path.read_text(encoding="utf-8").split("\n"):
         try:
             entry = json.loads(line)
         except ValueError:

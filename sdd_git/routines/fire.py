@@ -150,6 +150,9 @@ def fire(
                 if source.attachment is not None
                 else ()
             ),
+            # A connector is attached by the routine's own words (the person's), never by the
+            # event's: a changed file named "notes @github" attaches nothing.
+            attach=f"{routine.input}\n{routine.expected}",
             routine={
                 "name": routine.name,
                 "event": event.id,

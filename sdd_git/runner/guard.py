@@ -415,6 +415,13 @@ def _connector_call(
             "forbidden_connector",
             f"{operation} on {name} is the person's by any route: {verdict.why}",
         )
+    where_x = _address_on_x(given)
+    if where_x is not None:
+        # A fetch or browse tool of an MCP server given an address on X would read X.
+        return Rejection(
+            "x_refused", f"'{where_x}' is an address on X, the social network; no connector "
+            "reads or posts on X",
+        )  # fmt: skip
     if config is None:
         return Rejection("unknown_connector", f"no connector '{name}' is configured")
     rows = TABLE.get(kind)
@@ -451,6 +458,32 @@ def _connector_call(
                 f"(it takes {', '.join(known.args + known.optional)})",
             )
     return Clearance(certain=True)
+
+
+_ADDRESS_KEYS = ("url", "uri", "link", "href", "endpoint", "address", "site", "host", "domain",
+                 "page", "source", "target", "path", "resource", "location")  # fmt: skip
+
+
+def _address_on_x(value: Any, key: str = "") -> str | None:
+    """The argument that is an address on X (under a key that names an address), or None."""
+    from collections.abc import Mapping
+
+    from sdd_git.connectors.config import on_x
+
+    if isinstance(value, str):
+        named = key.lower()
+        return key if any(word in named for word in _ADDRESS_KEYS) and on_x(value) else None
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            found = _address_on_x(v, str(k))
+            if found is not None:
+                return found
+    if isinstance(value, list | tuple):
+        for item in value:
+            found = _address_on_x(item, key)
+            if found is not None:
+                return found
+    return None
 
 
 def _code_host_call(tool: str, args: dict[str, Any], root: Path) -> Rejection | None:

@@ -160,12 +160,17 @@ def masker_for(product: Path, extra: Iterable[str] = ()) -> Masker:
 
 
 def connector_secret_names(product: Path) -> list[str]:
-    """The variables `.sdd/config.yaml` names as connector tokens (`token_env`): dropped from
-    every child process of a run, whatever they are called (`GH_PAT` does not say secret)."""
+    """The variables `.sdd/config.yaml` names as connector tokens (`token_env`), and every other
+    variable that holds one of the connectors' tokens (the same token exported again under a
+    name that says nothing, `MY_GH=ghp_...`): dropped from every child process of a run,
+    whatever they are called (`GH_PAT` does not say secret)."""
     from sdd_git.connectors.config import token_sources
     from sdd_git.root import Root
 
-    return [variable for _, variable in token_sources(Root(product)) if variable]
+    named = [variable for _, variable in token_sources(Root(product)) if variable]
+    tokens = {token.strip() for token in connector_secrets(product, os.environ) if token.strip()}
+    holding = [k for k, v in os.environ.items() if v.strip() in tokens and k not in named]
+    return named + holding
 
 
 def connector_secrets(product: Path, environ: Mapping[str, str]) -> list[str]:

@@ -48,11 +48,18 @@ class Mentions:
 
 
 def resolve_mentions(
-    root: Root, task: str, role_names: Iterable[str], role: RoleProfile | None = None
+    root: Root,
+    task: str,
+    role_names: Iterable[str],
+    role: RoleProfile | None = None,
+    attach_from: str | None = None,
 ) -> Mentions:
     """What in the task names something of this product. Task text is the person's words: a
     `@name` is a mention only when a role or tool has that name, and a `/name` invokes a skill
-    only when a skill has that name; anything else stays as written, never an error."""
+    only when a skill has that name; anything else stays as written, never an error.
+
+    A connector is attached only by a `@NAME` in `attach_from` (the task itself when None): the
+    person's own words, never a model's or an event's (see RunRequest.attach)."""
     known_roles = set(role_names)
     roles: list[str] = []
     tools: list[str] = []
@@ -80,8 +87,24 @@ def resolve_mentions(
     if role is not None and role.skills:
         role_skills, unknown = skills.for_role(catalog, role.skills, role.path, root.path)
         warnings.extend(w.removeprefix("warning: ") for w in unknown)
+    if attach_from is not None and attach_from != task:
+        named = others
+        others = [
+            n for n in dict.fromkeys(_MENTION.findall(attach_from))
+            if n not in known_roles and n not in TOOL_CLASSES
+        ]  # fmt: skip
+        unattached = [n for n in named if n not in others]
+    else:
+        unattached = []
     attached, notes, said = _connector_mentions(root, others, roles)
     warnings.extend(said)
+    if unattached:
+        configured = _configured_names(root)
+        warnings.extend(
+            f"@{n} in a task that is not the person's own words attaches no connector"
+            for n in unattached
+            if n in configured
+        )
     allowed = role.tools if role is not None else None
     if attached and role is not None and allowed is not None and "connector_read" not in allowed:
         warnings.append(
@@ -124,6 +147,12 @@ def _connector_mentions(
     ]
     notes = "\n".join(_connector_note(configured[n]) for n in attached)
     return attached, notes, warnings
+
+
+def _configured_names(root: Root) -> set[str]:
+    from sdd_git.connectors.config import load_connectors
+
+    return set(load_connectors(root))
 
 
 def _connector_note(config: ConnectorConfig) -> str:

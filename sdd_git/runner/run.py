@@ -81,6 +81,11 @@ class RunRequest:
     # A routine's run (CONTRACT §10): `name`, `event` (its id), `ask_first` (rules that add
     # stops) and `rehearsal` (`sdd routine test`: no consequential action runs, even allowed).
     routine: dict[str, Any] | None = None
+    # The person's own words whose `@NAME`s attach connectors: by default the task, when the
+    # person gave it (origin person). A handoff's task is a model's words and a routine's holds
+    # an event's (a file named "notes @github"), so they attach only what this names: nothing
+    # for a handoff, the routine's own input and expected result for a routine.
+    attach: str | None = None
 
 
 def _sandbox() -> str:
@@ -107,7 +112,12 @@ def start(
     if request.origin not in stops.ORIGINS:
         raise UsageError(f"unknown origin '{request.origin}'")
     registry = load_registry(root)
-    mentions = prompt.resolve_mentions(root, request.task, (r.name for r in registry.roles), author)
+    attach = request.attach
+    if attach is None:
+        attach = request.task if request.origin == "person" else ""
+    mentions = prompt.resolve_mentions(
+        root, request.task, (r.name for r in registry.roles), author, attach_from=attach
+    )
     reply_to = (
         conversation.find_message(root, author.name, request.reply_to) if request.reply_to else None
     )
@@ -610,9 +620,11 @@ def answer(
     choice: str,
     clock: Clock = system_clock,
     on_event: OnEvent | None = None,
+    origin: str | None = None,
 ) -> RunOutcome:
     """The person's answer to an approval or draft stop: allow_once, always_allow or deny; then
-    the run continues from its log.
+    the run continues from its log. `origin` names where she answered (`page`) in the log's
+    `decision` event; a command leaves it out.
 
     A stop file is only a file: what the answer acts on (kind, tool, inputs, choices, expiry)
     comes from the `stop` event in the run log, and the stop file must still be there once the
@@ -646,9 +658,10 @@ def answer(
                 hint=f"sdd allow {stop.id} (once) or sdd deny {stop.id}",
             )
         try:
+            where = {"origin": origin} if origin else {}
             if stop.kind == "draft":
-                return _after_draft(state, stop, choice)
-            return _after_approval(state, stop, choice, pending)
+                return _after_draft(state, stop, choice, where)
+            return _after_approval(state, stop, choice, pending, where)
         except KeyboardInterrupt:
             return interrupted(state)
         finally:
@@ -700,7 +713,11 @@ def _why_not_always(stop: stops.Stop) -> str:
 
 
 def _after_approval(
-    state: RunState, stop: stops.Stop, choice: str, pending: list[ToolCall]
+    state: RunState,
+    stop: stops.Stop,
+    choice: str,
+    pending: list[ToolCall],
+    where: dict[str, str] | None = None,
 ) -> RunOutcome:
     root = state.root
     call = next((c for c in pending if c.id == stop.call_id), None)
@@ -713,7 +730,7 @@ def _after_approval(
     pending.remove(call)
     state.log.append("run_resumed", stop=stop.id)
     if stop.expired(state.clock()):
-        state.log.append("decision", stop=stop.id, choice="expired")
+        state.log.append("decision", stop=stop.id, choice="expired", **(where or {}))
         tool_result(state, call, "The approval expired before the person answered; it did not run.")
         stops.remove(root, stop.id)
         saved = " The rule was saved; nothing ran." if choice == "always_allow" else ""
@@ -724,7 +741,7 @@ def _after_approval(
             f"stop {stop.id} expired at {stop.as_json()['expires_at']}; its action did not "
             f"run.{saved} Start a new run to try again.",
         )
-    state.log.append("decision", stop=stop.id, choice=choice)
+    state.log.append("decision", stop=stop.id, choice=choice, **(where or {}))
     stops.remove(root, stop.id)
     if choice == "deny":
         tool_result(state, call, "The person denied this action; it was not done.")
@@ -743,12 +760,16 @@ def _reload_role(state: RunState) -> None:
     state.boundary = None
 
 
-def _after_draft(state: RunState, stop: stops.Stop, choice: str) -> RunOutcome:
+def _after_draft(
+    state: RunState, stop: stops.Stop, choice: str, where: dict[str, str] | None = None
+) -> RunOutcome:
     """The loop's one stop: go on with the draft (each action still stops), or decline it and
     let the author close with that denial."""
     state.log.append("run_resumed", stop=stop.id)
     expired = stop.expired(state.clock())
-    state.log.append("decision", stop=stop.id, choice="expired" if expired else choice)
+    state.log.append(
+        "decision", stop=stop.id, choice="expired" if expired else choice, **(where or {})
+    )
     stops.remove(state.root, stop.id)
     if expired:
         return end(state, "expired", EXIT_STOPPED, f"stop {stop.id} expired; nothing ran")

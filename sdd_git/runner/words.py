@@ -103,9 +103,9 @@ def describe(
             said += f" with the message {_inline(a.get('message'))}"
     elif tool == "open_pull_request":
         said = f"Open a pull request titled {_inline(a.get('title'))}"
-        said += _code_host_words(root, a)
+        said += _code_host_words(root, a, tool)
     elif tool == "merge_pull_request":
-        said = f"Merge pull request #{_plain(a.get('number'))}" + _code_host_words(root, a)
+        said = f"Merge pull request #{_plain(a.get('number'))}" + _code_host_words(root, a, tool)
     elif tool == "deploy":
         said = f"Deploy to {_plain(a.get('target'))}" + _deploy_words(root, a)
     elif tool == "handoff":
@@ -194,24 +194,44 @@ def _connector_act(a: dict[str, Any], root: Path | None) -> str:
     return said + "."
 
 
-def _code_host_words(root: Path | None, a: dict[str, Any]) -> str:
-    """Where a pull request goes: the configured code host and its repository."""
+def _code_host_words(root: Path | None, a: dict[str, Any], tool: str = "") -> str:
+    """Where a pull request goes: the configured code host and the repository the tool will
+    use (its config's, else the origin remote's), and for a new one the branches it will
+    name (the current branch and the main branch, where the role named none)."""
     if root is None:
         return ""
-    from sdd_git.connectors.config import code_host
+    from sdd_git.connectors.config import code_host, main_branch, repository
     from sdd_git.errors import SddError
     from sdd_git.root import Root
 
     try:
         host = code_host(Root(root))
+        repo = repository(Root(root), host) if host is not None else None
+        base = main_branch(Root(root))
     except SddError:
         return ""
     if host is None:
         return " (no code host connector is configured)"
-    repo = host.settings.get("repo") or host.settings.get("project")
-    where = f" ({_plain(repo)})" if isinstance(repo, str) and repo else ""
-    extra = ", ".join(f"{k}={_inline(v)}" for k, v in a.items() if k in ("base", "head"))
-    return f" on {_plain(host.name)}{where}" + (f", {extra}" if extra else "")
+    where = f" ({_plain(repo)})" if isinstance(repo, str) and repo else " (no repository known)"
+    if tool != "open_pull_request":
+        return f" on {_plain(host.name)}{where}"
+    head = a.get("head") or _current_branch(root) or "the current branch"
+    return (
+        f" on {_plain(host.name)}{where}, from {_plain(head)} into {_plain(a.get('base') or base)}"
+    )
+
+
+def _current_branch(root: Path) -> str | None:
+    """The branch checked out, read from git's HEAD file (no git process for a stop's words)."""
+    dot_git = root / ".git"
+    try:
+        if dot_git.is_file():  # a worktree: `gitdir: PATH`
+            pointer = dot_git.read_text(encoding="utf-8").strip()
+            dot_git = (root / pointer.removeprefix("gitdir:").strip()).resolve()
+        head = (dot_git / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else None
 
 
 def _deploy_words(root: Path | None, a: dict[str, Any]) -> str:

@@ -48,6 +48,12 @@ CREDENTIALS = (
     ".m2/settings.xml",
     ".config/op",
     ".vault-token",
+    # The OS keyring's own files (where `sdd connect` keeps connector tokens): the Secret
+    # Service's, keyrings.alt's files, KWallet's, the macOS keychains.
+    ".local/share/keyrings",
+    ".local/share/python_keyring",
+    ".local/share/kwalletd",
+    "Library/Keychains",
 )
 
 
@@ -107,6 +113,20 @@ class Policy:
     network: bool
 
 
+def runtime_folder() -> Path | None:
+    """The person's runtime folder (`$XDG_RUNTIME_DIR`, else /run/user/UID), when there is one.
+    It holds sockets that hand out secrets to whoever connects: the D-Bus session bus (the
+    Secret Service keyring, where `sdd connect` keeps tokens), gpg-agent, ssh-agent. A unix
+    socket is reached through the file system whatever the network namespace says, so the
+    folder is hidden, not only read-only."""
+    named = os.environ.get("XDG_RUNTIME_DIR")
+    uid = getattr(os, "getuid", None)
+    folder = Path(named) if named else Path(f"/run/user/{uid()}") if uid is not None else None
+    if folder is None or not folder.is_absolute() or not folder.is_dir():
+        return None
+    return folder.resolve()
+
+
 def sdd_home() -> Path:
     return Path(os.environ.get("SDD_HOME") or Path.home() / ".sdd")
 
@@ -151,6 +171,7 @@ def policy_for(product: Path, scratch: Path, network: bool) -> Policy:
     read_only += [p for p in dotenv if p not in read_only]
     hidden = tuple(home / name for name in CREDENTIALS if os.path.lexists(home / name))
     hidden += tuple(dotenv)
+    hidden += tuple(p for p in [runtime_folder()] if p is not None and not base.is_relative_to(p))
     return Policy(
         product=base,
         read_only=tuple(read_only),

@@ -242,18 +242,33 @@ def test_the_server_child_gets_no_secret_of_the_parent(monkeypatch: pytest.Monke
                                   "DOCS_TOKEN", "SIGNED"}  # fmt: skip
 
 
-def test_a_relative_command_runs_in_the_repository_with_listed_variables(
+def test_a_relative_command_inside_the_repository_is_refused_before_it_starts(
+    tmp_path: Path,
+) -> None:
+    # The server runs with the person's rights outside the sandbox, and a role can write the
+    # repository's files: a launcher there is never run (tests/attack/ has the other shapes).
+    ran = tmp_path / "ran"
+    launcher = tmp_path / "bin" / "docs-mcp"
+    launcher.parent.mkdir()
+    launcher.write_text(f"#!/bin/sh\ntouch '{ran}'\nexec '{sys.executable}' '{STDIO_SERVER}'\n")
+    launcher.chmod(0o755)
+    settings = {"command": ["bin/docs-mcp"], "root": str(tmp_path)}
+    with pytest.raises(ConnectorError, match="runs a file inside the product"):
+        McpConnector().call(session(settings), "working_folder", {})
+    assert not ran.exists()
+
+
+def test_a_command_outside_the_repository_runs_in_a_folder_of_its_own_with_listed_variables(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("DOCS_SOURCE", "passed-on-as-it-is")
     monkeypatch.setenv("FAKE_API_KEY", "fake-api-key-value-9d8c7b6a")
-    launcher = tmp_path / "bin" / "docs-mcp"
-    launcher.parent.mkdir()
-    launcher.write_text(f"#!/bin/sh\nexec '{sys.executable}' '{STDIO_SERVER}'\n", encoding="utf-8")
-    launcher.chmod(0o755)
-    settings = {"command": ["bin/docs-mcp"], "root": str(tmp_path), "env": ["DOCS_SOURCE"]}
+    product = tmp_path / "product"
+    product.mkdir()
+    settings = {**stdio(), "root": str(product), "env": ["DOCS_SOURCE"]}
     connector = McpConnector()
-    assert connector.call(session(settings), "working_folder", {}).text == str(tmp_path)
+    folder = connector.call(session(settings), "working_folder", {}).text
+    assert not Path(folder).resolve().is_relative_to(product.resolve())
     env = json.loads(connector.call(session(settings), "show_env", {}).text)
     assert env["DOCS_SOURCE"] == "passed-on-as-it-is" and "FAKE_API_KEY" not in env
 

@@ -21,6 +21,7 @@ from sdd_git.connectors.base import ConnectorError, Operation, Refused, Result, 
 from sdd_git.connectors.builtin.hostkit import (
     optional_text,
     record,
+    record_of,
     refuse_forbidden,
     said,
     segment,
@@ -76,11 +77,10 @@ def _get_item_info(session: Session, operation: str, args: Mapping[str, Any]) ->
         [segment(repo, "a repository key", REPO_KEY), *segments(path, inside, PATH_PART)]
     )
     source = record(NAME, operation, {"repo": repo, "path": path})
-    item = request(
+    answer = request(
         session, "GET", f"/api/storage/{encoded}", source=source, headers=_headers(session)
     ).json()
-    if not isinstance(item, Mapping):
-        item = {}
+    item: Any = record_of(answer, session, source, "artifact", "path", "repo", "uri")
     where = f"{item.get('repo', repo)}{item.get('path', '/' + path.strip('/'))}"
     if "children" in item:
         children = [c for c in item.get("children") or [] if isinstance(c, Mapping)]
@@ -138,9 +138,10 @@ def _get_build_info(session: Session, operation: str, args: Mapping[str, Any]) -
         session, "GET", f"/api/build/{encoded}", source=source, query=_project_query(session),
         headers=_headers(session),
     ).json()  # fmt: skip
-    info = answer.get("buildInfo") if isinstance(answer, Mapping) else None
-    if not isinstance(info, Mapping):
-        info = {}
+    info = record_of(
+        answer.get("buildInfo") if isinstance(answer, Mapping) else None, session, source,
+        "build info", "name", "number", "started",
+    )  # fmt: skip
     vcs = [v for v in info.get("vcs") or [] if isinstance(v, Mapping)]
     modules = [m for m in info.get("modules") or [] if isinstance(m, Mapping)]
     artifacts = [

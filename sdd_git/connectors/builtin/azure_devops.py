@@ -37,6 +37,7 @@ from sdd_git.connectors.builtin.hostkit import (
     mapping,
     positive_int,
     record,
+    record_of,
     refuse_forbidden,
     said,
     segment,
@@ -170,8 +171,9 @@ def _comments(call: _Call, work_item: int) -> tuple[list[Mapping[str, Any]], boo
 
 def _get_work_item(call: _Call) -> Result:
     work_item = call.number("id")
-    item = call.send(f"/wit/workitems/{work_item}", call.source(id=work_item)).json()
-    fields = item.get("fields") if isinstance(item, Mapping) else None
+    answer = call.send(f"/wit/workitems/{work_item}", call.source(id=work_item)).json()
+    item: Any = record_of(answer, call.session, call.source(id=work_item), "work item", "id")
+    fields = item.get("fields")
     if not isinstance(fields, Mapping):
         raise Missing(f"{call.source(id=work_item)} on {call.session.name}", "it holds no fields")
     kind = fields.get("System.WorkItemType")
@@ -240,8 +242,7 @@ def _log(call: _Call, build_id: int, log_id: int, source: str) -> Answer:
 def _get_build(call: _Call) -> Result:
     build_id = call.number("build_id")
     build = call.send(f"/build/builds/{build_id}", call.source(build_id=build_id)).json()
-    if not isinstance(build, Mapping):
-        raise Missing(f"{call.source(build_id=build_id)} on {call.session.name}", "no build")
+    build = record_of(build, call.session, call.source(build_id=build_id), "build", "id")
     definition = mapping(build.get("definition"))
     web = mapping(mapping(build.get("_links")).get("web"))
     status, result = build.get("status"), build.get("result")

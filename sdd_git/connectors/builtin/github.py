@@ -41,6 +41,7 @@ from sdd_git.connectors.builtin.hostkit import (
     optional_text,
     positive_int,
     record,
+    record_of,
     refuse_forbidden,
     said,
     segment,
@@ -147,7 +148,10 @@ def _names(items: Any, key: str) -> list[str]:
 
 def _get_issue(call: _Call) -> Result:
     number = call.number("number")
-    issue = call.get(f"/issues/{number}", call.source(number=number))
+    source = call.source(number=number)
+    issue = record_of(
+        call.get(f"/issues/{number}", source), call.session, source, "issue", "number"
+    )
     labels = _names(issue.get("labels"), "name")
     assignees = [_login(a) for a in issue.get("assignees") or []]
     kind = "pull request" if issue.get("pull_request") else "issue"
@@ -199,7 +203,10 @@ def _list_issues(call: _Call) -> Result:
 
 def _get_pull_request(call: _Call) -> Result:
     number = call.number("number")
-    pull = call.get(f"/pulls/{number}", call.source(number=number))
+    source = call.source(number=number)
+    pull: Any = record_of(
+        call.get(f"/pulls/{number}", source), call.session, source, "pull request", "number"
+    )
     head = pull.get("head") if isinstance(pull.get("head"), Mapping) else {}
     base = pull.get("base") if isinstance(pull.get("base"), Mapping) else {}
     mergeable = pull.get("mergeable")
@@ -297,7 +304,7 @@ def _job_line(job: Mapping[str, Any]) -> str:
 def _get_workflow_run(call: _Call) -> Result:
     run_id = call.number("run_id")
     source = call.source(run_id=run_id)
-    run = call.get(f"/actions/runs/{run_id}", source)
+    run = record_of(call.get(f"/actions/runs/{run_id}", source), call.session, source, "run", "id")
     lines = [
         f"Actions run {run_id} of {call.repo}: {run.get('name')} #{run.get('run_number')} "
         f"(attempt {run.get('run_attempt', 1)}; {run.get('event')} on {run.get('head_branch')}, "
@@ -371,15 +378,42 @@ def _download(call: _Call, location: str, source: str) -> Answer:
     """The log at a redirect's Location, once. The token goes only to the API's own host."""
     api = urlsplit(call.session.base_url)
     target = urlsplit(location)
-    if not target.netloc:  # a relative Location
+    if not target.netloc and not target.scheme:  # a relative Location
         return request(call.session, "GET", location, source=source, headers=call.headers)
-    if target.netloc == api.netloc:
+    if (target.scheme, target.netloc) == (api.scheme, api.netloc):
         return request(call.session, "GET", location, source=source, headers=call.headers)
     if target.scheme != "https" and target.scheme != api.scheme:
         raise Unavailable(f"{call.session.name}: the log's download address is not https")
+    where = _reach(target.hostname or "")
+    if where != "public" and where != _reach(api.hostname or ""):
+        # A service sending sdd to this machine or its network (a cloud's metadata address,
+        # an internal server) would have it read what no role may, and hand it to the role.
+        # Only a GitHub Enterprise on that same kind of address may send it there.
+        raise Unavailable(
+            f"{call.session.name}: the log's download address is on this machine or its "
+            "private network; it was not followed"
+        )
     origin = urlunsplit((target.scheme, target.netloc, "", "", ""))
     unsigned = replace(call.session, base_url=origin, token=None)
     return request(unsigned, "GET", location, source=source, headers={"Accept": "text/plain"})
+
+
+def _reach(host: str) -> str:
+    """Where `host` is: this machine, the link (a cloud's metadata address), a private network,
+    another address that is not public, or public (any name, as far as sdd can tell unresolved)."""
+    import ipaddress
+
+    name = host.strip("[]").lower()
+    if name == "localhost" or name.endswith(".localhost"):
+        return "loopback"
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return "public"
+    for kind in ("loopback", "link_local", "private"):
+        if getattr(address, f"is_{kind}"):
+            return kind
+    return "public" if address.is_global else "reserved"
 
 
 def _get_job_log(call: _Call) -> Result:

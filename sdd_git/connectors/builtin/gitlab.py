@@ -27,6 +27,7 @@ from sdd_git.connectors.builtin.hostkit import (
     optional_text,
     positive_int,
     record,
+    record_of,
     refuse_forbidden,
     said,
     short_sha,
@@ -120,7 +121,8 @@ def _user(user: Any) -> str:
 
 def _get_issue(call: _Call) -> Result:
     iid = call.number("iid")
-    issue = call.get(f"/issues/{iid}", call.source(iid=iid))
+    source = call.source(iid=iid)
+    issue = record_of(call.get(f"/issues/{iid}", source), call.session, source, "issue", "iid")
     labels = [str(label) for label in issue.get("labels") or []]
     assignees = [_user(a) for a in issue.get("assignees") or []]
     description = issue.get("description") or ""
@@ -144,7 +146,10 @@ def _get_issue(call: _Call) -> Result:
 
 def _get_merge_request(call: _Call) -> Result:
     iid = call.number("iid")
-    merge = call.get(f"/merge_requests/{iid}", call.source(iid=iid))
+    source = call.source(iid=iid)
+    merge = record_of(
+        call.get(f"/merge_requests/{iid}", source), call.session, source, "merge request", "iid"
+    )
     pipeline = (
         merge.get("head_pipeline") if isinstance(merge.get("head_pipeline"), Mapping) else None
     )
@@ -237,7 +242,10 @@ def _trace(call: _Call, job_id: int) -> Answer:
 
 def _get_pipeline(call: _Call) -> Result:
     pipeline_id = call.number("pipeline_id")
-    pipeline = call.get(f"/pipelines/{pipeline_id}", call.source(pipeline_id=pipeline_id))
+    source = call.source(pipeline_id=pipeline_id)
+    pipeline = record_of(
+        call.get(f"/pipelines/{pipeline_id}", source), call.session, source, "pipeline", "id"
+    )
     status = pipeline.get("status")
     lines = [
         f"pipeline {pipeline_id} of {call.project}: {pipeline.get('source')} on "

@@ -23,6 +23,7 @@ from sdd_git.connectors.base import (
     FORBIDDEN,
     READ,
     ConnectorError,
+    Missing,
     NotSignedIn,
     Operation,
     Refused,
@@ -192,6 +193,18 @@ def listing(items: list[str], more: bool, empty: str) -> str:
 
 
 # -- shapes --------------------------------------------------------------------------------------
+
+
+def record_of(
+    value: Any, session: Session, source: str, what: str, *keys: str
+) -> Mapping[str, Any]:
+    """The answer as the record asked for: an object holding at least one of `keys` (fields
+    every such record has). Anything else (a list, `null`, an error said with a 200, an empty
+    object) is missing, never read as a record with nothing in it: no "issue #7: None", no
+    build "not finished" because the answer said nothing, no report of 0 failed."""
+    if isinstance(value, Mapping) and any(value.get(key) is not None for key in keys):
+        return value
+    raise Missing(f"{source} on {session.name}", f"the answer held no {what}")
 
 
 def mapping(value: Any) -> Mapping[str, Any]:

@@ -33,6 +33,7 @@ from sdd_git.connectors.builtin.hostkit import (
     items,
     positive_int,
     record,
+    record_of,
     refuse_forbidden,
     said,
     segments,
@@ -136,9 +137,8 @@ def _actions(build: Mapping[str, Any], kind: str) -> list[Mapping[str, Any]]:
 def _get_build(call: _Call) -> Result:
     number = call.build()
     source = call.source(number)
-    build = call.get(f"/{number}/api/json", source).json()
-    if not isinstance(build, Mapping):
-        raise Missing(f"{source} on {call.session.name}", "the answer held no build")
+    build = record_of(call.get(f"/{number}/api/json", source).json(), call.session, source,
+                      "build", "number")  # fmt: skip
     result = build.get("result")
     label = f"build {build.get('number', number)} of Jenkins job {call.job}"
     lines = [f"{label}: {build.get('fullDisplayName') or build.get('displayName') or ''}".rstrip()]
@@ -216,8 +216,8 @@ def _get_test_report(call: _Call) -> Result:
     report = call.get(
         f"/{number}/testReport/api/json", call.source(number), {"tree": REPORT_TREE}
     ).json()
-    if not isinstance(report, Mapping):
-        raise Missing(f"{call.source(number)} on {call.session.name}", "the answer held no report")
+    report = record_of(report, call.session, call.source(number), "test report",
+                       "failCount", "passCount", "skipCount", "childReports")  # fmt: skip
     parts = [report]
     for child in report.get("childReports") or []:  # a matrix or multi-module build
         if isinstance(child, Mapping) and isinstance(child.get("result"), Mapping):

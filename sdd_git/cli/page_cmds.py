@@ -1,0 +1,52 @@
+"""`sdd page`: her page in the browser, served on 127.0.0.1 (the [page] extra)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from sdd_git.cli.output import say
+
+
+@click.command("page")
+@click.option(
+    "--folder",
+    type=click.Path(file_okay=True),
+    help="Start with the folder chooser, at DIR: a new product, or code you already have.",
+)
+@click.option(
+    "--port", type=click.IntRange(1, 65535), help="Listen on this port (default: a free one)."
+)
+@click.option("--no-browser", is_flag=True, help="Print the URL; do not open a browser.")
+def page(folder: str | None, port: int | None, no_browser: bool) -> None:
+    """Open her page in the browser, for this sdd root (or the folder chooser with --folder)."""
+    from sdd_git.errors import UsageError
+    from sdd_git.sink import refuse_inside_run
+
+    refuse_inside_run()
+    try:
+        from sdd_git.page.serve import Served, serve
+    except ImportError as exc:
+        raise UsageError(
+            f"the page needs the [page] extra ({exc.name} is not installed)",
+            hint="pip install 'sdd-git[page]'",
+        ) from None
+    root = None
+    start = None
+    if folder is not None:
+        start = Path(folder).expanduser().resolve()
+    else:
+        from sdd_git.cli.output import current_root
+
+        root = current_root()
+
+    def announce(served: Served) -> None:
+        say("her page is served on 127.0.0.1 only; Ctrl-C stops it")
+        click.echo(served.url)
+        if not no_browser:
+            import webbrowser
+
+            webbrowser.open(served.url)
+
+    serve(root, port, start, announce)

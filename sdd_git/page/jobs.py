@@ -1,0 +1,68 @@
+"""Work the page starts in the background (a role run, an answer to a stop, `sdd work`), with its
+progress kept for the live view.
+
+A run can take minutes with a real model; the request that starts it returns at once (or as soon
+as the run is done, when that is quick) and the page follows the run over server-sent events.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+QUIET = ("message",)  # the prompts sent: in the run's log, not in her progress view
+Work = Callable[[Callable[[dict[str, Any]], None]], Any]
+
+
+@dataclass
+class Job:
+    id: str
+    title: str
+    change: str | None
+    lines: list[str] = field(default_factory=list)
+    outcome: Any = None
+    error: str | None = None
+    hint: str | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+    started: float = field(default_factory=time.monotonic)
+
+
+class Jobs:
+    """The jobs of one page server, in memory: a restart forgets them, never the run logs."""
+
+    def __init__(self) -> None:
+        self._jobs: dict[str, Job] = {}
+        self._lock = threading.Lock()
+
+    def start(self, title: str, change: str | None, work: Work) -> Job:
+        from sdd_git.errors import SddError
+        from sdd_git.runner.control import event_text
+
+        job = Job(secrets.token_hex(8), title, change)
+
+        def told(event: dict[str, Any]) -> None:
+            if event.get("event") not in QUIET:
+                job.lines.append(event_text(event))
+
+        def body() -> None:
+            try:
+                job.outcome = work(told)
+            except SddError as exc:
+                job.error, job.hint = exc.message, exc.hint
+            except Exception as exc:  # shown on the page: the server goes on serving her
+                job.error = f"{type(exc).__name__}: {exc}"
+            finally:
+                job.done.set()
+
+        with self._lock:
+            self._jobs[job.id] = job
+        threading.Thread(target=body, name=f"page-job-{job.id}", daemon=True).start()
+        return job
+
+    def get(self, job_id: str) -> Job | None:
+        with self._lock:
+            return self._jobs.get(job_id)

@@ -1,0 +1,329 @@
+"""The guard in front of her page: a plain ASGI middleware, so every rule is here in one place
+and reads without knowing a framework.
+
+A local server is reachable by more than her browser tab: by any web page she has open (through
+her browser, which carries her cookies), by a name that a DNS-rebinding attacker points at
+127.0.0.1, and by any process on the machine. So nothing reaches the page unless the request
+
+- came in on loopback, from loopback;
+- names the page by its loopback address and real port in Host (no rebinding name, no other
+  port, no missing Host);
+- carries the session cookie, which only the one-time token in the URL `sdd page` printed to her
+  terminal can get (the token is spent on first use, and the cookie is HttpOnly, SameSite=Strict);
+- when it changes something, comes from the page itself (Origin is the page's own origin, and the
+  browser does not say the request is cross-site);
+- is plain HTTP (websockets are refused: the page uses server-sent events).
+
+Every answer, the page's and the guard's, carries headers that keep the page out of frames, keep
+inline script from running and keep the page and its addresses out of caches and referrers.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import secrets
+import socket
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlencode
+
+from sdd_git.errors import UsageError
+from sdd_git.sink import refuse_inside_run as _refuse_inside_run_check
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+LOOPBACK_HOST = "127.0.0.1"
+TOKEN_PARAM = "token"
+COOKIE_PREFIX = "sdd_page"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+)
+SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
+    (b"x-frame-options", b"DENY"),
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"cache-control", b"no-store"),
+)
+_PATH_SAFE = "/:@!$&'()*+,;=-._~"
+_OVERRIDDEN = frozenset(name for name, _ in SECURITY_HEADERS)
+
+_NOT_SIGNED_IN = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Open the address sdd page printed</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body><main><h1>Open the address <code>sdd page</code> printed</h1>
+<p>{why}</p>
+<p>This page opens only from the address that <code>sdd page</code> printed in your terminal
+when it started. If that address was already used in another browser, stop
+<code>sdd page</code> (Ctrl-C) and start it again for a new one.</p></main></body></html>
+"""
+
+
+def new_token() -> str:
+    """The one-time token for the first URL: 256 random bits, URL-safe."""
+    return secrets.token_urlsafe(32)
+
+
+def cookie_name(port: int) -> str:
+    """Cookies are not kept apart by port: two pages on 127.0.0.1 (two sdd roots) would
+    overwrite each other's cookie if they shared a name, so the port is in it."""
+    return f"{COOKIE_PREFIX}_{port}"
+
+
+def refuse_inside_run() -> None:
+    """`sdd page` is the person's: a role's command (it carries SDD_RUN_ID) cannot start it."""
+    _refuse_inside_run_check()
+
+
+def bind_host() -> str:
+    """The only address the page listens on."""
+    return LOOPBACK_HOST
+
+
+def require_loopback(host: str) -> None:
+    """Refuse any bind address that is not loopback: the page is for this machine only."""
+    try:
+        loopback = ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise UsageError(
+            f"the page listens on loopback only, not on {host!r}",
+            hint=f"it binds {LOOPBACK_HOST}; open it on this machine",
+        )
+
+
+def loopback_socket(port: int = 0) -> socket.socket:
+    """A listening TCP socket on 127.0.0.1 (port 0: a free one), for uvicorn's `sockets=`.
+    Binding here, before the server starts, is what makes the port known to the guard and
+    makes the loopback-only bind a fact rather than a setting."""
+    host = bind_host()
+    require_loopback(host)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise UsageError(
+            f"cannot listen on {host}:{port} ({exc.strerror or exc})",
+            hint="choose another port with --port, or leave it out for a free one",
+        ) from exc
+    bound = sock.getsockname()[0]
+    require_loopback(bound)
+    return sock
+
+
+def allowed_hosts(port: int) -> frozenset[str]:
+    """The Host values that name the page: its loopback names with its real port."""
+    return frozenset({f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"})
+
+
+def _is_loopback_client(client: Any) -> bool:
+    if not client:
+        return False
+    try:
+        return ipaddress.ip_address(str(client[0])).is_loopback
+    except ValueError:
+        return False
+
+
+def _headers(scope: Scope) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for raw_name, raw_value in scope.get("headers", []):
+        name = raw_name.decode("latin-1").lower()
+        found.setdefault(name, []).append(raw_value.decode("latin-1"))
+    return found
+
+
+def _cookies(values: Iterable[str]) -> dict[str, list[str]]:
+    jar: dict[str, list[str]] = {}
+    for header in values:
+        for part in header.split(";"):
+            name, sep, value = part.strip().partition("=")
+            if sep:
+                jar.setdefault(name.strip(), []).append(value.strip())
+    return jar
+
+
+class PageGuard:
+    """ASGI middleware: `PageGuard(app, token, port)`. `port` is the port the server really
+    listens on, or a callable that answers it once known."""
+
+    def __init__(self, app: ASGIApp, token: str, port: int | Callable[[], int]) -> None:
+        if not token:
+            raise ValueError("PageGuard needs the one-time token")
+        self.app = app
+        self._token = token
+        self._token_spent = False
+        self._sessions: list[str] = []
+        self._port = port
+
+    def port(self) -> int:
+        return self._port() if callable(self._port) else self._port
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope.get("type")
+        if kind == "lifespan":
+            await self.app(scope, receive, send)
+            return
+        if kind == "websocket":
+            # Refused before the handshake: uvicorn answers 403 and nothing is upgraded.
+            await send({"type": "websocket.close", "code": 1008, "reason": "websockets refused"})
+            return
+        if kind != "http":
+            return
+        await self._http(scope, receive, send)
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = _headers(scope)
+        port = self.port()
+        if not _is_loopback_client(scope.get("client")):
+            await _plain(send, 403, "the page answers only requests from this machine")
+            return
+        hosts = headers.get("host", [])
+        if len(hosts) != 1 or not port or hosts[0].lower() not in allowed_hosts(port):
+            # Also what stops DNS rebinding: the attacker's name is in Host, never ours.
+            await _plain(
+                send,
+                421,
+                f"this page answers only at http://127.0.0.1:{port}/ (or localhost:{port});"
+                f" the request named {', '.join(hosts) or 'no host'}",
+            )
+            return
+        host = hosts[0].lower()
+        if headers.get("upgrade"):
+            # A server without a websocket library would hand an upgrade over as plain HTTP.
+            await _plain(send, 403, "websockets are refused; the page uses server-sent events")
+            return
+        method = str(scope.get("method", "GET")).upper()
+        fetch_site = [v.strip().lower() for v in headers.get("sec-fetch-site", [])]
+        if any(site not in ("same-origin", "none") for site in fetch_site):
+            # Cookies are not kept apart by port, so even a "same-site" page (another server on
+            # 127.0.0.1) would send hers along: only the page itself, or her own typing, pass.
+            await _plain(send, 403, "requests from other sites are refused")
+            return
+        if method not in SAFE_METHODS:
+            refused = self._foreign_origin(headers, host, fetch_site)
+            if refused:
+                await _plain(send, 403, refused)
+                return
+        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        name = cookie_name(port)
+        signed_in = self._has_session(headers, name)
+        if method == "GET" and any(key == TOKEN_PARAM for key, _ in query):
+            await self._exchange(scope, send, query, name, signed_in)
+            return
+        if not signed_in:
+            await _html(send, 401, "You are not signed in to this page in this browser.")
+            return
+        await self.app(scope, receive, _with_security_headers(send))
+
+    def _foreign_origin(
+        self, headers: dict[str, list[str]], host: str, fetch_site: list[str]
+    ) -> str:
+        """Why a request that changes something is refused, or "" when it comes from the page."""
+        origins = headers.get("origin", [])
+        if len(origins) != 1:
+            return "a request that changes something must say where it comes from (Origin)"
+        if origins[0].lower() != f"http://{host}":
+            return f"requests from {origins[0]} cannot change anything here"
+        if any(site != "same-origin" for site in fetch_site):
+            return "a request that changes something must come from the page itself"
+        return ""
+
+    def _has_session(self, headers: dict[str, list[str]], name: str) -> bool:
+        offered = _cookies(headers.get("cookie", [])).get(name, [])
+        return any(
+            hmac.compare_digest(value.encode(), session.encode())
+            for value in offered
+            for session in self._sessions
+        )
+
+    async def _exchange(
+        self,
+        scope: Scope,
+        send: Send,
+        query: list[tuple[str, str]],
+        name: str,
+        signed_in: bool,
+    ) -> None:
+        """The first URL: the token becomes the session cookie, once, and the address she sees
+        (and keeps in history) no longer carries it."""
+        offered = [value for key, value in query if key == TOKEN_PARAM]
+        rest = [(key, value) for key, value in query if key != TOKEN_PARAM]
+        matches = len(offered) == 1 and hmac.compare_digest(
+            offered[0].encode(), self._token.encode()
+        )
+        set_cookie: list[tuple[bytes, bytes]] = []
+        if not signed_in:
+            if not matches:
+                await _html(send, 403, "That address does not carry the right token.")
+                return
+            if self._token_spent:
+                await _html(send, 403, "That address was already used once.")
+                return
+            self._token_spent = True
+            session = secrets.token_urlsafe(32)
+            self._sessions.append(session)
+            cookie = f"{name}={session}; HttpOnly; SameSite=Strict; Path=/"
+            set_cookie.append((b"set-cookie", cookie.encode("latin-1")))
+        elif matches:
+            self._token_spent = True  # she is in already; the address is spent all the same
+        # Only ever a path on this page: "//elsewhere" would be read as another host.
+        path = "/" + quote(str(scope.get("path") or "/").lstrip("/\\"), safe=_PATH_SAFE)
+        location = path + (f"?{urlencode(rest)}" if rest else "")
+        await _respond(
+            send,
+            303,
+            b"text/plain; charset=utf-8",
+            b"",
+            [(b"location", location.encode("latin-1")), *set_cookie],
+        )
+
+
+def _with_security_headers(send: Send) -> Send:
+    async def wrapped(message: Message) -> None:
+        if message.get("type") == "http.response.start":
+            kept = [
+                (name, value)
+                for name, value in message.get("headers", [])
+                if bytes(name).lower() not in _OVERRIDDEN
+            ]
+            message = {**message, "headers": [*kept, *SECURITY_HEADERS]}
+        await send(message)
+
+    return wrapped
+
+
+async def _respond(
+    send: Send,
+    status: int,
+    content_type: bytes,
+    body: bytes,
+    extra: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    headers = [
+        (b"content-type", content_type),
+        (b"content-length", str(len(body)).encode()),
+        *(extra or []),
+        *SECURITY_HEADERS,
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _plain(send: Send, status: int, reason: str) -> None:
+    await _respond(send, status, b"text/plain; charset=utf-8", (reason + "\n").encode())
+
+
+async def _html(send: Send, status: int, why: str) -> None:
+    body = _NOT_SIGNED_IN.format(why=why).encode()
+    await _respond(send, status, b"text/html; charset=utf-8", body)

@@ -1,0 +1,51 @@
+"""Serve the page on 127.0.0.1 only, with a fresh one-time token, until Ctrl-C (or until the
+server is told to stop, for tests)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sdd_git.root import Root
+
+
+@dataclass(frozen=True)
+class Served:
+    url: str  # the first URL, with the one-time token
+    port: int
+
+
+def prepare(
+    root: Root | None, port: int | None, start_folder: Path | None
+) -> tuple[Any, Any, Served]:
+    """The bound socket, the uvicorn server and the first URL, before anything is served."""
+    import uvicorn
+
+    from sdd_git.page.app import create_app
+    from sdd_git.page.security import bind_host, loopback_socket, new_token, refuse_inside_run
+
+    refuse_inside_run()
+    token = new_token()
+    sock = loopback_socket(port or 0)  # bound before the URL is printed: the URL always answers
+    chosen = int(sock.getsockname()[1])
+    app = create_app(root, token, start_folder, lambda: chosen)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    server = uvicorn.Server(config)
+    return sock, server, Served(f"http://{bind_host()}:{chosen}/?token={token}", chosen)
+
+
+def serve(
+    root: Root | None,
+    port: int | None,
+    start_folder: Path | None,
+    announce: Callable[[Served], None],
+) -> None:
+    """Run the page until interrupted. `announce` is told the URL once the socket is bound."""
+    sock, server, served = prepare(root, port, start_folder)
+    announce(served)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()

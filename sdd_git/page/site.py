@@ -1,0 +1,79 @@
+"""What every view of the page shares: the sdd root in use, the jobs, the templates, and the
+log of her actions (`.sdd/local/page.jsonl`)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse
+
+from sdd_git.page.jobs import Jobs
+from sdd_git.root import Root
+
+TEMPLATES = Path(__file__).parent / "templates"
+PAGE_LOG = "page.jsonl"
+
+
+class Site:
+    """One page server's state. `root` is None until she has chosen a folder."""
+
+    def __init__(self, root: Root | None, start_folder: Path | None = None) -> None:
+        self.root = root
+        self.start_folder = start_folder
+        self.jobs = Jobs()
+        self.templates = Environment(
+            loader=FileSystemLoader(str(TEMPLATES)),
+            autoescape=select_autoescape(["html"]),
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+
+    def render(self, request: Request, name: str, status: int = 200, **values: Any) -> HTMLResponse:
+        values.setdefault("error", None)
+        values.setdefault("hint", None)
+        html = self.templates.get_template(name).render(request=request, root=self.root, **values)
+        return HTMLResponse(html, status_code=status)
+
+    def logged(self, action: str, **args: Any) -> None:
+        """Her action, as the page made it: one line in `.sdd/local/page.jsonl`."""
+        assert self.root is not None
+        line = {
+            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "action": action,
+            "args": args,
+            "origin": "page",
+        }
+        path = self.root.local / PAGE_LOG
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+            handle.flush()
+
+
+def site_of(request: Request) -> Site:
+    site = request.app.state.site
+    assert isinstance(site, Site)
+    return site
+
+
+def root_of(request: Request) -> Root:
+    root = site_of(request).root
+    if root is None:
+        from sdd_git.errors import UsageError
+
+        raise UsageError("no folder is chosen yet", hint="choose one on the first page")
+    return root
+
+
+def see_other(url: str) -> RedirectResponse:
+    return RedirectResponse(url, status_code=303)
+
+
+async def form_of(request: Request) -> dict[str, str]:
+    form = await request.form()
+    return {k: v for k, v in form.items() if isinstance(v, str)}

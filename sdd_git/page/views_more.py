@@ -1,0 +1,210 @@
+"""The rest of what she sees: each role's conversation (reply to one message, Stop now), its
+memory (which she corrects by forgetting an item), and the routines (test, pause, resume,
+history). Each action is the one core function of its person command."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from sdd_git.errors import SddError
+from sdd_git.page.site import form_of, root_of, see_other, site_of
+from sdd_git.root import Root
+
+SETTLE_SECONDS = 2.0
+
+
+async def roles_page(request: Request) -> Response:
+    from sdd_git.roles.registry import load_registry
+
+    site = site_of(request)
+    root = root_of(request)
+    registry = await run_in_threadpool(load_registry, root)
+    shown = [r for r in registry.roles if not r.hidden]
+    return site.render(request, "roles.html", roles=shown)
+
+
+def _role_view(request: Request, name: str, status: int = 200, **extra: Any) -> Response:
+    from sdd_git.roles.conversation import messages
+    from sdd_git.roles.registry import load_registry
+    from sdd_git.runner import conversation
+
+    site = site_of(request)
+    root = root_of(request)
+    role = load_registry(root).get(name)
+    if role is None:
+        return site.render(request, "missing.html", status=404, what=f"role {name}")
+    return site.render(
+        request,
+        "role.html",
+        status=status,
+        role=role,
+        messages=messages(root, name),
+        memory=conversation.memory(root, name),
+        **extra,
+    )
+
+
+async def role_page(request: Request) -> Response:
+    return await run_in_threadpool(_role_view, request, request.path_params["role"])
+
+
+async def role_reply(request: Request) -> Response:
+    """`sdd role run NAME --task "..." --reply-to MSG`, in the background."""
+    from sdd_git.runner.run import RunRequest, start
+
+    site = site_of(request)
+    root = root_of(request)
+    name = request.path_params["role"]
+    form = await form_of(request)
+    text, reply_to = form.get("task", ""), form.get("reply_to") or None
+    if not text.strip():
+        return await run_in_threadpool(
+            _role_view, request, name, 400, error="write your message first"
+        )
+    run = RunRequest(author=name, task=text, reply_to=reply_to)
+    job = site.jobs.start(
+        f"{name} reads your message", None, lambda told: start(root, run, on_event=told)
+    )
+    site.logged("role run", role=name, task=text, reply_to=reply_to, job=job.id)
+    await run_in_threadpool(job.done.wait, SETTLE_SECONDS)
+    return see_other(f"/jobs/{job.id}")
+
+
+async def role_stop_now(request: Request) -> Response:
+    """`sdd role stop NAME`: "Stop now"; what is done stays done."""
+    from sdd_git.runner.control import stop_now
+
+    site = site_of(request)
+    root = root_of(request)
+    name = request.path_params["role"]
+    try:
+        run_id = await run_in_threadpool(stop_now, root, name)
+    except SddError as exc:
+        return await run_in_threadpool(
+            _role_view, request, name, 400, error=exc.message, hint=exc.hint
+        )
+    site.logged("stop now", role=name, run=run_id)
+    return await run_in_threadpool(
+        _role_view, request, name, notice=f"Asked {run_id} to stop now. What is done stays done."
+    )
+
+
+async def role_forget(request: Request) -> Response:
+    """`sdd role memory NAME --forget N`: her correction of the role's memory."""
+    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.runner import conversation
+
+    site = site_of(request)
+    root = root_of(request)
+    name = request.path_params["role"]
+    form = await form_of(request)
+    try:
+        number = int(form.get("number", ""))
+        refuse_inside_run()
+        removed = await run_in_threadpool(conversation.forget, root, name, number)
+    except ValueError:
+        return await run_in_threadpool(_role_view, request, name, 400, error="choose an item")
+    except SddError as exc:
+        return await run_in_threadpool(
+            _role_view, request, name, 400, error=exc.message, hint=exc.hint
+        )
+    site.logged("memory forget", role=name, number=number)
+    return await run_in_threadpool(
+        _role_view, request, name, notice=f"{name} forgot: {removed['note']}"
+    )
+
+
+def _routines(root: Root) -> tuple[list[Any], list[Any]]:
+    from sdd_git.routines.manage import list_routines
+
+    return list_routines(root)
+
+
+async def routines_page(request: Request, **extra: Any) -> Response:
+    site = site_of(request)
+    root = root_of(request)
+    found, problems = await run_in_threadpool(_routines, root)
+    return site.render(request, "routines.html", routines=found, problems=problems, **extra)
+
+
+async def routine_pause(request: Request) -> Response:
+    """`sdd routine pause NAME` / `sdd routine resume NAME`."""
+    from sdd_git.routines.manage import set_paused
+
+    site = site_of(request)
+    root = root_of(request)
+    name = f"{request.path_params['role']}/{request.path_params['routine']}"
+    paused = request.url.path.endswith("/pause")
+    try:
+        await run_in_threadpool(set_paused, root, name, paused)
+    except SddError as exc:
+        return await routines_page(request, error=exc.message, hint=exc.hint)
+    site.logged("routine pause" if paused else "routine resume", routine=name)
+    return await routines_page(
+        request, notice=f"{name} is {'paused' if paused else 'running again'}."
+    )
+
+
+async def routine_test(request: Request) -> Response:
+    """`sdd routine test NAME`: a dry run; no consequential action runs."""
+    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.routines.fire import fire, synthetic_event
+    from sdd_git.routines.routine import find_routine
+
+    site = site_of(request)
+    root = root_of(request)
+    name = f"{request.path_params['role']}/{request.path_params['routine']}"
+
+    def rehearse(told: Any) -> Any:
+        refuse_inside_run()
+        found = find_routine(root, name)
+        event = synthetic_event(root, found)
+        if event is None:
+            from sdd_git.errors import UsageError
+
+            raise UsageError(
+                f"{found.role}/{found.name} needs a build result to test with, and none is "
+                "configured",
+                hint='set watch: {build_results: ["build/*.xml"]} in .sdd/config.yaml',
+            )
+        return fire(root, found, event, rehearsal=True, on_event=told)
+
+    job = site.jobs.start(f"Testing the routine {name}", None, rehearse)
+    site.logged("routine test", routine=name, job=job.id)
+    await run_in_threadpool(job.done.wait, SETTLE_SECONDS)
+    return see_other(f"/jobs/{job.id}")
+
+
+async def routine_history(request: Request) -> Response:
+    from sdd_git.routines.fire import runs_for
+    from sdd_git.routines.routine import find_routine
+
+    site = site_of(request)
+    root = root_of(request)
+    name = f"{request.path_params['role']}/{request.path_params['routine']}"
+
+    def history() -> tuple[Any, list[dict[str, Any]]]:
+        found = find_routine(root, name)
+        return found, runs_for(root, found)
+
+    routine, runs = await run_in_threadpool(history)
+    return site.render(request, "routine_history.html", routine=routine, runs=runs)
+
+
+ROUTES = [
+    Route("/roles", roles_page),
+    Route("/roles/{role}", role_page),
+    Route("/roles/{role}/reply", role_reply, methods=["POST"]),
+    Route("/roles/{role}/stop", role_stop_now, methods=["POST"]),
+    Route("/roles/{role}/forget", role_forget, methods=["POST"]),
+    Route("/routines", routines_page),
+    Route("/routines/{role}/{routine}/pause", routine_pause, methods=["POST"]),
+    Route("/routines/{role}/{routine}/resume", routine_pause, methods=["POST"]),
+    Route("/routines/{role}/{routine}/test", routine_test, methods=["POST"]),
+    Route("/routines/{role}/{routine}/history", routine_history),
+]

@@ -1,0 +1,238 @@
+"""Runs as she sees them: a run in progress (live over server-sent events), a stop in plain
+words with her choices, and the log of any run, readable."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from sdd_git.errors import SddError
+from sdd_git.page.jobs import Job
+from sdd_git.page.site import form_of, root_of, see_other, site_of
+
+SETTLE_SECONDS = 2.0
+POLL_SECONDS = 0.05
+CHOICES = {"allow_once": "Allow once", "always_allow": "Always allow", "deny": "Deny"}
+
+
+def outcome_of(job: Job) -> dict[str, Any]:
+    """What the job came to, in words, and where she goes next."""
+    if not job.done.is_set():
+        return {"done": False}
+    if job.error is not None:
+        back = f"/changes/{job.change}" if job.change else "/"
+        return {
+            "done": True,
+            "text": f"It could not go on: {job.error}",
+            "hint": job.hint,
+            "next": back,
+            "next_label": "Back to the change",
+            "failed": True,
+        }
+    made = job.outcome
+    stop = getattr(made, "stop", None)
+    text = str(getattr(made, "message", "") or "")
+    reply = getattr(made, "reply", None)
+    if reply:
+        text = f"{text} The role says: {reply}".strip()
+    if stop is not None and stop.kind in ("approval", "draft"):
+        return {
+            "done": True,
+            "text": f"It stops for you: {stop.action}",
+            "next": f"/stops/{stop.id}",
+            "next_label": "Read the stop and choose",
+            "run": getattr(made, "run_id", None),
+        }
+    if stop is not None:  # a reading or a plan: answered on the change's page
+        said = {"reading": "A short reading is drafted", "plan": "A short plan is drafted"}
+        return {
+            "done": True,
+            "text": f"{said.get(stop.kind, 'It waits for you')}: read it, "
+            "then accept or correct it, or leave it for now.",
+            "next": f"/changes/{stop.change or job.change}",
+            "next_label": f"Read the {stop.kind} and answer",
+            "run": getattr(made, "run_id", None),
+        }
+    if getattr(made, "nodes", None) is not None:  # the network, after `sdd work`
+        waiting = next((n for n in made.nodes if n.state == "stopped" and n.stop), None)
+        if waiting is not None:
+            return {
+                "done": True,
+                "text": f"{text} {waiting.id} ({waiting.owner}) stops for you.",
+                "next": f"/stops/{waiting.stop}",
+                "next_label": "Read the stop and choose",
+            }
+    back = f"/changes/{job.change}" if job.change else "/"
+    status = str(getattr(made, "status", ""))
+    return {
+        "done": True,
+        "text": text or "Done.",
+        "next": back,
+        "next_label": "Back to the change",
+        "run": getattr(made, "run_id", None),
+        "hint": getattr(made, "hint", None),
+        "failed": status in ("failed", "stalled", "no-spec", "interrupted"),
+    }
+
+
+async def job_page(request: Request) -> Response:
+    site = site_of(request)
+    job = site.jobs.get(request.path_params["job"])
+    if job is None:
+        return site.render(request, "missing.html", status=404, what="this piece of work")
+    return site.render(request, "job.html", job=job, outcome=outcome_of(job))
+
+
+async def job_events(request: Request) -> Response:
+    """Server-sent events: each new progress line, then the outcome; the stream ends there."""
+    site = site_of(request)
+    job = site.jobs.get(request.path_params["job"])
+    if job is None:
+        return Response("no such job", status_code=404)
+    start = int(request.query_params.get("from", "0") or 0)
+
+    async def stream() -> AsyncIterator[str]:
+        sent = start
+        while True:
+            while sent < len(job.lines):
+                yield f"event: line\ndata: {json.dumps(job.lines[sent])}\n\n"
+                sent += 1
+            if job.done.is_set() and sent >= len(job.lines):
+                yield f"event: outcome\ndata: {json.dumps(outcome_of(job))}\n\n"
+                return
+            if await request.is_disconnected():
+                return
+            await asyncio.sleep(POLL_SECONDS)
+
+    return StreamingResponse(
+        stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store"}
+    )
+
+
+def _stop_view(request: Request, stop_id: str, status: int = 200, **extra: Any) -> Response:
+    from sdd_git.runner import stops
+
+    site = site_of(request)
+    root = root_of(request)
+    try:
+        stop = stops.load(root, stop_id)
+    except SddError as exc:
+        return site.render(
+            request,
+            "missing.html",
+            status=404,
+            what=f"stop {stop_id}",
+            error=exc.message,
+            hint=exc.hint,
+        )
+    if stop.kind in ("reading", "plan"):
+        return see_other(f"/changes/{stop.change}")
+    args = dict(stop.args)
+    purpose = args.pop("purpose", None)
+    offered = [
+        (key, label)
+        for key, label in CHOICES.items()
+        if label.lower() in stop.choices or (key == "allow_once" and "allow" in stop.choices)
+    ]
+    if not offered:
+        offered = [("allow_once", "Allow once"), ("deny", "Deny")]
+    return site.render(
+        request,
+        "stop.html",
+        status=status,
+        stop=stop,
+        args=args,
+        purpose=purpose,
+        offered=offered,
+        **extra,
+    )
+
+
+async def stop_page(request: Request) -> Response:
+    return await run_in_threadpool(_stop_view, request, request.path_params["stop"])
+
+
+async def stop_answer(request: Request) -> Response:
+    """`sdd allow STOP [--always]` / `sdd deny STOP`, run in the background like the run itself."""
+    from sdd_git.runner import stops
+    from sdd_git.runner.run import answer
+
+    site = site_of(request)
+    root = root_of(request)
+    stop_id = request.path_params["stop"]
+    form = await form_of(request)
+    choice = form.get("choice", "")
+    if choice == "later":
+        return see_other("/")
+    if choice not in CHOICES:
+        return await run_in_threadpool(
+            _stop_view,
+            request,
+            stop_id,
+            400,
+            error="choose Allow once, Always allow, Deny or Later",
+        )
+    try:
+        shown = await run_in_threadpool(stops.load, root, stop_id)
+    except SddError as exc:
+        return site.render(
+            request,
+            "missing.html",
+            status=404,
+            what=f"stop {stop_id}",
+            error=exc.message,
+            hint=exc.hint,
+        )
+    job = site.jobs.start(
+        f"{shown.role} goes on after your answer",
+        shown.change,
+        lambda told: answer(root, stop_id, choice, on_event=told, origin="page"),
+    )
+    site.logged(CHOICES[choice].lower(), stop=stop_id, run=shown.run, job=job.id)
+    await run_in_threadpool(job.done.wait, SETTLE_SECONDS)
+    return see_other(f"/jobs/{job.id}")
+
+
+async def runs_page(request: Request) -> Response:
+    from sdd_git.runner.history import runs
+
+    site = site_of(request)
+    root = root_of(request)
+    found = await run_in_threadpool(runs, root)
+    found.sort(key=lambda r: r.started, reverse=True)
+    return site.render(request, "runs.html", runs=found)
+
+
+async def run_log_page(request: Request) -> Response:
+    from sdd_git.runner.control import event_text
+    from sdd_git.runner.runlog import log_path, read_events
+
+    site = site_of(request)
+    root = root_of(request)
+    run_id = request.path_params["run"]
+    try:
+        path = log_path(root, run_id)
+    except SddError:
+        path = None
+    if path is None or not path.is_file():
+        return site.render(request, "missing.html", status=404, what=f"run {run_id}")
+    events = await run_in_threadpool(read_events, path)
+    lines = [{"ts": e.get("ts"), "event": e.get("event"), "text": event_text(e)} for e in events]
+    return site.render(request, "runlog.html", run=run_id, lines=lines)
+
+
+ROUTES = [
+    Route("/jobs/{job}", job_page),
+    Route("/jobs/{job}/events", job_events),
+    Route("/stops/{stop}", stop_page),
+    Route("/stops/{stop}", stop_answer, methods=["POST"]),
+    Route("/runs", runs_page),
+    Route("/runs/{run}", run_log_page),
+]

@@ -1,0 +1,403 @@
+"""Her whole journey in a real browser: Chromium from the system packages, driven by Selenium,
+against `sdd page` served by uvicorn on a free loopback port, on the scripted provider (the
+demo's recorded replies). Each step saves a screenshot to docs/page/; the page's first paint and
+a stop's round trip are measured in the browser and written to docs/page/timings.json (the README
+reports them; nothing here asserts a time)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sdd_git.demo import SCRIPTS, WORDS, WORDS_2
+
+webdriver = pytest.importorskip("selenium.webdriver")
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+
+from selenium.common.exceptions import TimeoutException  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
+from selenium.webdriver.support import expected_conditions as seen  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "page"
+DEADLINE = 20  # seconds a step may take before the test fails (a deadline, not a measurement)
+
+pytestmark = pytest.mark.skipif(
+    not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
+    reason="needs the system's chromium and chromium-driver (apt-get install chromium "
+    "chromium-driver)",
+)
+
+
+@pytest.fixture
+def replies(tmp_path: Path) -> Path:
+    """The scripted provider's file; each step copies the demo's recorded replies into it."""
+    return tmp_path / "replies.yaml"
+
+
+@pytest.fixture
+def page_url(tmp_path: Path, replies: Path) -> Iterator[str]:
+    """`sdd page --folder DIR --no-browser` in its own process, stopped by its pid at the end."""
+    env = {**os.environ, "SDD_PROVIDER": f"script:{replies}", "PYTHONUNBUFFERED": "1"}
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sdd_git",
+            "page",
+            "--folder",
+            str(tmp_path / "expenses"),
+            "--no-browser",
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), server.stderr.read() if server.stderr else url
+        yield url
+    finally:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+@pytest.fixture
+def browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[WebDriver]:
+    monkeypatch.setenv("SE_OFFLINE", "true")  # Selenium Manager never downloads a browser
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        "--window-size=1000,1400",
+        "--no-first-run",
+        "--disable-extensions",
+    ):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+class Walk:
+    """One browser, one journey: small verbs for her steps, a screenshot per step."""
+
+    def __init__(self, driver: WebDriver, replies: Path) -> None:
+        self.driver = driver
+        self.replies = replies
+        self.step = 0
+        self.paints: list[dict[str, Any]] = []
+        self.round_trips: list[dict[str, Any]] = []
+        DOCS.mkdir(parents=True, exist_ok=True)
+
+    def wait_for(self, element_id: str) -> Any:
+        try:
+            return WebDriverWait(self.driver, DEADLINE).until(
+                seen.presence_of_element_located((By.ID, element_id))
+            )
+        except TimeoutException:
+            # What the page showed instead, so a failure says why.
+            source = self.driver.page_source[:3000]
+            where = self.driver.current_url
+            raise AssertionError(f"no #{element_id} on {where}:\n{source}") from None
+
+    def text(self, element_id: str) -> str:
+        return str(self.wait_for(element_id).text)
+
+    def click(self, element_id: str) -> None:
+        self.wait_for(element_id).click()
+
+    def type(self, element_id: str, text: str) -> None:
+        field = self.wait_for(element_id)
+        field.clear()
+        field.send_keys(text)
+
+    def shot(self, name: str) -> None:
+        self.step += 1
+        self.driver.save_screenshot(str(DOCS / f"{self.step:02d}-{name}.png"))
+
+    def recorded(self, script: str) -> None:
+        shutil.copyfile(SCRIPTS / script, self.replies)
+
+    def first_paint(self) -> None:
+        """Wait (with a deadline) until the browser has reported the page's first paint. Headless
+        Chromium does not report one for every navigation; then the figure stays null."""
+        with contextlib.suppress(TimeoutException):
+            WebDriverWait(self.driver, 3).until(
+                lambda d: d.execute_script(
+                    "return performance.getEntriesByType('paint')"
+                    ".some(e => e.name === 'first-contentful-paint');"
+                )
+            )
+
+    def paint(self, what: str) -> None:
+        """The current page's first contentful paint and load, from the browser's own timing."""
+        self.first_paint()
+        timing = self.driver.execute_script(
+            "const nav = performance.getEntriesByType('navigation')[0];"
+            "const fcp = performance.getEntriesByType('paint')"
+            "  .find(e => e.name === 'first-contentful-paint');"
+            "return {fcp: fcp ? fcp.startTime : null, response_end: nav.responseEnd,"
+            "        dom_content_loaded: nav.domContentLoadedEventEnd, load: nav.loadEventEnd};"
+        )
+        self.paints.append({"page": what, **timing})
+
+    def follow_job(self) -> str:
+        """On a job's page: wait for what came of it; return where it leads."""
+        WebDriverWait(self.driver, DEADLINE).until(
+            seen.presence_of_element_located((By.ID, "outcome-text"))
+        )
+        return str(self.wait_for("next").get_attribute("href"))
+
+    def answer_stop(self, choice: str, what: str) -> None:
+        """Click a stop's choice; measure from the click to the page showing the outcome."""
+        before = self.driver.execute_script("return performance.timeOrigin + performance.now();")
+        self.click(f"choice-{choice}")
+        WebDriverWait(self.driver, DEADLINE).until(
+            seen.presence_of_element_located((By.ID, "outcome-text"))
+        )
+        self.first_paint()
+        timing = self.driver.execute_script(
+            "const nav = performance.getEntriesByType('navigation')[0];"
+            "const fcp = performance.getEntriesByType('paint')"
+            "  .find(e => e.name === 'first-contentful-paint');"
+            "return {origin: performance.timeOrigin,"
+            "        fcp: fcp ? fcp.startTime : null, response_end: nav.responseEnd,"
+            "        dom_content_loaded: nav.domContentLoadedEventEnd};"
+        )
+        self.round_trips.append(
+            {
+                "stop": what,
+                # From her click (taken in the old page) to the new page's first paint.
+                "click_to_outcome_paint_ms": (
+                    timing["origin"] + timing["fcp"] - before if timing["fcp"] is not None else None
+                ),
+                # The same, measured inside the new page alone: navigation start -> first paint.
+                "navigation_to_outcome_paint_ms": timing["fcp"],
+                "navigation_to_response_end_ms": timing["response_end"],
+            }
+        )
+
+
+def test_her_whole_journey_in_a_real_browser(
+    browser: WebDriver, page_url: str, replies: Path, tmp_path: Path
+) -> None:
+    walk = Walk(browser, replies)
+    folder = tmp_path / "expenses"
+
+    # A new product folder, from the folder chooser.
+    browser.get(page_url)
+    assert walk.text("folder-form")
+    walk.paint("folder chooser")
+    assert browser.find_element(By.ID, "folder").get_attribute("value") == str(folder)
+    walk.click("kind-new")
+    walk.type("product", "Expenses")
+    walk.shot("folder-chooser")
+    walk.click("choose-folder")
+    walk.wait_for("words-form")
+    walk.paint("home")
+    assert (folder / ".sdd" / "config.yaml").is_file()
+
+    # Her sentence.
+    walk.type("words", WORDS)
+    walk.shot("her-words")
+    walk.click("start-change")
+    assert walk.text("her-words") == f"“{WORDS}”"
+    walk.paint("change")
+
+    # The reading: the spec-steward drafts it, live; she accepts it.
+    walk.recorded("spec-steward.yaml")
+    walk.click("ask-reading")
+    browser.get(walk.follow_job())
+    assert "Search expenses by month and merchant" in walk.text("reading")
+    assert walk.text("reading-state") == "draft"
+    walk.shot("reading")
+    walk.click("accept-reading")
+    assert "You accepted the reading" in walk.text("notice")
+    assert walk.text("reading-state") == "accepted"
+    walk.shot("reading-accepted")
+
+    # The builder, checked by the qa-author: the draft stop, then the file, then the commit.
+    walk.recorded("builder.yaml")
+    browser.find_element(By.CSS_SELECTOR, "#work-h ~ details summary").click()
+    Select(walk.wait_for("role-name")).select_by_value("builder")
+    Select(walk.wait_for("critic")).select_by_value("qa-author")
+    walk.type("task", "Implement SPEC-0001#S1 and commit it.")
+    walk.click("ask-role")
+    browser.get(walk.follow_job())
+    assert "qa-author" in walk.text("stop-action")
+    walk.shot("draft-stop")
+    walk.answer_stop("allow_once", "the builder's draft")
+    browser.get(walk.follow_job())
+    assert "def search(expenses, month, merchant)" in walk.text("stop-content")
+    assert walk.text("stop-sandbox")
+    walk.shot("builder-stop")
+    walk.answer_stop("allow_once", "a file write")
+    walk.shot("allowed-once")
+    assert (folder / "src" / "expenses" / "search.py").is_file()
+    browser.get(walk.follow_job())
+    assert "Commit src/expenses/search.py" in walk.text("stop-action")
+    walk.answer_stop("allow_once", "a commit")
+    assert "committed as you allowed" in walk.text("outcome-text")
+    browser.get(walk.follow_job())
+
+    # A scenario: written, accepted, tried, and its result recorded in her words.
+    browser.find_element(By.CSS_SELECTOR, "#scen-h ~ details summary").click()
+    walk.type("sc-title", "Find last month's hotel charge")
+    walk.type("sc-steps", 'Open the expense list, choose last month, search "hotel".')
+    walk.type("sc-expected", "The hotel charge is listed.")
+    walk.click("add-scenario")
+    walk.click("accept-SC-1")
+    assert "as required" in walk.text("notice")
+    walk.click("try-SC-1")
+    assert 'search "hotel"' in walk.text("steps")
+    walk.paint("try a scenario")
+    walk.click("result-pass")
+    walk.type("result-words", "The March hotel charge showed up first.")
+    walk.shot("scenario-try")
+    walk.click("record-result")
+    assert "pass" in walk.text("notice")
+    walk.shot("result-recorded")
+
+    # The release, with notes in her words.
+    walk.click("choose-release")
+    assert "Nothing was pushed or deployed" in walk.text("notice")
+    assert f"> {WORDS}" in walk.text("notes-R-0001")
+    walk.shot("release")
+
+    # The second journey: two modules, no connection -> a plan she accepts before anyone writes.
+    for args in (
+        ("module", "money"),
+        ("service", "expenses", "--module", "money", "--owner", "builder"),
+        ("module", "billing"),
+        ("service", "invoices", "--module", "billing", "--owner", "qa-author"),
+    ):  # her parts, named once (`sdd scope add`, a person command the page does not offer yet)
+        subprocess.run(
+            [sys.executable, "-m", "sdd_git", "scope", "add", *args],
+            cwd=folder,
+            check=True,
+            capture_output=True,
+        )
+    browser.get(page_url.split("?")[0])
+    walk.type("words", WORDS_2)
+    walk.click("start-change")
+    walk.type(
+        "correction",
+        "Billing shows reimbursements.\n\n- C1: A reimbursed expense shows on "
+        "its invoice, with the date.",
+    )
+    walk.click("correct-reading")
+    walk.click("accept-reading")
+    walk.recorded("network.yaml")
+    walk.click("work")
+    browser.get(walk.follow_job())
+    assert "Nobody writes until you accept it" in walk.text("plan-state")
+    assert not (folder / "src" / "reimbursed.py").exists()
+    walk.shot("plan")
+    walk.click("accept-plan")
+    assert "You accepted the plan" in walk.text("notice")
+    walk.click("work")
+    browser.get(walk.follow_job())
+    assert "src/reimbursed.py" in walk.text("stop-action")
+    walk.shot("network-stop")
+    walk.answer_stop("allow_once", "a network node's file write")
+    browser.get(walk.follow_job())
+    walk.click("work")
+    browser.get(walk.follow_job())
+    assert "SC-1" in walk.text("scenarios")
+
+    # A failing required scenario blocks the release until she accepts the failure.
+    walk.click("accept-SC-1")
+    walk.click("try-SC-1")
+    walk.click("result-fail")
+    walk.type("result-words", "The March taxi line does not say reimbursed yet.")
+    walk.click("record-result")
+    assert "failed and its failure is not accepted" in walk.text("release-blocked")
+    walk.click("choose-release")
+    assert "SC-1" in walk.text("error")
+    assert not (folder / "memory" / "releases" / "R-0002.md").exists()
+    walk.shot("release-blocked")
+    walk.type("failure-words-SC-1", "Billing shows it next month; release the rest now.")
+    walk.click("accept-failure-SC-1")
+    assert "The reading stays the same" in walk.text("notice")
+    walk.click("choose-release")
+    assert f"> {WORDS_2}" in walk.text("notes-R-0002")
+    walk.shot("release-after-failure-accepted")
+
+    # Every change she made is logged as the page's.
+    logged = [
+        json.loads(line)
+        for line in (folder / ".sdd" / "local" / "page.jsonl").read_text().splitlines()
+    ]
+    assert {entry["origin"] for entry in logged} == {"page"}
+    assert {
+        "change new",
+        "accept reading",
+        "allow once",
+        "accept plan",
+        "qa record",
+        "accept failure",
+        "release generate",
+    } <= {entry["action"] for entry in logged}
+    decisions = [
+        json.loads(line)
+        for log in (folder / ".sdd" / "role-runs").glob("*.jsonl")
+        for line in log.read_text().splitlines()
+        if '"event": "decision"' in line
+    ]
+    assert decisions and all(d.get("origin") == "page" for d in decisions)
+
+    fcps = [p["fcp"] for p in walk.paints if p["fcp"] is not None]
+    trips = [
+        t["click_to_outcome_paint_ms"]
+        for t in walk.round_trips
+        if t["click_to_outcome_paint_ms"] is not None
+    ]
+    (DOCS / "timings.json").write_text(
+        json.dumps(
+            {
+                "goals_ms": {"first_contentful_paint": 300, "stop_round_trip": 100},
+                "first_contentful_paint_ms": {
+                    "median": statistics.median(fcps) if fcps else None,
+                    "max": max(fcps) if fcps else None,
+                    "pages": walk.paints,
+                },
+                "stop_round_trip_ms": {
+                    "median": statistics.median(trips) if trips else None,
+                    "max": max(trips) if trips else None,
+                    "stops": walk.round_trips,
+                },
+                "how": "headless Chromium (system package), Selenium, 127.0.0.1, scripted provider",
+            },
+            indent=2,
+        )
+        + "\n"
+    )

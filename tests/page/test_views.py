@@ -1,0 +1,514 @@
+"""Each view and action of her page over HTTP (Starlette's TestClient, in-process), on the
+scripted provider. The guard's own rules are tested in test_safety.py; here the page is served
+unguarded (build_app), except where a test says it checks the guarded app."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("jinja2")
+
+from starlette.testclient import TestClient
+
+from sdd_git.demo import SCRIPTS, WORDS
+from sdd_git.page.app import build_app, create_app
+from sdd_git.records import acceptance, changes
+from sdd_git.root import Root
+
+READING = (  # the demo's reading: its recorded critique cites C1 and C2
+    "Search expenses by month and merchant, from the expense list.\n\n"
+    '- C1: Searching "hotel" for last month lists the charge.\n'
+    "- C2: A month with no match says that no charge was found."
+)
+
+
+@pytest.fixture
+def page(root: Root) -> TestClient:
+    return TestClient(build_app(root))
+
+
+def notice(response: Any) -> str:
+    found = re.search(r'id="notice"><p>(.*?)</p>', response.text, re.S)
+    return found.group(1) if found else ""
+
+
+def next_link(response: Any) -> str:
+    found = re.search(r'href="([^"]*)" id="next"', response.text)
+    assert found, response.text
+    return found.group(1)
+
+
+def page_log(root: Root) -> list[dict[str, Any]]:
+    path = root.local / "page.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def run_events(root: Root, event: str) -> list[dict[str, Any]]:
+    return [
+        json.loads(line)
+        for log in (root.sdd / "role-runs").glob("*.jsonl")
+        for line in log.read_text().splitlines()
+        if json.loads(line).get("event") == event
+    ]
+
+
+def accepted_change(root: Root) -> str:
+    pack = changes.create(root, WORDS)
+    acceptance.correct_reading(root, pack.id, READING)
+    acceptance.accept_reading(root, pack.id)
+    return pack.id
+
+
+def builder_stopped(page: TestClient, root: Root, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A builder run (checked by the qa-author) up to its file-write stop; returns that stop."""
+    monkeypatch.setenv("SDD_PROVIDER", f"script:{SCRIPTS / 'builder.yaml'}")
+    change = accepted_change(root)
+    made = page.post(
+        f"/changes/{change}/run",
+        data={"role": "builder", "critic": "qa-author", "task": "Implement SPEC-0001#S1."},
+    )
+    draft_stop = next_link(made)
+    assert draft_stop.startswith("/stops/"), made.text
+    after = page.post(draft_stop, data={"choice": "allow_once"})
+    return next_link(after)
+
+
+# The folder chooser ------------------------------------------------------------------------
+
+
+def test_without_a_folder_the_page_starts_at_the_folder_chooser(tmp_path: Path) -> None:
+    page = TestClient(build_app(None, tmp_path / "new"))
+    shown = page.get("/")
+    assert shown.url.path == "/folder"
+    assert str(tmp_path / "new") in shown.text
+    assert '<label for="folder">' in shown.text
+
+
+def test_choosing_a_new_product_folder_runs_init_there(tmp_path: Path) -> None:
+    page = TestClient(build_app(None, tmp_path))
+    shown = page.post(
+        "/folder", data={"folder": str(tmp_path / "expenses"), "kind": "new", "product": "Expenses"}
+    )
+    assert shown.url.path == "/"
+    assert (tmp_path / "expenses" / ".sdd" / "config.yaml").is_file()
+    assert (tmp_path / "expenses" / ".git").is_dir()
+    assert "Expenses" not in ("",)
+    logged = page_log(Root(tmp_path / "expenses"))
+    assert logged[-1]["action"] == "init" and logged[-1]["origin"] == "page"
+
+
+def test_a_new_product_needs_an_empty_folder(tmp_path: Path) -> None:
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "notes.txt").write_text("mine\n")
+    page = TestClient(build_app(None, tmp_path))
+    shown = page.post("/folder", data={"folder": str(tmp_path / "full"), "kind": "new"})
+    assert shown.status_code == 400
+    assert "is not empty" in shown.text
+    assert not (tmp_path / "full" / ".sdd").exists()
+
+
+def test_existing_code_is_made_an_sdd_root_and_keeps_its_files(tmp_path: Path) -> None:
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "app.py").write_text("print('hi')\n")
+    page = TestClient(build_app(None, tmp_path))
+    page.post("/folder", data={"folder": str(code), "kind": "existing"})
+    assert (code / ".sdd" / "config.yaml").is_file()
+    assert (code / "app.py").read_text() == "print('hi')\n"
+
+
+# Her words and the reading ------------------------------------------------------------------
+
+
+def test_her_words_start_a_change_and_stay_verbatim(page: TestClient, root: Root) -> None:
+    shown = page.post("/changes", data={"words": WORDS})
+    assert shown.url.path == "/changes/CH-0001"
+    assert changes.load(root, "CH-0001").words == WORDS
+    assert page_log(root)[-1] == {
+        **page_log(root)[-1],
+        "action": "change new",
+        "args": {"words": WORDS, "change": "CH-0001"},
+        "origin": "page",
+    }
+
+
+def test_empty_words_start_nothing(page: TestClient, root: Root) -> None:
+    shown = page.post("/changes", data={"words": "  "})
+    assert shown.status_code == 400
+    assert 'role="alert"' in shown.text
+    assert changes.list_all(root) == []
+    assert page_log(root) == []
+
+
+def test_a_bug_keeps_what_happened_and_what_she_expected(page: TestClient, root: Root) -> None:
+    page.post(
+        "/changes",
+        data={"words": "Search broke", "bug": "yes", "happened": "blank", "expected": "a list"},
+    )
+    shown = page.get("/changes/CH-0001")
+    assert "What happened" in shown.text and "blank" in shown.text and "a list" in shown.text
+
+
+def test_the_spec_steward_drafts_the_reading_and_she_accepts_it(
+    page: TestClient, root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SDD_PROVIDER", f"script:{SCRIPTS / 'spec-steward.yaml'}")
+    page.post("/changes", data={"words": WORDS})
+    job = page.post("/changes/CH-0001/work")
+    assert job.url.path.startswith("/jobs/")
+    assert "A short reading is drafted" in job.text
+    assert next_link(job) == "/changes/CH-0001"
+    shown = page.get("/changes/CH-0001")
+    assert "Search expenses by month and merchant" in shown.text
+    assert 'id="accept-reading"' in shown.text
+    accepted = page.post("/changes/CH-0001/reading", data={"choice": "accept"})
+    assert "You accepted the reading" in notice(accepted)
+    assert 'id="reading-state">accepted' in accepted.text
+
+
+def test_her_correction_replaces_the_draft_unaccepted(page: TestClient, root: Root) -> None:
+    page.post("/changes", data={"words": WORDS})
+    shown = page.post("/changes/CH-0001/reading", data={"choice": "correct", "words": READING})
+    assert "not accepted until you accept it" in notice(shown)
+    assert 'id="reading-state">draft' in shown.text
+    assert [e["action"] for e in page_log(root)][-1] == "correct reading"
+
+
+def test_not_yet_changes_nothing(page: TestClient, root: Root) -> None:
+    page.post("/changes", data={"words": WORDS})
+    page.post("/changes/CH-0001/reading", data={"choice": "correct", "words": READING})
+    before = (root.memory / "decisions.yaml").read_bytes() if root.decisions.exists() else b""
+    shown = page.post("/changes/CH-0001/reading", data={"choice": "not yet"})
+    assert "the draft stays a draft" in notice(shown)
+    after = (root.memory / "decisions.yaml").read_bytes() if root.decisions.exists() else b""
+    assert before == after
+
+
+def test_next_stage_says_which_gate_holds_it(page: TestClient, root: Root) -> None:
+    page.post("/changes", data={"words": WORDS})
+    shown = page.post("/changes/CH-0001/next")
+    assert shown.status_code == 400
+    assert "accept the reading first" in shown.text
+    assert changes.load(root, "CH-0001").stage == "reading"
+
+
+# Stops -------------------------------------------------------------------------------------
+
+
+def test_a_stop_shows_the_action_the_sandbox_and_the_file_in_full(
+    page: TestClient, root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stop = builder_stopped(page, root, monkeypatch)
+    shown = page.get(stop)
+    assert "def search(expenses, month, merchant):" in shown.text
+    assert 'id="stop-sandbox"' in shown.text
+    for choice in ("allow_once", "always_allow", "deny", "later"):
+        assert f'id="choice-{choice}"' in shown.text
+
+
+def test_allow_once_runs_that_action_only_and_logs_the_page(
+    page: TestClient, root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stop = builder_stopped(page, root, monkeypatch)
+    job = page.post(stop, data={"choice": "allow_once"})
+    assert (root.path / "src" / "expenses" / "search.py").is_file()
+    assert "Commit src/expenses/search.py" in job.text  # the commit is its own stop
+    decisions = run_events(root, "decision")
+    assert decisions and all(d["origin"] == "page" for d in decisions)
+    assert [e["action"] for e in page_log(root)].count("allow once") == 2
+
+
+def test_deny_applies_nothing(
+    page: TestClient, root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stop = builder_stopped(page, root, monkeypatch)
+    page.post(stop, data={"choice": "deny"})
+    assert not (root.path / "src" / "expenses" / "search.py").exists()
+    assert run_events(root, "decision")[-1]["choice"] == "deny"
+
+
+def test_later_leaves_the_stop_waiting(
+    page: TestClient, root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stop = builder_stopped(page, root, monkeypatch)
+    shown = page.post(stop, data={"choice": "later"})
+    assert shown.url.path == "/"
+    assert stop in shown.text  # listed under "Waiting for you"
+    assert page.get(stop).status_code == 200
+
+
+def test_an_answered_stop_is_gone(
+    page: TestClient, root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stop = builder_stopped(page, root, monkeypatch)
+    page.post(stop, data={"choice": "deny"})
+    assert page.get(stop).status_code == 404
+    assert page.post(stop, data={"choice": "allow_once"}).status_code == 404
+
+
+# Scenarios, results, failures, the release -------------------------------------------------
+
+
+def test_a_scenario_is_written_accepted_tried_and_its_result_recorded(
+    page: TestClient, root: Root
+) -> None:
+    change = accepted_change(root)
+    page.post(
+        f"/changes/{change}/scenarios",
+        data={"title": "Find it", "steps": "Open the list\nSearch hotel", "expected": "Listed."},
+    )
+    accepted = page.post(f"/changes/{change}/scenarios/SC-1/accept")
+    assert "as required" in notice(accepted)
+    tried = page.get(f"/changes/{change}/scenarios/SC-1")
+    assert "<li>Open the list</li>" in tried.text and "<li>Search hotel</li>" in tried.text
+    recorded = page.post(
+        f"/changes/{change}/scenarios/SC-1/result",
+        data={"result": "pass", "words": "It was there."},
+    )
+    assert "pass" in notice(recorded)
+    assert "It was there." in (root.change_dir(change) / "qa.yaml").read_text()
+
+
+def test_a_failing_required_scenario_blocks_the_release_until_she_accepts_it(
+    page: TestClient, root: Root
+) -> None:
+    change = accepted_change(root)
+    acceptance.add_scenario(root, change, "Find it", "Search hotel", "Listed.")
+    page.post(f"/changes/{change}/scenarios/SC-1/accept")
+    page.post(f"/changes/{change}/scenarios/SC-1/result", data={"result": "fail", "words": "No."})
+    blocked = page.post(f"/changes/{change}/release")
+    assert blocked.status_code == 400
+    assert "SC-1" in blocked.text
+    assert not list(root.releases.glob("R-*.md"))
+    page.post(f"/changes/{change}/scenarios/SC-1/failure", data={"words": "Ship it anyway."})
+    released = page.post(f"/changes/{change}/release")
+    assert "Nothing was pushed or deployed" in notice(released)
+    notes = (root.releases / "R-0001.md").read_text()
+    assert f"> {WORDS}" in notes
+
+
+def test_a_result_needs_pass_or_fail(page: TestClient, root: Root) -> None:
+    change = accepted_change(root)
+    acceptance.add_scenario(root, change, "Find it", "Search hotel", "Listed.")
+    shown = page.post(f"/changes/{change}/scenarios/SC-1/result", data={"words": "hm"})
+    assert shown.status_code == 400
+    assert not (root.change_dir(change) / "qa.yaml").exists()
+
+
+# Runs: live progress and the log -----------------------------------------------------------
+
+
+def test_a_run_streams_its_progress_and_ends_with_the_outcome(
+    page: TestClient, root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SDD_PROVIDER", f"script:{SCRIPTS / 'spec-steward.yaml'}")
+    page.post("/changes", data={"words": WORDS})
+    job = page.post("/changes/CH-0001/work")
+    with page.stream("GET", f"{job.url.path}/events") as events:
+        body = "".join(events.iter_text())
+    assert body.count("event: line") >= 3
+    assert body.rstrip().splitlines()[-2] == "event: outcome"
+    assert 'aria-live="polite"' in page.get(job.url.path).text
+
+
+def test_the_log_of_any_run_is_readable(
+    page: TestClient, root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SDD_PROVIDER", f"script:{SCRIPTS / 'spec-steward.yaml'}")
+    page.post("/changes", data={"words": WORDS})
+    page.post("/changes/CH-0001/work")
+    listed = page.get("/runs")
+    run = re.search(r'href="/runs/(run-[^"]+)"', listed.text)
+    assert run
+    shown = page.get(f"/runs/{run.group(1)}")
+    assert "started: spec-steward" in shown.text
+    assert page.get("/runs/not..a-run").status_code == 404
+
+
+# The page as served ------------------------------------------------------------------------
+
+
+def test_the_served_page_is_behind_the_guard(root: Root) -> None:
+    app = create_app(root, "one-time-token", port=8765)
+    browser = TestClient(app, base_url="http://127.0.0.1:8765", client=("127.0.0.1", 50000))
+    assert browser.get("/").status_code == 401
+    signed_in = browser.get("/?token=one-time-token")
+    assert signed_in.url.path == "/" and signed_in.status_code == 200
+    refused = browser.post(
+        "/changes", data={"words": WORDS}, headers={"Origin": "http://evil.example"}
+    )
+    assert refused.status_code == 403
+    assert changes.list_all(root) == []
+
+
+def test_sdd_page_prints_a_loopback_url_with_its_token(root: Root) -> None:
+    server = subprocess.Popen(
+        [sys.executable, "-m", "sdd_git", "page", "--no-browser"],
+        cwd=root.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip()
+    finally:
+        server.terminate()
+        server.wait(timeout=15)
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/\?token=[A-Za-z0-9_-]{40,}", url)
+
+
+def test_sdd_page_refuses_inside_a_role_run(root: Root) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "sdd_git", "page", "--no-browser"],
+        cwd=root.path,
+        env={**os.environ, "SDD_RUN_ID": "run-1"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: ")
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize("args", [["--help"], ["role", "list"]])
+def test_hot_paths_import_no_web_stack(root: Root, args: list[str]) -> None:
+    probe = (
+        "import sys\n"
+        "from sdd_git.cli.main import main\n"
+        "try:\n"
+        f"    main({args!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "web = ('starlette', 'uvicorn', 'jinja2', 'sdd_git.page')\n"
+        "heavy = [m for m in web if m in sys.modules]\n"
+        "print('HEAVY', heavy, file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=root.path, capture_output=True, text=True, timeout=60
+    )
+    assert "HEAVY []" in done.stderr
+
+
+# Roles, memory, routines -------------------------------------------------------------------
+
+
+def test_a_roles_conversation_shows_her_message_and_its_reply(
+    page: TestClient, root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SDD_PROVIDER", f"script:{SCRIPTS / 'spec-steward.yaml'}")
+    page.post("/changes", data={"words": WORDS})
+    page.post("/changes/CH-0001/work")
+    assert "spec-steward" in page.get("/roles").text
+    shown = page.get("/roles/spec-steward")
+    assert "The reading is drafted in SPEC-0001#S1" in shown.text
+    assert 'id="send-reply-M1"' in shown.text
+    assert 'id="stop-now"' in shown.text
+
+
+def test_her_reply_to_one_message_runs_the_role_with_reply_to(
+    page: TestClient, root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sdd_git.runner.history import runs
+
+    script = root.path.parent / "reply.yaml"
+    script.write_text("calls:\n  - say: 'Noted.'\n")
+    monkeypatch.setenv("SDD_PROVIDER", f"script:{script}")
+    page.post("/roles/spec-steward/reply", data={"task": "Hello there."})
+    job = page.post("/roles/spec-steward/reply", data={"task": "About that.", "reply_to": "M2"})
+    assert "Noted." in job.text
+    said = [m for m in _messages(root, "spec-steward") if m.get("from") == "person"]
+    assert said[-1]["reply_to"] == "M2"
+    assert len(runs(root, "spec-steward")) == 2
+    assert page_log(root)[-1]["args"]["reply_to"] == "M2"
+
+
+def _messages(root: Root, role: str) -> list[dict[str, Any]]:
+    from sdd_git.roles.conversation import messages
+
+    return messages(root, role)
+
+
+def test_stop_now_closes_the_roles_waiting_run(
+    page: TestClient, root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stop = builder_stopped(page, root, monkeypatch)
+    shown = page.post("/roles/builder/stop")
+    assert "to stop now" in notice(shown)
+    assert run_events(root, "decision")[-1]["choice"] in ("stop_now", "allow_once")
+    assert page.get(stop).status_code == 404
+
+
+def test_she_corrects_a_roles_memory_by_forgetting_an_item(page: TestClient, root: Root) -> None:
+    from sdd_git.runner.conversation import memory, memory_path
+
+    path = memory_path(root, "builder")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("- {note: Hotels are under travel., at: '2026-11-30T10:00:00Z'}\n")
+    shown = page.get("/roles/builder")
+    assert "Hotels are under travel." in shown.text
+    forgot = page.post("/roles/builder/forget", data={"number": "1"})
+    assert "forgot: Hotels are under travel." in notice(forgot)
+    assert memory(root, "builder") == []
+
+
+def watcher(root: Root) -> None:
+    from sdd_git.roles import manage as roles
+
+    roles.create(root, "watcher", "Summarise the day's changes")
+
+
+def test_routines_pause_resume_and_history(page: TestClient, root: Root) -> None:
+    from sdd_git.routines import manage
+
+    watcher(root)
+    manage.create(
+        root,
+        manage.draft(
+            root, "watcher", "nightly", on=None, schedule="0 9 * * 1-5", input="the day's "
+            "changes", expected="a short summary",
+        ),
+    )  # fmt: skip
+    listed = page.get("/routines")
+    assert "watcher/nightly" in listed.text and 'id="pause-nightly"' in listed.text
+    paused = page.post("/routines/watcher/nightly/pause")
+    assert "is paused" in notice(paused)
+    assert manage.show(root, "nightly").paused
+    resumed = page.post("/routines/watcher/nightly/resume")
+    assert "running again" in notice(resumed)
+    assert not manage.show(root, "nightly").paused
+    history = page.get("/routines/watcher/nightly/history")
+    assert "No run yet." in history.text
+    assert [e["action"] for e in page_log(root)][-2:] == ["routine pause", "routine resume"]
+
+
+def test_routine_test_is_a_rehearsal(
+    page: TestClient, root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sdd_git.routines import manage
+
+    script = root.path.parent / "routine.yaml"
+    script.write_text("calls:\n  - say: 'Nothing to report.'\n")
+    monkeypatch.setenv("SDD_PROVIDER", f"script:{script}")
+    watcher(root)
+    manage.create(
+        root,
+        manage.draft(
+            root, "watcher", "nightly", on=None, schedule="0 9 * * 1-5", input="the day",
+            expected="a summary",
+        ),
+    )  # fmt: skip
+    job = page.post("/routines/watcher/nightly/test")
+    assert job.url.path.startswith("/jobs/")
+    history = page.get("/routines/watcher/nightly/history")
+    assert "(a test)" in history.text
