@@ -26,7 +26,7 @@ webdriver = pytest.importorskip("selenium.webdriver")
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from selenium.common.exceptions import TimeoutException  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
@@ -130,10 +130,27 @@ class Walk:
             raise AssertionError(f"no #{element_id} on {where}:\n{source}") from None
 
     def text(self, element_id: str) -> str:
+        # A page that refreshes itself (a run's progress) can replace the element between
+        # finding and reading it: read it again from the new page.
+        for _ in range(20):
+            try:
+                return str(self.wait_for(element_id).text)
+            except StaleElementReferenceException:
+                continue
         return str(self.wait_for(element_id).text)
 
     def click(self, element_id: str) -> None:
-        self.wait_for(element_id).click()
+        """Click, and when the click loads another page (a form's answer), wait until the old
+        page is gone, so that what is read next is the new page's."""
+        for _ in range(20):
+            page = self.driver.find_element(By.TAG_NAME, "html")
+            try:
+                self.wait_for(element_id).click()
+                break
+            except StaleElementReferenceException:
+                continue  # the page refreshed itself under the click: find it again
+        with contextlib.suppress(TimeoutException):  # a click that loads nothing
+            WebDriverWait(self.driver, 3).until(seen.staleness_of(page))
 
     def type(self, element_id: str, text: str) -> None:
         field = self.wait_for(element_id)
