@@ -38,6 +38,9 @@ CHROMEDRIVER = Path("/usr/bin/chromedriver")
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "page"
 DEADLINE = 20  # seconds a step may take before the test fails (a deadline, not a measurement)
 
+# In .ci/run (SDD_REQUIRE_BROWSER=1) a missing browser fails the test; elsewhere it is a said skip.
+if os.environ.get("SDD_REQUIRE_BROWSER") and not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+    raise AssertionError(f"SDD_REQUIRE_BROWSER is set and {CHROMIUM} or {CHROMEDRIVER} is missing")
 pytestmark = pytest.mark.skipif(
     not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
     reason="needs the system's chromium and chromium-driver (apt-get install chromium "

@@ -14,24 +14,22 @@ import re
 from collections.abc import Mapping
 from html.parser import HTMLParser
 from typing import Any
-from urllib.parse import quote
 
 from sdd_git.connectors.base import ConnectorError
+from sdd_git.connectors.builtin import hostkit
 from sdd_git.connectors.operations import forbidden_reason
 
 
 def segment(value: Any, what: str, pattern: re.Pattern[str] | None = None) -> str:
-    """`value` as one percent-encoded path segment, or an error naming `what` it should be."""
-    text = str(value).strip() if isinstance(value, str | int) else ""
-    if (
-        not text
-        or text in (".", "..")
-        or "%" in text  # already encoded: a server's second decoding could make it a path step
-        or any(ord(c) < 32 or ord(c) == 127 for c in text)
-        or (pattern is not None and not pattern.fullmatch(text))
-    ):
-        raise ConnectorError(f"{value!r} is not {what}")
-    return quote(text, safe="")
+    """`value` (text or a whole number) as one percent-encoded path segment: the one check of
+    hostkit.segment, so every connector makes a path the same way."""
+    text = (
+        str(value).strip() if isinstance(value, str | int) and not isinstance(value, bool) else ""
+    )
+    try:
+        return hostkit.segment(text, what, pattern)
+    except ConnectorError:
+        raise ConnectorError(f"{value!r} is not {what}") from None
 
 
 def text_arg(args: Mapping[str, Any], name: str, operation: str) -> str:
