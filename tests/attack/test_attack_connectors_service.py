@@ -584,10 +584,17 @@ def outside_tmp(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     import shutil
     import tempfile
 
-    base = Path(__file__).resolve().parents[2]
-    if base.is_relative_to("/tmp") or base.is_relative_to("/var/tmp"):
-        pytest.skip("the checkout itself is under /tmp")
-    folder = Path(tempfile.mkdtemp(prefix=".attack-home-", dir=base))
+    # The checkout, or for a user who may not write there (CI's ordinary user), their own home.
+    candidates = [Path(__file__).resolve().parents[2], Path.home().resolve()]
+    usable = [
+        base
+        for base in candidates
+        if not (base.is_relative_to("/tmp") or base.is_relative_to("/var/tmp"))
+        and os.access(base, os.W_OK)
+    ]
+    if not usable:
+        pytest.skip("neither the checkout nor the home folder is writable outside /tmp")
+    folder = Path(tempfile.mkdtemp(prefix=".attack-home-", dir=usable[0]))
     try:
         yield folder
     finally:
