@@ -19,10 +19,8 @@ from starlette.staticfiles import StaticFiles
 
 from sdd_git.errors import SddError
 from sdd_git.page import views_folder, views_journey, views_more, views_runs
-from sdd_git.page.site import Site
+from sdd_git.page.site import STATIC, Site
 from sdd_git.root import Root
-
-STATIC = Path(__file__).parent / "static"
 
 
 def build_app(root: Root | None, start_folder: Path | None = None) -> Starlette:

@@ -49,6 +49,9 @@ class Jobs:
                 job.lines.append(event_text(event))
 
         def body() -> None:
+            from sdd_git.runner.asked import ASKED_FROM
+
+            ASKED_FROM.set("page")  # this thread's own context: her work, asked on the page
             try:
                 job.outcome = work(told)
             except SddError as exc:

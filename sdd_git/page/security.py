@@ -15,7 +15,8 @@ her browser, which carries her cookies), by a name that a DNS-rebinding attacker
 - is plain HTTP (websockets are refused: the page uses server-sent events).
 
 Every answer, the page's and the guard's, carries headers that keep the page out of frames, keep
-inline script from running and keep the page and its addresses out of caches and referrers.
+inline script from running, keep her pages out of caches (only the page's own style sheet and
+script may be kept) and keep its addresses out of other sites' referrers.
 """
 
 from __future__ import annotations
@@ -47,12 +48,18 @@ CONTENT_SECURITY_POLICY = (
 SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
     (b"x-frame-options", b"DENY"),
     (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
-    (b"referrer-policy", b"no-referrer"),
+    # Not "no-referrer": with it Chromium sends `Origin: null` on the page's own form posts, which
+    # the Origin check must refuse. "same-origin" still tells no other site where she was.
+    (b"referrer-policy", b"same-origin"),
     (b"x-content-type-options", b"nosniff"),
     (b"cache-control", b"no-store"),
 )
 _PATH_SAFE = "/:@!$&'()*+,;=-._~"
 _OVERRIDDEN = frozenset(name for name, _ in SECURITY_HEADERS)
+STATIC_PREFIX = "/static/"
+# The page's own style sheet and script hold nothing of hers; their addresses carry a hash of
+# their content, so the browser may keep them and a stop's answer paints without fetching them.
+STATIC_CACHE = (b"cache-control", b"private, max-age=86400, immutable")
 
 _NOT_SIGNED_IN = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Open the address sdd page printed</title>
@@ -224,7 +231,8 @@ class PageGuard:
         if not signed_in:
             await _html(send, 401, "You are not signed in to this page in this browser.")
             return
-        await self.app(scope, receive, _with_security_headers(send))
+        cacheable = method == "GET" and str(scope.get("path", "")).startswith(STATIC_PREFIX)
+        await self.app(scope, receive, _with_security_headers(send, cacheable))
 
     def _foreign_origin(
         self, headers: dict[str, list[str]], host: str, fetch_site: list[str]
@@ -289,7 +297,7 @@ class PageGuard:
         )
 
 
-def _with_security_headers(send: Send) -> Send:
+def _with_security_headers(send: Send, cacheable: bool = False) -> Send:
     async def wrapped(message: Message) -> None:
         if message.get("type") == "http.response.start":
             kept = [
@@ -297,7 +305,13 @@ def _with_security_headers(send: Send) -> Send:
                 for name, value in message.get("headers", [])
                 if bytes(name).lower() not in _OVERRIDDEN
             ]
-            message = {**message, "headers": [*kept, *SECURITY_HEADERS]}
+            added = list(SECURITY_HEADERS)
+            if cacheable and message.get("status") == 200:
+                added = [
+                    STATIC_CACHE if name == b"cache-control" else (name, value)
+                    for name, value in added
+                ]
+            message = {**message, "headers": [*kept, *added]}
         await send(message)
 
     return wrapped

@@ -16,6 +16,7 @@ from sdd_git.page.jobs import Jobs
 from sdd_git.root import Root
 
 TEMPLATES = Path(__file__).parent / "templates"
+STATIC = Path(__file__).parent / "static"
 PAGE_LOG = "page.jsonl"
 
 
@@ -32,6 +33,7 @@ class Site:
             trim_blocks=True,
             lstrip_blocks=True,
         )
+        self.templates.globals["static_version"] = static_version()
 
     def render(self, request: Request, name: str, status: int = 200, **values: Any) -> HTMLResponse:
         values.setdefault("error", None)
@@ -53,6 +55,17 @@ class Site:
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(line, ensure_ascii=False) + "\n")
             handle.flush()
+
+
+def static_version() -> str:
+    """A short hash of the page's style sheet and script, put in their addresses: the browser
+    keeps them (see the guard) and fetches them again only when they change."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted(STATIC.iterdir()):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def site_of(request: Request) -> Site:

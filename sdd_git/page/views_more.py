@@ -4,6 +4,8 @@ history). Each action is the one core function of its person command."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -11,11 +13,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from sdd_git.errors import SddError
+from sdd_git.errors import SddError, UsageError
 from sdd_git.page.site import form_of, root_of, see_other, site_of
 from sdd_git.root import Root
 
 SETTLE_SECONDS = 2.0
+ATTACHMENT_LIMIT = 10 << 20  # bytes: a log or a screenshot, not an archive
 
 
 async def roles_page(request: Request) -> Response:
@@ -45,6 +48,7 @@ def _role_view(request: Request, name: str, status: int = 200, **extra: Any) -> 
         role=role,
         messages=messages(root, name),
         memory=conversation.memory(root, name),
+        attachment_limit_mb=ATTACHMENT_LIMIT >> 20,
         **extra,
     )
 
@@ -54,25 +58,90 @@ async def role_page(request: Request) -> Response:
 
 
 async def role_reply(request: Request) -> Response:
-    """`sdd role run NAME --task "..." --reply-to MSG`, in the background."""
+    """`sdd role run NAME --task "..." [--reply-to MSG] [--attach FILE --as "WHAT"]`, in the
+    background. An uploaded file waits in a private temporary folder until the run has copied
+    it into the role's attachments, as `--attach` copies a file of hers."""
+    from sdd_git.runner.conversation import Attachment
     from sdd_git.runner.run import RunRequest, start
 
     site = site_of(request)
     root = root_of(request)
     name = request.path_params["role"]
-    form = await form_of(request)
-    text, reply_to = form.get("task", ""), form.get("reply_to") or None
-    if not text.strip():
+    try:
+        form, upload = await _message_form(request)
+    except SddError as exc:
         return await run_in_threadpool(
-            _role_view, request, name, 400, error="write your message first"
+            _role_view, request, name, 400, error=exc.message, hint=exc.hint
         )
-    run = RunRequest(author=name, task=text, reply_to=reply_to)
-    job = site.jobs.start(
-        f"{name} reads your message", None, lambda told: start(root, run, on_event=told)
+    text, reply_to = form.get("task", ""), form.get("reply_to") or None
+    what = form.get("attachment_what", "").strip()
+    problem = (
+        "write your message first"
+        if not text.strip()
+        else "say what the attached file is, in your words"
+        if upload is not None and not what
+        else None
     )
-    site.logged("role run", role=name, task=text, reply_to=reply_to, job=job.id)
+    if problem:
+        if upload is not None:
+            shutil.rmtree(upload.parent, ignore_errors=True)
+        return await run_in_threadpool(_role_view, request, name, 400, error=problem)
+    attachments = (Attachment(upload, what),) if upload is not None else ()
+    run = RunRequest(author=name, task=text, reply_to=reply_to, attachments=attachments)
+
+    def work(told: Any) -> Any:
+        try:
+            return start(root, run, on_event=told)
+        finally:
+            if upload is not None:
+                shutil.rmtree(upload.parent, ignore_errors=True)
+
+    job = site.jobs.start(f"{name} reads your message", None, work)
+    attached = {"attachment": upload.name, "attachment_what": what} if upload else {}
+    site.logged("role run", role=name, task=text, reply_to=reply_to, job=job.id, **attached)
     await run_in_threadpool(job.done.wait, SETTLE_SECONDS)
     return see_other(f"/jobs/{job.id}")
+
+
+async def _message_form(request: Request) -> tuple[dict[str, str], Path | None]:
+    """Her message's fields, and the file she attached (saved to a private temporary folder
+    under its own base name), if any. Anything over the limit is refused, never cut."""
+    import tempfile
+
+    from starlette.datastructures import UploadFile
+
+    form = await request.form(max_files=1, max_fields=10)
+    try:
+        fields = {k: v for k, v in form.items() if isinstance(v, str)}
+        upload = form.get("attachment")
+        if not isinstance(upload, UploadFile) or not upload.filename:
+            return fields, None
+        name = _upload_name(upload.filename)
+        folder = Path(tempfile.mkdtemp(prefix="sdd-page-upload-"))
+        target = folder / name
+        size = 0
+        with open(target, "xb") as out:
+            while chunk := await upload.read(1 << 16):
+                size += len(chunk)
+                if size > ATTACHMENT_LIMIT:
+                    out.close()
+                    shutil.rmtree(folder, ignore_errors=True)
+                    raise UsageError(
+                        f"{name} is larger than {ATTACHMENT_LIMIT // (1 << 20)} MB",
+                        hint="attach a smaller file, or the part of it that matters",
+                    )
+                out.write(chunk)
+        return fields, target
+    finally:
+        await form.close()
+
+
+def _upload_name(filename: str) -> str:
+    """The file's own name, without any folder a browser (or anyone) put in front of it."""
+    name = filename.replace("\\", "/").rsplit("/", 1)[-1].strip()
+    if name in ("", ".", "..") or "\0" in name or len(name.encode()) > 200:
+        return "attachment"
+    return name
 
 
 async def role_stop_now(request: Request) -> Response:

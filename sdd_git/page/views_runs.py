@@ -193,7 +193,7 @@ async def stop_answer(request: Request) -> Response:
     job = site.jobs.start(
         f"{shown.role} goes on after your answer",
         shown.change,
-        lambda told: answer(root, stop_id, choice, on_event=told, origin="page"),
+        lambda told: answer(root, stop_id, choice, on_event=told),
     )
     site.logged(CHOICES[choice].lower(), stop=stop_id, run=shown.run, job=job.id)
     await run_in_threadpool(job.done.wait, SETTLE_SECONDS)

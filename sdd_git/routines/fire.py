@@ -351,6 +351,7 @@ def _log_missing(
     on_event: Callable[[dict[str, Any]], None] | None,
 ) -> str:
     """A run log that says the source is missing, and nothing else: no provider is called."""
+    from sdd_git.runner.asked import asked_from
     from sdd_git.runner.masking import masker_for
     from sdd_git.runner.runlog import RunLog, new_run_id
 
@@ -363,6 +364,7 @@ def _log_missing(
         task=task,
         change=None,
         origin="routine",
+        **({"via": via} if (via := asked_from()) else {}),
         routine=routine.name,
         event_id=event.id,
         routine_rules={"ask_first": [dict(r) for r in routine.ask_first], "rehearsal": rehearsal},

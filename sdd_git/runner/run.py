@@ -17,6 +17,7 @@ from sdd_git.providers.base import ProviderError, ToolCall
 from sdd_git.roles.profile import RoleProfile, Rule
 from sdd_git.root import Root
 from sdd_git.runner import conversation, gate, prompt, stops
+from sdd_git.runner.asked import asked_from
 from sdd_git.runner.clock import Clock, system_clock
 from sdd_git.runner.dispatch import dispatch
 from sdd_git.runner.runlog import Event, RunLog, log_path, new_run_id, read_events
@@ -147,6 +148,7 @@ def start(
                 provider=provider.name,
                 model=provider.model,
                 sandbox=_sandbox(),
+                **({"via": via} if (via := asked_from()) else {}),
                 **_routine_fields(request.routine),
                 # Attached by `@NAME`: a resumed run keeps them (and only them).
                 **({"connectors": list(mentions.connectors)} if mentions.connectors else {}),
@@ -177,10 +179,11 @@ def start(
                 checks=list(plan.checks),
                 decisions=list(plan.decisions),
             )
-            shown_attachments = [
-                conversation.attach(root, author.name, run_id, a, masker)[1]
+            attached = [
+                (a, *conversation.attach(root, author.name, run_id, a, masker))
                 for a in request.attachments
             ]
+            shown_attachments = [shown for _, _, shown in attached]
             notes = [m["note"] for m in conversation.memory(root, author.name)]
             system = prompt.system_prompt(
                 author, registry.roles, plan, notes, request.prompt_append, mentions.role_skills
@@ -194,7 +197,16 @@ def start(
                 **{"from": "person"},
                 text=request.task,
                 reply_to=request.reply_to,
-                attachments=[str(a.source) for a in request.attachments],
+                # Her words for each file and where its copy is kept: the conversation shows
+                # them, and the original (a path on her machine, or a page upload) may be gone.
+                attachments=[
+                    {
+                        "name": a.source.name,
+                        "what": a.what,
+                        "copy": copy.relative_to(root.path).as_posix(),
+                    }
+                    for a, copy, _ in attached
+                ],
             )
             log.append("message", role="system", content=system)
             log.append("message", role="user", content=user, conversation_id=person["id"])
@@ -624,7 +636,8 @@ def answer(
 ) -> RunOutcome:
     """The person's answer to an approval or draft stop: allow_once, always_allow or deny; then
     the run continues from its log. `origin` names where she answered (`page`) in the log's
-    `decision` event; a command leaves it out.
+    `decision` event; by default it is where the work was asked from (sdd_git.runner.asked),
+    and a command leaves it out.
 
     A stop file is only a file: what the answer acts on (kind, tool, inputs, choices, expiry)
     comes from the `stop` event in the run log, and the stop file must still be there once the
@@ -658,6 +671,7 @@ def answer(
                 hint=f"sdd allow {stop.id} (once) or sdd deny {stop.id}",
             )
         try:
+            origin = origin or asked_from()
             where = {"origin": origin} if origin else {}
             if stop.kind == "draft":
                 return _after_draft(state, stop, choice, where)

@@ -42,7 +42,7 @@ from tests.conftest import run_cli  # noqa: E402
 SECURITY_HEADERS = {
     "x-frame-options": "DENY",
     "content-security-policy": CONTENT_SECURITY_POLICY,
-    "referrer-policy": "no-referrer",
+    "referrer-policy": "same-origin",
     "x-content-type-options": "nosniff",
     "cache-control": "no-store",
 }
@@ -639,3 +639,30 @@ def test_sdd_page_refuses_to_start_inside_a_role_run(root: Root) -> None:
         env.setenv("SDD_RUN_ID", "run-123")
         with pytest.raises(InsideRunError):
             prepare(root, None, None)
+
+
+def test_only_the_pages_own_style_sheet_and_script_may_be_kept_by_the_browser(
+    real_page: RealPage,
+) -> None:
+    """Her pages are never cached; the style sheet and script (nothing of hers in them) are, under
+    an address that carries a hash of their content, and only for a signed-in browser."""
+    import re
+
+    signed = ask(real_page.port, "GET", f"/?token={real_page.token}", {"Host": real_page.host})
+    cookie = (signed.header("set-cookie") or "").split(";")[0]
+    home = ask(real_page.port, "GET", "/", {"Host": real_page.host, "Cookie": cookie})
+    assert home.all("cache-control") == ["no-store"]
+    addresses = re.findall(r'(?:href|src)="(/static/[^"]+)"', home.body.decode())
+    assert {a.split("?")[0] for a in addresses} == {"/static/page.css", "/static/page.js"}
+    assert all(re.search(r"\?v=[0-9a-f]{12}$", a) for a in addresses), addresses
+    for address in addresses:
+        kept = ask(real_page.port, "GET", address, {"Host": real_page.host, "Cookie": cookie})
+        assert kept.status == 200
+        assert kept.all("cache-control") == ["private, max-age=86400, immutable"]
+        assert kept.all("referrer-policy") == ["same-origin"]
+    stranger = ask(real_page.port, "GET", addresses[0], {"Host": real_page.host})
+    assert stranger.status == 401 and stranger.all("cache-control") == ["no-store"]
+    missing = ask(
+        real_page.port, "GET", "/static/nothing.css", {"Host": real_page.host, "Cookie": cookie}
+    )
+    assert missing.status == 404 and missing.all("cache-control") == ["no-store"]

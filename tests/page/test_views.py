@@ -433,6 +433,97 @@ def test_her_reply_to_one_message_runs_the_role_with_reply_to(
     assert page_log(root)[-1]["args"]["reply_to"] == "M2"
 
 
+def test_a_run_she_starts_on_the_page_is_logged_as_asked_there(
+    page: TestClient, root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = root.path.parent / "reply.yaml"
+    script.write_text("calls:\n  - say: 'Noted.'\n")
+    monkeypatch.setenv("SDD_PROVIDER", f"script:{script}")
+    page.post("/roles/spec-steward/reply", data={"task": "Hello there."})
+    [started] = run_events(root, "run_started")
+    assert started["origin"] == "person" and started["via"] == "page"
+
+
+def test_a_run_started_by_a_command_says_nothing_of_the_page(
+    root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.conftest import run_cli
+
+    script = root.path.parent / "reply.yaml"
+    script.write_text("calls:\n  - say: 'Noted.'\n")
+    done = run_cli(
+        "role", "run", "spec-steward", "--task", "Hello.", cwd=root.path,
+        env={"SDD_PROVIDER": f"script:{script}"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [started] = run_events(root, "run_started")
+    assert "via" not in started
+
+
+def test_she_attaches_a_file_with_her_description(
+    page: TestClient, root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    script = root.path.parent / "reply.yaml"
+    script.write_text("calls:\n  - say: 'Seen the log.'\n")
+    monkeypatch.setenv("SDD_PROVIDER", f"script:{script}")
+    uploads_before = set(Path(tempfile.gettempdir()).glob("sdd-page-upload-*"))
+    job = page.post(
+        "/roles/spec-steward/reply",
+        data={"task": "Why did March fail?", "attachment_what": "the March server log"},
+        files={"attachment": ("../../march.log", b"ERROR hotel charge missing\n", "text/plain")},
+    )
+    assert "Seen the log." in job.text
+    [said] = [m for m in _messages(root, "spec-steward") if m.get("from") == "person"]
+    [attached] = said["attachments"]
+    assert attached["name"] == "march.log" and attached["what"] == "the March server log"
+    copy = root.path / attached["copy"]
+    assert copy.read_text() == "ERROR hotel charge missing\n"
+    assert copy.is_relative_to(root.local / "roles" / "spec-steward" / "attachments")
+    [started] = run_events(root, "run_started")
+    [sent] = [e for e in run_events(root, "message") if e.get("role") == "user" and e["content"]]
+    assert "Attachment march.log (the March server log)" in sent["content"]
+    assert "ERROR hotel charge missing" in sent["content"]
+    shown = page.get("/roles/spec-steward").text
+    assert "march.log" in shown and "the March server log" in shown
+    assert set(Path(tempfile.gettempdir()).glob("sdd-page-upload-*")) == uploads_before
+    assert page_log(root)[-1]["args"]["attachment_what"] == "the March server log"
+
+
+def test_an_attachment_without_her_description_starts_nothing(
+    page: TestClient, root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    uploads_before = set(Path(tempfile.gettempdir()).glob("sdd-page-upload-*"))
+    shown = page.post(
+        "/roles/spec-steward/reply",
+        data={"task": "Look at this."},
+        files={"attachment": ("march.log", b"ERROR\n", "text/plain")},
+    )
+    assert shown.status_code == 400
+    assert "say what the attached file is" in shown.text
+    assert run_events(root, "run_started") == []
+    assert set(Path(tempfile.gettempdir()).glob("sdd-page-upload-*")) == uploads_before
+
+
+def test_an_attachment_over_the_limit_is_refused_not_cut(
+    page: TestClient, root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sdd_git.page import views_more
+
+    monkeypatch.setattr(views_more, "ATTACHMENT_LIMIT", 1000)
+    shown = page.post(
+        "/roles/spec-steward/reply",
+        data={"task": "Look.", "attachment_what": "a big log"},
+        files={"attachment": ("big.log", b"x" * 5000, "text/plain")},
+    )
+    assert shown.status_code == 400
+    assert "big.log is larger than" in shown.text
+    assert run_events(root, "run_started") == []
+
+
 def _messages(root: Root, role: str) -> list[dict[str, Any]]:
     from sdd_git.roles.conversation import messages
 
