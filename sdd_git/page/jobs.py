@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 QUIET = ("message",)  # the prompts sent: in the run's log, not in her progress view
+SETTLE_SECONDS = 2.0  # quick work is shown done at once; slow work is followed live
 Work = Callable[[Callable[[dict[str, Any]], None]], Any]
 
 
@@ -29,6 +30,17 @@ class Job:
     hint: str | None = None
     done: threading.Event = field(default_factory=threading.Event)
     started: float = field(default_factory=time.monotonic)
+    # Her answer to a stop is taken once the run logs its `decision`: the page shows that at
+    # once and follows what the role does next live, however long the model takes.
+    ready_on: str | None = None
+    receipt: str | None = None
+    answered: bool = False
+    ready: threading.Event = field(default_factory=threading.Event)
+
+    def settle(self) -> None:
+        """Wait (briefly) until her request is answered: the work done, or its `ready_on`
+        event logged."""
+        (self.ready if self.ready_on else self.done).wait(SETTLE_SECONDS)
 
 
 class Jobs:
@@ -38,15 +50,25 @@ class Jobs:
         self._jobs: dict[str, Job] = {}
         self._lock = threading.Lock()
 
-    def start(self, title: str, change: str | None, work: Work) -> Job:
+    def start(
+        self,
+        title: str,
+        change: str | None,
+        work: Work,
+        ready_on: str | None = None,
+        receipt: str | None = None,
+    ) -> Job:
         from sdd_git.errors import SddError
         from sdd_git.runner.control import event_text
 
-        job = Job(secrets.token_hex(8), title, change)
+        job = Job(secrets.token_hex(8), title, change, ready_on=ready_on, receipt=receipt)
 
         def told(event: dict[str, Any]) -> None:
             if event.get("event") not in QUIET:
                 job.lines.append(event_text(event))
+            if ready_on is not None and event.get("event") == ready_on:
+                job.answered = True
+                job.ready.set()
 
         def body() -> None:
             from sdd_git.runner.asked import ASKED_FROM
@@ -60,6 +82,7 @@ class Jobs:
                 job.error = f"{type(exc).__name__}: {exc}"
             finally:
                 job.done.set()
+                job.ready.set()
 
         with self._lock:
             self._jobs[job.id] = job

@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import os
 import secrets
 import socket
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
 
-from sdd_git.errors import UsageError
+from sdd_git.errors import InsideRunError, UsageError
+from sdd_git.sink import RUN_ID_ENV
 from sdd_git.sink import refuse_inside_run as _refuse_inside_run_check
 
 Scope = MutableMapping[str, Any]
@@ -84,8 +86,16 @@ def cookie_name(port: int) -> str:
 
 
 def refuse_inside_run() -> None:
-    """`sdd page` is the person's: a role's command (it carries SDD_RUN_ID) cannot start it."""
+    """`sdd page` is the person's: a role's command (it carries SDD_RUN_ID) cannot start it.
+    Stricter than the person commands: SDD_RUN_ID set at all, even empty or blank, is refused
+    (a runner never sets it so, but a command can, and a page would outlive that command)."""
     _refuse_inside_run_check()
+    if RUN_ID_ENV in os.environ:
+        raise InsideRunError(
+            f"the page cannot start inside a role run ({RUN_ID_ENV} is set, to"
+            f" {os.environ[RUN_ID_ENV]!r})",
+            hint=f"start sdd page from your own terminal, where {RUN_ID_ENV} is not set",
+        )
 
 
 def bind_host() -> str:
@@ -112,7 +122,10 @@ def loopback_socket(port: int = 0) -> socket.socket:
     makes the loopback-only bind a fact rather than a setting."""
     host = bind_host()
     require_loopback(host)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP named, not left 0: asyncio turns Nagle's algorithm off only on connections of
+    # a socket that says it is TCP. Left on, a page's body waited for the browser's delayed ACK
+    # of its headers on a kept-alive connection: 40 ms after every stop's answer.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
@@ -231,7 +244,13 @@ class PageGuard:
         if not signed_in:
             await _html(send, 401, "You are not signed in to this page in this browser.")
             return
-        cacheable = method == "GET" and str(scope.get("path", "")).startswith(STATIC_PREFIX)
+        path = str(scope.get("path", ""))
+        if any(segment in (".", "..") for segment in path.replace("\\", "/").split("/")):
+            # Her browser resolves dot segments before it asks; only a hand-made request keeps
+            # them, and no view should have to tell a role or a routine named ".." from a path.
+            await _plain(send, 404, "no such page")
+            return
+        cacheable = method == "GET" and path.startswith(STATIC_PREFIX)
         await self.app(scope, receive, _with_security_headers(send, cacheable))
 
     def _foreign_origin(

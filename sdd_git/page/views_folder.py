@@ -20,9 +20,32 @@ async def folder_page(request: Request) -> Response:
     return site.render(request, "folder.html", folder=str(start), kind="new", product="")
 
 
+def _refuse_records(folder: Path) -> None:
+    """A product's folder is never the top of the file system, nor inside where git or sdd keep
+    their own records: `sdd init` there would put a repository and an sdd root among them.
+    `folder` is resolved, so a symlink is judged by where it leads."""
+    from sdd_git.root import CONFIG_RELATIVE
+
+    hint = "choose the product's own folder, or a new folder for a new product"
+    if folder.parent == folder:
+        raise UsageError(
+            f"{folder} is the top of the file system, not a product's folder", hint=hint
+        )
+    if any(part in (".git", ".sdd") for part in folder.parts):
+        raise UsageError(f"{folder} is inside a .git or .sdd folder", hint=hint)
+    for above in folder.parents:
+        if (above / CONFIG_RELATIVE).is_file():
+            if folder.relative_to(above).parts[0] in ("memory", "changes"):
+                raise UsageError(
+                    f"{folder} is inside the records of the product in {above}", hint=hint
+                )
+            break
+
+
 def _choose(folder: Path, kind: str, product: str | None) -> Path:
     from sdd_git.root import init_root
 
+    _refuse_records(folder)
     if kind == "new":
         if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
             raise UsageError(

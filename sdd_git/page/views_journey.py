@@ -14,8 +14,6 @@ from sdd_git.errors import SddError
 from sdd_git.page.site import form_of, root_of, see_other, site_of
 from sdd_git.root import Root
 
-SETTLE_SECONDS = 2.0  # a quick run is shown done at once; a slow one is followed live
-
 
 def _roles(root: Root) -> list[Any]:
     from sdd_git.roles.registry import load_registry
@@ -357,7 +355,7 @@ async def role_run(request: Request) -> Response:
         lambda told: start(root, run, on_event=told),
     )
     site.logged("role run", role=author, task=task, critic=critic, change=change_id, job=job.id)
-    await run_in_threadpool(job.done.wait, SETTLE_SECONDS)
+    await run_in_threadpool(job.settle)
     return see_other(f"/jobs/{job.id}")
 
 
@@ -376,7 +374,7 @@ async def work_run(request: Request) -> Response:
 
     job = site.jobs.start(f"The work on {change_id}", change_id, body)
     site.logged("work", change=change_id, job=job.id)
-    await run_in_threadpool(job.done.wait, SETTLE_SECONDS)
+    await run_in_threadpool(job.settle)
     return see_other(f"/jobs/{job.id}")
 
 

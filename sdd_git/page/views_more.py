@@ -17,7 +17,6 @@ from sdd_git.errors import SddError, UsageError
 from sdd_git.page.site import form_of, root_of, see_other, site_of
 from sdd_git.root import Root
 
-SETTLE_SECONDS = 2.0
 ATTACHMENT_LIMIT = 10 << 20  # bytes: a log or a screenshot, not an archive
 
 
@@ -99,7 +98,7 @@ async def role_reply(request: Request) -> Response:
     job = site.jobs.start(f"{name} reads your message", None, work)
     attached = {"attachment": upload.name, "attachment_what": what} if upload else {}
     site.logged("role run", role=name, task=text, reply_to=reply_to, job=job.id, **attached)
-    await run_in_threadpool(job.done.wait, SETTLE_SECONDS)
+    await run_in_threadpool(job.settle)
     return see_other(f"/jobs/{job.id}")
 
 
@@ -245,7 +244,7 @@ async def routine_test(request: Request) -> Response:
 
     job = site.jobs.start(f"Testing the routine {name}", None, rehearse)
     site.logged("routine test", routine=name, job=job.id)
-    await run_in_threadpool(job.done.wait, SETTLE_SECONDS)
+    await run_in_threadpool(job.settle)
     return see_other(f"/jobs/{job.id}")
 
 

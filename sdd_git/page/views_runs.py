@@ -17,7 +17,6 @@ from sdd_git.errors import SddError
 from sdd_git.page.jobs import Job
 from sdd_git.page.site import form_of, root_of, see_other, site_of
 
-SETTLE_SECONDS = 2.0
 POLL_SECONDS = 0.05
 CHOICES = {"allow_once": "Allow once", "always_allow": "Always allow", "deny": "Deny"}
 
@@ -96,7 +95,7 @@ async def job_events(request: Request) -> Response:
     job = site.jobs.get(request.path_params["job"])
     if job is None:
         return Response("no such job", status_code=404)
-    start = int(request.query_params.get("from", "0") or 0)
+    start = _line_number(request.query_params.get("from", ""))
 
     async def stream() -> AsyncIterator[str]:
         sent = start
@@ -114,6 +113,11 @@ async def job_events(request: Request) -> Response:
     return StreamingResponse(
         stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store"}
     )
+
+
+def _line_number(given: str) -> int:
+    """The first progress line to send: the page's own `from=N`; anything else starts at 0."""
+    return int(given) if given.isascii() and given.isdigit() else 0
 
 
 def _stop_view(request: Request, stop_id: str, status: int = 200, **extra: Any) -> Response:
@@ -194,9 +198,11 @@ async def stop_answer(request: Request) -> Response:
         f"{shown.role} goes on after your answer",
         shown.change,
         lambda told: answer(root, stop_id, choice, on_event=told),
+        ready_on="decision",
+        receipt=f"You chose {CHOICES[choice]}.",
     )
     site.logged(CHOICES[choice].lower(), stop=stop_id, run=shown.run, job=job.id)
-    await run_in_threadpool(job.done.wait, SETTLE_SECONDS)
+    await run_in_threadpool(job.settle)
     return see_other(f"/jobs/{job.id}")
 
 

@@ -210,45 +210,60 @@ class Walk:
         return str(self.wait_for("next").get_attribute("href"))
 
     def answer_stop(self, choice: str, what: str) -> None:
-        """Click a stop's choice; measure from the click to the page showing the outcome."""
+        """Click a stop's choice. The round trip: from her click to the page showing her answer
+        taken (the answer comes back once the run has logged it); and, beside it, from her click
+        to what the role did next (shown with that page, or streamed into it afterwards)."""
         # The moment of her click, as the page itself sees it (the click event), kept across the
         # navigation; WebDriver's own command time before the event is not hers.
-        before = self.driver.execute_script(
+        self.driver.execute_script(
             "sessionStorage.removeItem('clicked');"
             "document.addEventListener('click', () => sessionStorage.setItem('clicked',"
             "  String(performance.timeOrigin + performance.now())), {capture: true, once: true});"
-            "return performance.timeOrigin + performance.now();"
         )
         self.click(f"choice-{choice}")
+        assert "You chose" in self.text("answer-taken")
         WebDriverWait(self.driver, DEADLINE).until(
             seen.presence_of_element_located((By.ID, "outcome-text"))
         )
         self.first_paint()
         timing = self.driver.execute_script(
-            "const nav = performance.getEntriesByType('navigation')[0];"
             "const fcp = performance.getEntriesByType('paint')"
             "  .find(e => e.name === 'first-contentful-paint');"
-            "return {origin: performance.timeOrigin,"
+            "const streamed = performance.getEntriesByName('sdd-outcome')[0];"
+            "const nav = performance.getEntriesByType('navigation')[0];"
+            "return {origin: performance.timeOrigin, nav: nav.toJSON(),"
             "        clicked: Number(sessionStorage.getItem('clicked')) || null,"
-            "        fcp: fcp ? fcp.startTime : null, response_end: nav.responseEnd,"
-            "        dom_content_loaded: nav.domContentLoadedEventEnd};"
+            "        fcp: fcp ? fcp.startTime : null,"
+            "        streamed: streamed ? streamed.startTime : null};"
         )
+        since_click = timing["origin"] - timing["clicked"] if timing["clicked"] else None
+        answer = timing["fcp"]
+        outcome = timing["streamed"] if timing["streamed"] is not None else answer
         self.round_trips.append(
             {
                 "stop": what,
-                # From her click (the click event in the old page) to the new page's first paint.
-                "click_to_outcome_paint_ms": (
-                    timing["origin"] + timing["fcp"] - timing["clicked"]
-                    if timing["fcp"] is not None and timing["clicked"]
-                    else None
+                "click_to_answer_paint_ms": (
+                    since_click + answer if since_click is not None and answer else None
                 ),
-                # The same from before WebDriver sent the click (its own command time included).
-                "webdriver_click_to_outcome_paint_ms": (
-                    timing["origin"] + timing["fcp"] - before if timing["fcp"] is not None else None
+                "click_to_outcome_ms": (
+                    since_click + outcome if since_click is not None and outcome else None
                 ),
-                # The same, measured inside the new page alone: navigation start -> first paint.
-                "navigation_to_outcome_paint_ms": timing["fcp"],
-                "navigation_to_response_end_ms": timing["response_end"],
+                "outcome_streamed": timing["streamed"] is not None,
+                # Where the time goes, in the new page's own clock (0 = its navigation start;
+                # the click came `click_before_navigation_ms` earlier).
+                "click_before_navigation_ms": since_click,
+                "navigation": {
+                    key: round(float(timing["nav"][key]), 1)
+                    for key in (
+                        "redirectStart",
+                        "redirectEnd",
+                        "requestStart",
+                        "responseStart",
+                        "responseEnd",
+                        "domInteractive",
+                    )
+                },
+                "first_contentful_paint": timing["fcp"],
             }
         )
 
@@ -423,9 +438,12 @@ def test_her_whole_journey_in_a_real_browser(
 
     fcps = [p["fcp"] for p in walk.paints if p["fcp"] is not None]
     trips = [
-        t["click_to_outcome_paint_ms"]
+        t["click_to_answer_paint_ms"]
         for t in walk.round_trips
-        if t["click_to_outcome_paint_ms"] is not None
+        if t["click_to_answer_paint_ms"] is not None
+    ]
+    outcomes = [
+        t["click_to_outcome_ms"] for t in walk.round_trips if t["click_to_outcome_ms"] is not None
     ]
     (DOCS / "timings.json").write_text(
         json.dumps(
@@ -440,6 +458,10 @@ def test_her_whole_journey_in_a_real_browser(
                     "median": statistics.median(trips) if trips else None,
                     "max": max(trips) if trips else None,
                     "stops": walk.round_trips,
+                },
+                "click_to_what_the_role_did_next_ms": {
+                    "median": statistics.median(outcomes) if outcomes else None,
+                    "max": max(outcomes) if outcomes else None,
                 },
                 "how": "headless Chromium (system package), Selenium, 127.0.0.1, scripted provider",
             },

@@ -61,6 +61,24 @@ def run_events(root: Root, event: str) -> list[dict[str, Any]]:
     ]
 
 
+def answered(page: TestClient, stop: str, choice: str) -> Any:
+    """Her answer to a stop, then the job's page once the role has gone as far as it goes: the
+    answer comes back as soon as it is logged, and the rest is followed like any run."""
+    import time
+
+    taken = page.post(stop, data={"choice": choice})
+    if taken.status_code != 200 or not taken.url.path.startswith("/jobs/"):
+        return taken
+    assert 'id="answer-taken"' in taken.text, taken.text
+    deadline = time.monotonic() + 20
+    shown = taken
+    while 'id="outcome-text"' not in shown.text:
+        assert time.monotonic() < deadline, shown.text
+        time.sleep(0.02)
+        shown = page.get(taken.url.path)
+    return shown
+
+
 def accepted_change(root: Root) -> str:
     pack = changes.create(root, WORDS)
     acceptance.correct_reading(root, pack.id, READING)
@@ -78,7 +96,7 @@ def builder_stopped(page: TestClient, root: Root, monkeypatch: pytest.MonkeyPatc
     )
     draft_stop = next_link(made)
     assert draft_stop.startswith("/stops/"), made.text
-    after = page.post(draft_stop, data={"choice": "allow_once"})
+    after = answered(page, draft_stop, "allow_once")
     return next_link(after)
 
 
@@ -219,7 +237,7 @@ def test_allow_once_runs_that_action_only_and_logs_the_page(
     page: TestClient, root: Root, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     stop = builder_stopped(page, root, monkeypatch)
-    job = page.post(stop, data={"choice": "allow_once"})
+    job = answered(page, stop, "allow_once")
     assert (root.path / "src" / "expenses" / "search.py").is_file()
     assert "Commit src/expenses/search.py" in job.text  # the commit is its own stop
     decisions = run_events(root, "decision")
@@ -227,11 +245,59 @@ def test_allow_once_runs_that_action_only_and_logs_the_page(
     assert [e["action"] for e in page_log(root)].count("allow once") == 2
 
 
+def test_her_answer_comes_back_once_logged_while_the_role_goes_on(root: Root) -> None:
+    """A real model can take minutes after her answer: the page says her answer is taken as
+    soon as the run logs its decision, and follows the rest live."""
+    import threading
+
+    app = build_app(root)
+    page = TestClient(app)
+    release = threading.Event()
+
+    def slow_answer(told: Any) -> str:
+        told({"event": "decision", "stop": "stop-1", "choice": "allow_once"})
+        release.wait(20)  # the model, still thinking
+        return "done"
+
+    job = app.state.site.jobs.start(
+        "builder goes on after your answer",
+        None,
+        slow_answer,
+        ready_on="decision",
+        receipt="You chose Allow once.",
+    )
+    try:
+        job.settle()
+        assert job.answered and not job.done.is_set()
+        shown = page.get(f"/jobs/{job.id}")
+        assert "You chose Allow once." in shown.text and 'id="answer-taken"' in shown.text
+        assert 'id="working"' in shown.text and 'id="outcome-text"' not in shown.text
+    finally:
+        release.set()
+    assert job.done.wait(20)
+    assert 'id="outcome-text"' in page.get(f"/jobs/{job.id}").text
+
+
+def test_an_answer_that_fails_before_its_decision_says_why_and_claims_nothing(
+    page: TestClient, root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sdd_git import lockfile
+    from sdd_git.runner.state import role_lock
+
+    stop = builder_stopped(page, root, monkeypatch)
+    with lockfile.hold(role_lock(root, "builder")):  # another answer holds the role
+        shown = page.post(stop, data={"choice": "allow_once"})
+    assert 'id="answer-taken"' not in shown.text
+    assert 'id="outcome-text"' in shown.text and "could not go on" in shown.text
+    assert not (root.path / "src" / "expenses" / "search.py").exists()
+    assert page.get(stop).status_code == 200  # still waiting for her
+
+
 def test_deny_applies_nothing(
     page: TestClient, root: Root, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     stop = builder_stopped(page, root, monkeypatch)
-    page.post(stop, data={"choice": "deny"})
+    answered(page, stop, "deny")
     assert not (root.path / "src" / "expenses" / "search.py").exists()
     assert run_events(root, "decision")[-1]["choice"] == "deny"
 
@@ -250,7 +316,7 @@ def test_an_answered_stop_is_gone(
     page: TestClient, root: Root, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     stop = builder_stopped(page, root, monkeypatch)
-    page.post(stop, data={"choice": "deny"})
+    answered(page, stop, "deny")
     assert page.get(stop).status_code == 404
     assert page.post(stop, data={"choice": "allow_once"}).status_code == 404
 
@@ -481,7 +547,7 @@ def test_she_attaches_a_file_with_her_description(
     copy = root.path / attached["copy"]
     assert copy.read_text() == "ERROR hotel charge missing\n"
     assert copy.is_relative_to(root.local / "roles" / "spec-steward" / "attachments")
-    [started] = run_events(root, "run_started")
+    assert len(run_events(root, "run_started")) == 1
     [sent] = [e for e in run_events(root, "message") if e.get("role") == "user" and e["content"]]
     assert "Attachment march.log (the March server log)" in sent["content"]
     assert "ERROR hotel charge missing" in sent["content"]

@@ -34,6 +34,7 @@
     line.appendChild(next);
     box.appendChild(line);
     next.focus();
+    if (window.performance && performance.mark) performance.mark("sdd-outcome");
   });
   source.onerror = function () {
     source.close();
