@@ -41,12 +41,23 @@ def page(folder: str | None, port: int | None, no_browser: bool) -> None:
 
         root = current_root()
 
+    openers: list[Path] = []
+
     def announce(served: Served) -> None:
         say("her page is served on 127.0.0.1 only; Ctrl-C stops it")
         click.echo(served.url)
         if not no_browser:
             import webbrowser
 
-            webbrowser.open(served.url)
+            from sdd_git.page.serve import opener_file
 
-    serve(root, port, start, announce)
+            openers.append(opener_file(served.url))
+            webbrowser.open(openers[-1].as_uri())
+
+    try:
+        serve(root, port, start, announce)
+    finally:
+        import shutil
+
+        for opener in openers:
+            shutil.rmtree(opener.parent, ignore_errors=True)

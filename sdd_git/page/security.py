@@ -22,6 +22,7 @@ script may be kept) and keep its addresses out of other sites' referrers.
 from __future__ import annotations
 
 import hmac
+import html
 import ipaddress
 import os
 import secrets
@@ -71,6 +72,13 @@ _NOT_SIGNED_IN = """<!doctype html>
 <p>This page opens only from the address that <code>sdd page</code> printed in your terminal
 when it started. If that address was already used in another browser, stop
 <code>sdd page</code> (Ctrl-C) and start it again for a new one.</p></main></body></html>
+"""
+
+
+_ONWARD = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Opening your page</title>
+<meta http-equiv="refresh" content="0;url={location}"></head>
+<body><main><p><a href="{location}">Open your page</a></p></main></body></html>
 """
 
 
@@ -225,6 +233,13 @@ class PageGuard:
             return
         method = str(scope.get("method", "GET")).upper()
         fetch_site = [v.strip().lower() for v in headers.get("sec-fetch-site", [])]
+        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        name = cookie_name(port)
+        if method == "GET" and fetch_site == ["cross-site"] and self._unspent_token(query):
+            # The one way in from elsewhere: `sdd page` opens her browser on a file of hers
+            # (so the token is on no command line), and a file's page is another site.
+            await self._exchange(scope, send, query, name, signed_in=False, cross_site=True)
+            return
         if any(site not in ("same-origin", "none") for site in fetch_site):
             # Cookies are not kept apart by port, so even a "same-site" page (another server on
             # 127.0.0.1) would send hers along: only the page itself, or her own typing, pass.
@@ -235,8 +250,6 @@ class PageGuard:
             if refused:
                 await _plain(send, 403, refused)
                 return
-        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
-        name = cookie_name(port)
         signed_in = self._has_session(headers, name)
         if method == "GET" and any(key == TOKEN_PARAM for key, _ in query):
             await self._exchange(scope, send, query, name, signed_in)
@@ -266,6 +279,14 @@ class PageGuard:
             return "a request that changes something must come from the page itself"
         return ""
 
+    def _unspent_token(self, query: list[tuple[str, str]]) -> bool:
+        offered = [value for key, value in query if key == TOKEN_PARAM]
+        return (
+            not self._token_spent
+            and len(offered) == 1
+            and hmac.compare_digest(offered[0].encode(), self._token.encode())
+        )
+
     def _has_session(self, headers: dict[str, list[str]], name: str) -> bool:
         offered = _cookies(headers.get("cookie", [])).get(name, [])
         return any(
@@ -281,9 +302,12 @@ class PageGuard:
         query: list[tuple[str, str]],
         name: str,
         signed_in: bool,
+        cross_site: bool = False,
     ) -> None:
         """The first URL: the token becomes the session cookie, once, and the address she sees
-        (and keeps in history) no longer carries it."""
+        (and keeps in history) no longer carries it. Arriving from another site (her opener
+        file), the way on is a page that refreshes itself: a SameSite=Strict cookie is not sent
+        on a redirect that continues a cross-site navigation, and is on the page's own."""
         offered = [value for key, value in query if key == TOKEN_PARAM]
         rest = [(key, value) for key, value in query if key != TOKEN_PARAM]
         matches = len(offered) == 1 and hmac.compare_digest(
@@ -307,6 +331,10 @@ class PageGuard:
         # Only ever a path on this page: "//elsewhere" would be read as another host.
         path = "/" + quote(str(scope.get("path") or "/").lstrip("/\\"), safe=_PATH_SAFE)
         location = path + (f"?{urlencode(rest)}" if rest else "")
+        if cross_site:
+            body = _ONWARD.format(location=html.escape(location, quote=True)).encode()
+            await _respond(send, 200, b"text/html; charset=utf-8", body, set_cookie)
+            return
         await _respond(
             send,
             303,

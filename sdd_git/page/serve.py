@@ -36,6 +36,29 @@ def prepare(
     return sock, server, Served(f"http://{bind_host()}:{chosen}/?token={token}", chosen)
 
 
+def opener_file(url: str) -> Path:
+    """A page of hers that forwards her browser to `url`: what `sdd page` opens, so that the
+    one-time token is on no command line (every user on the machine can read a process's
+    command line, and the browser's would carry the address until the token is spent). The
+    file is hers alone (a 0700 folder, 0600 file); the caller removes its folder."""
+    import html
+    import os
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="sdd-page-"))
+    path = folder / "open.html"
+    shown = html.escape(url, quote=True)
+    text = (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="refresh" content="0;url={shown}"><title>Opening your page</title>'
+        f'</head><body><p><a href="{shown}">Open your page</a></p></body></html>\n'
+    )
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return path
+
+
 def serve(
     root: Root | None,
     port: int | None,

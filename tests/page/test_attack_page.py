@@ -434,7 +434,8 @@ def test_the_token_exchange_by_head_post_header_or_cookie_gives_no_session(
         ask(port, "GET", f"/?TOKEN={token}", host),
         ask(port, "GET", f"/?token={token}x", host),
         ask(port, "GET", f"/?token={token}&token={token}", host),
-        ask(port, "GET", f"/?token={token}", {**host, "Sec-Fetch-Site": "cross-site"}),
+        ask(port, "GET", f"/?token={token}", {**host, "Sec-Fetch-Site": "same-site"}),
+        # (Cross-site with the right token is how her opener file gets in: test_safety.py.)
     ]
     for answer in tries:
         assert answer.status in (401, 403), answer
@@ -1428,12 +1429,6 @@ def test_jobs_events_with_a_bad_from_still_streams_from_the_start(browser: Brows
     assert [k for k, _ in later] == ["line", "outcome"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: `sdd page` hands the token URL to webbrowser.open, so the browser's command"
-    " line (readable by every user in /proc) carries the one-time token until it is spent;"
-    " the fix is in cli/page_cmds.py (open a 0600 file that forwards to the URL instead)",
-)
 def test_the_token_is_never_on_a_command_line_other_users_can_read(
     sdd: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -1451,8 +1446,21 @@ def test_the_token_is_never_on_a_command_line_other_users_can_read(
 
     monkeypatch.setattr(serve_module, "serve", announce_only)
 
+    forwarded: list[tuple[str, int, int]] = []
+
     def open_browser(url: str, *args: Any, **kwargs: Any) -> bool:
         opened.append(url)  # what webbrowser would put on the browser's command line
+        if url.startswith("file://"):
+            from urllib.parse import unquote, urlsplit
+
+            path = Path(unquote(urlsplit(url).path))
+            forwarded.append(
+                (
+                    path.read_text(),
+                    path.stat().st_mode & 0o777,
+                    path.parent.stat().st_mode & 0o777,
+                )
+            )
         return True
 
     monkeypatch.setattr(webbrowser, "open", open_browser)
@@ -1460,3 +1468,9 @@ def test_the_token_is_never_on_a_command_line_other_users_can_read(
     assert done.code == 0, done
     token = printed[0].split("token=")[1]
     assert opened and not any(token in url for url in opened), opened
+    # The browser opens her own file instead: hers alone, forwarding to the address, and
+    # gone once the page stops.
+    [(text, file_mode, folder_mode)] = forwarded
+    assert f'content="0;url={printed[0]}"' in text
+    assert file_mode == 0o600 and folder_mode == 0o700
+    assert not Path(opened[0].removeprefix("file://")).parent.exists()

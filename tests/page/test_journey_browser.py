@@ -469,3 +469,26 @@ def test_her_whole_journey_in_a_real_browser(
         )
         + "\n"
     )
+
+
+def test_sdd_pages_opener_file_signs_her_in_in_a_real_browser(
+    browser: WebDriver, page_url: str
+) -> None:
+    """What `sdd page` opens: her own file, which forwards to the first address, so that the
+    token is on no command line. Chromium calls that navigation cross-site; she still lands
+    on her page, signed in, and the address bar no longer holds the token."""
+    import shutil as rm
+
+    from sdd_git.page.serve import opener_file
+
+    opener = opener_file(page_url)
+    try:
+        browser.get(opener.as_uri())
+        walk = Walk(browser, Path(os.devnull))
+        assert walk.text("folder-form")
+        assert "token=" not in browser.current_url
+        assert browser.current_url.startswith(page_url.split("?")[0])
+        browser.get(page_url.split("?")[0] + "roles")  # and the cookie works from now on
+        assert "Open the address" not in browser.page_source
+    finally:
+        rm.rmtree(opener.parent, ignore_errors=True)

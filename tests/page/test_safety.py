@@ -350,6 +350,67 @@ def test_a_request_the_browser_calls_cross_site_is_refused(page: Page, site: str
     assert page.app.reached == [] and page.app.changes == []
 
 
+def test_her_opener_file_signs_her_in_from_another_site_once(page: Page) -> None:
+    """`sdd page` opens a file of hers that forwards to the first URL; the browser calls that
+    navigation cross-site. The unspent token still signs her in, through a page of the page's
+    own that refreshes (a Strict cookie would not follow a redirect), and only once."""
+    opened = ask(
+        page.port,
+        "GET",
+        f"/?token={page.token}",
+        {"Host": page.host, "Sec-Fetch-Site": "cross-site"},
+    )
+    assert opened.status == 200
+    assert '<meta http-equiv="refresh" content="0;url=/">' in opened.body.decode()
+    assert page.token not in opened.body.decode()
+    cookie = (opened.header("set-cookie") or "").split(";")[0]
+    assert "HttpOnly" in (opened.header("set-cookie") or "")
+    for name, value in SECURITY_HEADERS.items():
+        assert opened.all(name) == [value], (name, opened.headers)
+    shown = ask(
+        page.port,
+        "GET",
+        "/",
+        {"Host": page.host, "Cookie": cookie, "Sec-Fetch-Site": "same-origin"},
+    )
+    assert shown.status == 200 and shown.body == b"reached"
+    again = ask(
+        page.port,
+        "GET",
+        f"/?token={page.token}",
+        {"Host": page.host, "Sec-Fetch-Site": "cross-site"},
+    )
+    assert again.status == 403 and again.header("set-cookie") is None
+
+
+@pytest.mark.parametrize(
+    "query", ["/?token=wrong", "/", "/?token={token}&token={token}", "/runs?token=x{token}"]
+)
+def test_from_another_site_only_the_unspent_token_gets_in(page: Page, query: str) -> None:
+    answer = ask(
+        page.port,
+        "GET",
+        query.format(token=page.token),
+        {"Host": page.host, "Sec-Fetch-Site": "cross-site"},
+    )
+    assert answer.status == 403 and answer.header("set-cookie") is None
+    assert page.app.reached == []
+    assert sign_in(page)  # and the token is still hers to use
+
+
+def test_from_another_site_the_token_never_changes_anything(page: Page) -> None:
+    posted = ask(
+        page.port,
+        "POST",
+        f"/change?token={page.token}",
+        {"Host": page.host, "Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"},
+        b"x=1",
+    )
+    assert posted.status == 403 and posted.header("set-cookie") is None
+    assert page.app.changes == []
+    assert sign_in(page)
+
+
 @pytest.mark.parametrize("name", ["127.0.0.1", "localhost", "[::1]"])
 def test_a_same_origin_post_with_the_cookie_changes_something(page: Page, name: str) -> None:
     host = f"{name}:{page.port}"
