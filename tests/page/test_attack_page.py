@@ -862,6 +862,7 @@ def test_a_roles_words_render_as_text_on_every_page(
         ("/roles/builder/reply", {"task": HOSTILE, "reply_to": HOSTILE}),
         ("/folder", {"folder": "/" + HOSTILE, "kind": "existing", "product": HOSTILE}),
         ("/stops/stop-aaaaa1", {"choice": HOSTILE}),
+        (f"/changes/{change}/group", {"words": HOSTILE}),
     ]:
         answer = browser.post(path, fields)
         shown[f"POST {path} {sorted(fields)}"] = (
@@ -876,6 +877,7 @@ def test_a_roles_words_render_as_text_on_every_page(
         "/",
         f"/changes/{change}",
         f"/changes/{change}/scenarios/SC-1",
+        f"/changes/{change}/group",
         "/stops/stop-aaaaa1",
         "/stops/stop-aaaaa2",
         "/stops/stop-aaaaa3",
@@ -903,7 +905,12 @@ def test_a_roles_words_render_as_text_on_every_page(
     escaped = [w for w, a in shown.items() if ESCAPED.encode() in a.body]
     for must in ("GET /", f"GET /changes/{change}", "GET /stops/stop-aaaaa1", "GET /roles/builder"):
         assert must in escaped, (must, escaped)  # the words were there, as text
-    for must in ("GET /runs/run-20261130-hostile", "GET /routines", f"GET /jobs/{job.id}"):
+    for must in (
+        "GET /runs/run-20261130-hostile",
+        "GET /routines",
+        f"GET /jobs/{job.id}",
+        f"GET /changes/{change}/group",
+    ):
         assert must in escaped, (must, escaped)
     assert b"&lt;img src=x onerror=alert(5)&gt;" in shown[f"GET /runs/{PATH_HOSTILE}"].body
     assert b"{{7*7}}" in shown[f"GET /changes/{change}"].body  # never evaluated as a template

@@ -590,6 +590,42 @@ def test_an_attachment_over_the_limit_is_refused_not_cut(
     assert run_events(root, "run_started") == []
 
 
+def test_she_talks_to_all_roles_of_a_change_in_its_group(
+    page: TestClient, root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SDD_PROVIDER", f"script:{SCRIPTS / 'spec-steward.yaml'}")
+    page.post("/changes", data={"words": WORDS})
+    page.post("/changes/CH-0001/work")
+    assert 'id="no-group"' in page.get("/changes/CH-0001/group").text
+    said = page.post("/changes/CH-0001/group", data={"words": "Keep it to March for now."})
+    assert said.status_code == 200 and "Sent to spec-steward" in notice(said)
+    assert "Keep it to March for now." in said.text and 'id="group-G1"' in said.text
+    [mine] = [m for m in _messages(root, "spec-steward") if m.get("group") == "ch-0001"]
+    assert mine["text"] == "Keep it to March for now." and mine["from"] == "person"
+    assert [e["action"] for e in page_log(root)][-2:] == ["group create", "group say"]
+    again = page.post("/changes/CH-0001/group", data={"words": "And keep the merchant."})
+    assert 'id="group-G2"' in again.text
+    assert [e["action"] for e in page_log(root)][-1] == "group say"
+
+
+def test_an_empty_group_message_makes_no_group(page: TestClient, root: Root) -> None:
+    from sdd_git.network.groups import group_path
+
+    page.post("/changes", data={"words": WORDS})
+    shown = page.post("/changes/CH-0001/group", data={"words": "  "})
+    assert shown.status_code == 400 and "write your message first" in shown.text
+    assert not group_path(root, "ch-0001").exists()
+
+
+def test_the_group_of_an_unknown_change_is_missing(page: TestClient, root: Root) -> None:
+    from sdd_git.network.groups import group_path
+
+    assert page.get("/changes/CH-9999/group").status_code == 404
+    shown = page.post("/changes/CH-9999/group", data={"words": "Hello all."})
+    assert shown.status_code == 404
+    assert not group_path(root, "ch-9999").exists()
+
+
 def _messages(root: Root, role: str) -> list[dict[str, Any]]:
     from sdd_git.roles.conversation import messages
 
