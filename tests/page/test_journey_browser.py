@@ -492,3 +492,106 @@ def test_sdd_pages_opener_file_signs_her_in_in_a_real_browser(
         assert "Open the address" not in browser.page_source
     finally:
         rm.rmtree(opener.parent, ignore_errors=True)
+
+
+UNLABELLED = """
+const named = (el) => (el.labels && el.labels.length > 0) || el.getAttribute('aria-label');
+const fields = [...document.querySelectorAll('input, select, textarea')]
+  .filter((el) => !['hidden', 'submit'].includes(el.type));
+const buttons = [...document.querySelectorAll('button, a')];
+return [
+  ...fields.filter((el) => !named(el)).map((el) => 'field ' + (el.id || el.name)),
+  ...buttons.filter((el) => !el.textContent.trim()).map((el) => 'unnamed ' + el.outerHTML),
+  ...(document.documentElement.lang ? [] : ['no lang']),
+  ...(document.querySelectorAll('h1').length === 1 ? [] : ['not one h1']),
+];
+"""
+OVERFLOW = "return document.documentElement.scrollWidth - window.innerWidth;"
+
+
+def keyboard_to(driver: WebDriver, element_id: str) -> None:
+    """Tab from the top of the page until `element_id` has the focus, as she would."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    driver.execute_script("document.activeElement && document.activeElement.blur();")
+    for _ in range(80):
+        ActionChains(driver).send_keys(Keys.TAB).perform()
+        if driver.execute_script("return document.activeElement.id;") == element_id:
+            return
+    raise AssertionError(f"Tab never reached #{element_id}")
+
+
+def test_her_page_works_from_the_keyboard_labelled_and_in_a_narrow_window(
+    browser: WebDriver, page_url: str, replies: Path, tmp_path: Path
+) -> None:
+    """Plain and kind: every field labelled, every button named, one h1 and a language per
+    page; nothing wider than a phone's window; and the journey's steps taken with Tab, typing,
+    Space and Enter alone, a stop's Allow once included."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    walk = Walk(browser, replies)
+    folder = tmp_path / "expenses"
+    browser.set_window_size(390, 844)
+
+    def check(what: str) -> None:
+        assert browser.execute_script(UNLABELLED) == [], what
+        assert browser.execute_script(OVERFLOW) <= 0, f"{what} is wider than the window"
+
+    def keys(*sent: str) -> None:
+        ActionChains(browser).send_keys(*sent).perform()
+
+    browser.get(page_url)
+    walk.wait_for("folder-form")
+    check("the folder chooser")
+    keyboard_to(browser, "kind-new")
+    keys(Keys.SPACE)
+    keyboard_to(browser, "product")
+    keys("Expenses")
+    keyboard_to(browser, "choose-folder")
+    keys(Keys.ENTER)
+    walk.wait_for("words-form")
+    check("home")
+    keyboard_to(browser, "words")
+    keys(WORDS)
+    keyboard_to(browser, "start-change")
+    keys(Keys.ENTER)
+    assert walk.text("her-words") == f"“{WORDS}”"
+    check("a change")
+
+    # A builder's stop, raised from the command line, answered on the page by keyboard.
+    env = {**os.environ, "SDD_PROVIDER": f"script:{replies}"}
+
+    def sdd(*args: str) -> None:
+        done = subprocess.run(
+            [sys.executable, "-m", "sdd_git", *args],
+            cwd=folder,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode in (0, 3), done.stderr
+
+    reading = (
+        "Search expenses by month and merchant, from the expense list.\n\n"
+        '- C1: Searching "hotel" for last month lists the charge.\n'
+        "- C2: A month with no match says that no charge was found."
+    )
+    sdd("correct", "reading", "CH-0001", reading)
+    sdd("accept", "reading", "CH-0001")
+    walk.recorded("builder.yaml")
+    sdd("role", "run", "builder", "--with", "qa-author", "--task", "Implement SPEC-0001#S1.")
+    browser.get(page_url.split("?")[0])
+    stop = browser.find_element(By.CSS_SELECTOR, "#waiting-h ~ ul a").get_attribute("href")
+    browser.get(str(stop))
+    assert "qa-author" in walk.text("stop-action")
+    check("a stop")
+    walk.step = 14  # after the journey's 14 screenshots
+    walk.shot("narrow-stop")
+    keyboard_to(browser, "choice-allow_once")
+    keys(Keys.ENTER)
+    assert "You chose Allow once." in walk.text("answer-taken")
+    walk.wait_for("outcome-text")
+    check("the answer")
