@@ -18,7 +18,14 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
 from sdd_git.errors import SddError
-from sdd_git.page import views_folder, views_groups, views_journey, views_more, views_runs
+from sdd_git.page import (
+    views_folder,
+    views_groups,
+    views_journey,
+    views_more,
+    views_parts,
+    views_runs,
+)
 from sdd_git.page.site import STATIC, Site
 from sdd_git.root import Root
 
@@ -31,6 +38,7 @@ def build_app(root: Root | None, start_folder: Path | None = None) -> Starlette:
         *views_runs.ROUTES,
         *views_more.ROUTES,
         *views_groups.ROUTES,
+        *views_parts.ROUTES,
         Mount("/static", app=StaticFiles(directory=str(STATIC)), name="static"),
     ]
 

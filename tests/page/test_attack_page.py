@@ -863,6 +863,9 @@ def test_a_roles_words_render_as_text_on_every_page(
         ("/folder", {"folder": "/" + HOSTILE, "kind": "existing", "product": HOSTILE}),
         ("/stops/stop-aaaaa1", {"choice": HOSTILE}),
         (f"/changes/{change}/group", {"words": HOSTILE}),
+        ("/parts/module", {"name": HOSTILE}),
+        ("/parts/service", {"name": HOSTILE, "module": HOSTILE, "owner": HOSTILE}),
+        ("/parts/remove", {"name": HOSTILE}),
     ]:
         answer = browser.post(path, fields)
         shown[f"POST {path} {sorted(fields)}"] = (
@@ -878,6 +881,7 @@ def test_a_roles_words_render_as_text_on_every_page(
         f"/changes/{change}",
         f"/changes/{change}/scenarios/SC-1",
         f"/changes/{change}/group",
+        "/parts",
         "/stops/stop-aaaaa1",
         "/stops/stop-aaaaa2",
         "/stops/stop-aaaaa3",

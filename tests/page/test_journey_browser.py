@@ -355,18 +355,19 @@ def test_her_whole_journey_in_a_real_browser(
     walk.shot("release")
 
     # The second journey: two modules, no connection -> a plan she accepts before anyone writes.
-    for args in (
-        ("module", "money"),
-        ("service", "expenses", "--module", "money", "--owner", "builder"),
-        ("module", "billing"),
-        ("service", "invoices", "--module", "billing", "--owner", "qa-author"),
-    ):  # her parts, named once (`sdd scope add`, a person command the page does not offer yet)
-        subprocess.run(
-            [sys.executable, "-m", "sdd_git", "scope", "add", *args],
-            cwd=folder,
-            check=True,
-            capture_output=True,
-        )
+    browser.get(page_url.split("?")[0] + "parts")  # her parts, named once, on the page
+    for module, service, owner in (
+        ("money", "expenses", "builder"),
+        ("billing", "invoices", "qa-author"),
+    ):
+        walk.type("module-name", module)
+        walk.click("add-module")
+        assert walk.text("notice") == f"Module {module} added."
+        walk.type("service-name", service)
+        Select(walk.wait_for("service-module")).select_by_value(module)
+        Select(walk.wait_for("service-owner")).select_by_value(owner)
+        walk.click("add-service")
+        assert walk.text("notice") == f"Service {service} added, owned by {owner}."
     browser.get(page_url.split("?")[0])
     walk.type("words", WORDS_2)
     walk.click("start-change")

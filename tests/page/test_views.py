@@ -626,6 +626,44 @@ def test_the_group_of_an_unknown_change_is_missing(page: TestClient, root: Root)
     assert not group_path(root, "ch-9999").exists()
 
 
+def test_she_names_her_products_parts_on_the_page(page: TestClient, root: Root) -> None:
+    from sdd_git.records import scopes
+
+    assert 'id="no-parts"' in page.get("/parts").text
+    added = page.post("/parts/module", data={"name": "money"})
+    assert added.status_code == 200 and notice(added) == "Module money added."
+    served = page.post(
+        "/parts/service", data={"name": "expenses", "module": "money", "owner": "builder"}
+    )
+    assert notice(served) == "Service expenses added, owned by builder."
+    assert 'id="service-expenses"' in served.text
+    tree = scopes.load(root)
+    assert [(m.name, [(s.name, s.owner) for s in m.services]) for m in tree.modules] == [
+        ("money", [("expenses", "builder")])
+    ]
+    gone = page.post("/parts/remove", data={"name": "expenses"})
+    assert notice(gone) == "Service expenses removed."
+    assert [a["action"] for a in page_log(root)] == [
+        "scope add module",
+        "scope add service",
+        "scope remove",
+    ]
+
+
+def test_a_part_the_command_would_refuse_is_refused_and_said(page: TestClient, root: Root) -> None:
+    product = (root.path / "memory" / "product.yaml").read_bytes()
+    for what, fields in [
+        ("module", {"name": "Money Matters"}),
+        ("service", {"name": "expenses", "module": "nowhere"}),
+        ("remove", {"name": "nothing"}),
+    ]:
+        shown = page.post(f"/parts/{what}", data=fields)
+        assert shown.status_code == 400 and 'id="error"' in shown.text, (what, shown.text)
+    assert page.post("/parts/everything", data={"name": "x"}).status_code == 404
+    assert (root.path / "memory" / "product.yaml").read_bytes() == product
+    assert page_log(root) == []
+
+
 def _messages(root: Root, role: str) -> list[dict[str, Any]]:
     from sdd_git.roles.conversation import messages
 
