@@ -8,12 +8,17 @@ from pathlib import Path
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temp file in the same folder, fsync'd, then renamed over."""
+    """Write `text` (UTF-8, newlines as given) to `path` atomically."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write `data` to `path` through a temp file in the same folder, fsync'd, then renamed over."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         if path.exists():

@@ -12,7 +12,8 @@ her browser, which carries her cookies), by a name that a DNS-rebinding attacker
   terminal can get (the token is spent on first use, and the cookie is HttpOnly, SameSite=Strict);
 - when it changes something, comes from the page itself (Origin is the page's own origin, and the
   browser does not say the request is cross-site);
-- is plain HTTP (websockets are refused: the page uses server-sent events).
+- is plain HTTP (websockets are refused: the page uses server-sent events);
+- when it has a body, says its length, and it is at most BODY_LIMIT.
 
 Every answer, the page's and the guard's, carries headers that keep the page out of frames, keep
 inline script from running, keep her pages out of caches (only the page's own style sheet and
@@ -45,6 +46,10 @@ LOOPBACK_HOST = "127.0.0.1"
 TOKEN_PARAM = "token"
 COOKIE_PREFIX = "sdd_page"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# The largest body the page reads: an attachment (views_more.ATTACHMENT_LIMIT, 10 MB) and her
+# words beside it. Judged from Content-Length before any of it is read: the form parser spools a
+# file part to the disk whole, however large, before a view could count it.
+BODY_LIMIT = 11 << 20
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 )
@@ -250,6 +255,10 @@ class PageGuard:
             if refused:
                 await _plain(send, 403, refused)
                 return
+        too_long = _body_refused(headers, method)
+        if too_long:
+            await _plain(send, *too_long)
+            return
         signed_in = self._has_session(headers, name)
         if method == "GET" and any(key == TOKEN_PARAM for key, _ in query):
             await self._exchange(scope, send, query, name, signed_in)
@@ -342,6 +351,18 @@ class PageGuard:
             b"",
             [(b"location", location.encode("latin-1")), *set_cookie],
         )
+
+
+def _body_refused(headers: dict[str, list[str]], method: str) -> tuple[int, str] | None:
+    """Why a request's body is refused before it is read, or None. Her browser always says the
+    length of what it posts; a chunked body says its size only at its end (never, if it never
+    ends)."""
+    lengths = headers.get("content-length", [])
+    if headers.get("transfer-encoding") or (method not in SAFE_METHODS and len(lengths) != 1):
+        return 411, "a request with a body must say its length (Content-Length)"
+    if lengths and (not lengths[0].strip().isdigit() or int(lengths[0]) > BODY_LIMIT):
+        return 413, f"that is more than the page takes ({BODY_LIMIT >> 20} MB at most)"
+    return None
 
 
 def _with_security_headers(send: Send, cacheable: bool = False) -> Send:

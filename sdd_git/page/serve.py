@@ -3,7 +3,8 @@ server is told to stop, for tests)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,8 +68,35 @@ def serve(
 ) -> None:
     """Run the page until interrupted. `announce` is told the URL once the socket is bound."""
     sock, server, served = prepare(root, port, start_folder)
-    announce(served)
+    with _stopped_by_signals(server):
+        announce(served)
+        try:
+            server.run(sockets=[sock])
+        finally:
+            sock.close()
+
+
+@contextmanager
+def _stopped_by_signals(server: Any) -> Iterator[None]:
+    """SIGTERM, and closing her terminal (SIGHUP), stop the page as Ctrl-C does, so that the
+    caller still removes the opener file. Uvicorn stops on SIGINT and SIGTERM only while it
+    runs (a hangup would kill outright), and before it runs a SIGTERM that raises can land in a
+    weakref callback, where the exception is dropped and the page would go on serving: here a
+    signal only asks the server to stop. Under `nohup` (the hangup ignored) it goes on."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    wanted = [signal.SIGTERM]
+    if hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) != signal.SIG_IGN:
+        wanted.append(signal.SIGHUP)
+    previous = {
+        sig: signal.signal(sig, lambda *_: setattr(server, "should_exit", True)) for sig in wanted
+    }
     try:
-        server.run(sockets=[sock])
+        yield
     finally:
-        sock.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -42,7 +42,10 @@ class Site:
         return HTMLResponse(html, status_code=status)
 
     def logged(self, action: str, **args: Any) -> None:
-        """Her action, as the page made it: one line in `.sdd/local/page.jsonl`."""
+        """Her action, as the page made it: one line in `.sdd/local/page.jsonl`, masked as a
+        run log is (a secret she pasted into her words stays out of it)."""
+        from sdd_git.runner.masking import masker_for
+
         assert self.root is not None
         line = {
             "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -53,7 +56,7 @@ class Site:
         path = self.root.local / PAGE_LOG
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+            handle.write(masker_for(self.root.path)(json.dumps(line, ensure_ascii=False)) + "\n")
             handle.flush()
 
 

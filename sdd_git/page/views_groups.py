@@ -22,11 +22,26 @@ def group_name(change_id: str) -> str:
 
 
 def _group_of(root: Root, change_id: str) -> Any:
+    """The change's group, or None before her first message to it. A group of that name made
+    for anything else (`sdd group create ch-0002 --change CH-0001`) is not this change's: it is
+    refused, never shown or talked to as if it were."""
     from sdd_git.network import groups
 
-    if not groups.group_path(root, group_name(change_id)).is_file():
+    name = group_name(change_id)
+    if not groups.group_path(root, name).is_file():
         return None
-    return groups.load(root, group_name(change_id))
+    group = groups.load(root, name)
+    if group.change != change_id:
+        raise NameTaken(
+            f"the group {name} is not {change_id}'s: it was made for {group.source}",
+            hint=f'talk to it with: sdd group say {name} "..."; for {change_id}\'s roles, '
+            f"make a group under another name: sdd group create NAME --change {change_id}",
+        )
+    return group
+
+
+class NameTaken(UsageError):
+    """The page's name for a change's group names another group."""
 
 
 def _group_view(request: Request, change_id: str, status: int = 200, **extra: Any) -> Response:
@@ -45,14 +60,12 @@ def _group_view(request: Request, change_id: str, status: int = 200, **extra: An
             error=exc.message,
             hint=exc.hint,
         )
-    return site.render(
-        request,
-        "group.html",
-        status=status,
-        change=change,
-        group=_group_of(root, change.id),
-        **extra,
-    )
+    try:
+        group = _group_of(root, change.id)
+    except NameTaken as exc:
+        group, status = None, 409
+        extra = {**extra, "error": exc.message, "hint": exc.hint, "taken": True}
+    return site.render(request, "group.html", status=status, change=change, group=group, **extra)
 
 
 async def group_page(request: Request) -> Response:
@@ -71,13 +84,18 @@ async def group_say(request: Request) -> Response:
 
     def say() -> tuple[dict[str, Any], Any, bool]:
         change = changes.load(root, change_id)
-        if not text.strip():  # before the group is made: no group for a message never sent
+        # Refused before the group is made: no group for a message never sent.
+        if not text.strip():
             raise UsageError("write your message first")
-        name = group_name(change.id)
-        created = not groups.group_path(root, name).is_file()
+        if len(text.strip()) > groups.MESSAGE_LIMIT:
+            raise UsageError(
+                f"the message is {len(text.strip()):,} characters; a group message takes at "
+                f"most {groups.MESSAGE_LIMIT:,}"
+            )
+        created = _group_of(root, change.id) is None
         if created:
-            groups.create(root, name, change=change.id)
-        message, group = groups.say(root, name, text)
+            groups.create(root, group_name(change.id), change=change.id)
+        message, group = groups.say(root, group_name(change.id), text)
         return message, group, created
 
     try:

@@ -60,12 +60,15 @@ async def role_reply(request: Request) -> Response:
     """`sdd role run NAME --task "..." [--reply-to MSG] [--attach FILE --as "WHAT"]`, in the
     background. An uploaded file waits in a private temporary folder until the run has copied
     it into the role's attachments, as `--attach` copies a file of hers."""
+    from sdd_git.roles.registry import load_registry
     from sdd_git.runner.conversation import Attachment
     from sdd_git.runner.run import RunRequest, start
 
     site = site_of(request)
     root = root_of(request)
     name = request.path_params["role"]
+    if (await run_in_threadpool(load_registry, root)).get(name) is None:
+        return await run_in_threadpool(_role_view, request, name)  # missing: nothing kept
     try:
         form, upload = await _message_form(request)
     except SddError as exc:
@@ -119,28 +122,39 @@ async def _message_form(request: Request) -> tuple[dict[str, str], Path | None]:
         folder = Path(tempfile.mkdtemp(prefix="sdd-page-upload-"))
         target = folder / name
         size = 0
-        with open(target, "xb") as out:
-            while chunk := await upload.read(1 << 16):
-                size += len(chunk)
-                if size > ATTACHMENT_LIMIT:
-                    out.close()
-                    shutil.rmtree(folder, ignore_errors=True)
-                    raise UsageError(
-                        f"{name} is larger than {ATTACHMENT_LIMIT // (1 << 20)} MB",
-                        hint="attach a smaller file, or the part of it that matters",
-                    )
-                out.write(chunk)
+        try:
+            with open(target, "xb") as out:
+                while chunk := await upload.read(1 << 16):
+                    size += len(chunk)
+                    if size > ATTACHMENT_LIMIT:
+                        raise UsageError(
+                            f"{name} is larger than {ATTACHMENT_LIMIT // (1 << 20)} MB",
+                            hint="attach a smaller file, or the part of it that matters",
+                        )
+                    out.write(chunk)
+        except BaseException as exc:  # every way out but success leaves no half-kept upload
+            shutil.rmtree(folder, ignore_errors=True)
+            if isinstance(exc, OSError):
+                raise UsageError(
+                    f"could not keep {name} for the role ({exc.strerror or exc})",
+                    hint="free some disk space, or attach a smaller file",
+                ) from None
+            raise
         return fields, target
     finally:
         await form.close()
 
 
 def _upload_name(filename: str) -> str:
-    """The file's own name, without any folder a browser (or anyone) put in front of it."""
+    """The file's own name, without any folder a browser (or anyone) put in front of it, and
+    without characters that are not text: a control character would end a line of the model's
+    prompt or drive her terminal, and a direction override shows `a<RLO>gol.exe` as `aexe.log`."""
+    import unicodedata
+
     name = filename.replace("\\", "/").rsplit("/", 1)[-1].strip()
     if name in ("", ".", "..") or "\0" in name or len(name.encode()) > 200:
         return "attachment"
-    return name
+    return "".join("_" if unicodedata.category(c) in ("Cc", "Cf") else c for c in name)
 
 
 async def role_stop_now(request: Request) -> Response:

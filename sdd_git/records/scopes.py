@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 # Like a role name (`module:<name>` must match a ROLE.md's scope), but never starting with '-',
 # which would read as an option on the command line.
-NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
+NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}\Z")  # \Z: `$` lets a final newline through
 PRODUCT = "product"
 KINDS = ("product", "module", "service")
 MODULE_LEAD_TEMPLATE = "module-lead"

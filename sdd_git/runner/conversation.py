@@ -5,13 +5,12 @@ so a handoff tool below the runner writes it the same way."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sdd_git.atomicfile import write_text_atomic
+from sdd_git.atomicfile import write_bytes_atomic, write_text_atomic
 from sdd_git.errors import RecordError, UsageError
 from sdd_git.roles.conversation import add_message as add_message
 from sdd_git.roles.conversation import conversation_path as conversation_path
@@ -60,7 +59,7 @@ def attach(
         raise UsageError(f"say what {source.name} is", hint='--attach FILE --as "the March log"')
     folder = role_local(root, role) / "attachments" / run_id
     folder.mkdir(parents=True, exist_ok=True)
-    copy = folder / source.name
+    copy = folder / _masked_name(source.name, mask)
     raw = source.read_bytes()
     try:
         text = raw.decode("utf-8")
@@ -68,7 +67,10 @@ def attach(
     except UnicodeDecodeError:
         text, binary = "", True
     if binary:
-        shutil.copyfile(source, copy)
+        # Not text to show, but a Latin-1 log or a dump may still hold a secret: the copy is
+        # masked byte for byte all the same (undecodable bytes kept as they are).
+        kept = mask(raw.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+        write_bytes_atomic(copy, kept)
     else:
         text = mask(text)
         write_text_atomic(copy, text)
@@ -83,6 +85,12 @@ def attach(
         note = "" if len(text) <= TEXT_LIMIT else f"\n[cut at {TEXT_LIMIT:,} characters]"
         shown = f"Attachment {source.name} ({attachment.what}), saved at {where}:\n{cut}{note}"
     return copy, shown
+
+
+def _masked_name(name: str, mask: Callable[[str], str]) -> str:
+    """The copy's file name, masked like its content (a secret can be in a name too)."""
+    masked = mask(name).replace("/", "_").replace("\\", "_")
+    return masked if masked not in ("", ".", "..") else "attachment"
 
 
 def memory(root: Root, role: str) -> list[dict[str, Any]]:

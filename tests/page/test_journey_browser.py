@@ -596,3 +596,26 @@ def test_her_page_works_from_the_keyboard_labelled_and_in_a_narrow_window(
     assert "You chose Allow once." in walk.text("answer-taken")
     walk.wait_for("outcome-text")
     check("the answer")
+
+    # A message with a file and her words for it; a file over the limit is said at once.
+    browser.get(page_url.split("?")[0] + "roles/qa-author")
+    check("a role's conversation")
+    big = tmp_path / "huge.log"
+    big.write_bytes(b"x" * (10 * 1048576 + 1))
+    walk.type("new-message", "Does this log say why?")
+    walk.wait_for("attachment").send_keys(str(big))
+    walk.type("attachment-what", "the March server log")
+    before = browser.current_url
+    walk.wait_for("send-message").click()
+    assert "huge.log is larger than 10 MB" in walk.text("attachment-help")
+    assert browser.current_url == before
+    small = tmp_path / "march.log"
+    small.write_text("2026-03-02 ERROR hotel charge missing\n")
+    replies.write_text("calls:\n  - say: 'It says the hotel charge is missing.'\n")
+    walk.wait_for("attachment").clear()
+    walk.wait_for("attachment").send_keys(str(small))
+    walk.click("send-message")
+    walk.wait_for("outcome-text")
+    browser.get(page_url.split("?")[0] + "roles/qa-author")
+    said = walk.text("main")
+    assert "march.log" in said and "the March server log" in said

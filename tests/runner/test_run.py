@@ -509,6 +509,26 @@ def test_attachments_are_copied_and_the_original_is_untouched(
     assert unpaired.code == 2
 
 
+@pytest.mark.parametrize("start", [b"caf\xe9 ", b"\0"], ids=["latin-1", "nul"])
+def test_a_secret_in_an_attachment_that_is_not_utf8_is_masked_in_its_copy(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, start: bytes
+) -> None:
+    secret = "tok-7Qx2Lm9Vb4Rz8Kp1Wd6Hs3"
+    monkeypatch.setenv("EXPENSES_API_TOKEN", secret)
+    accepted_change(root)
+    log = tmp_path / f"march-{secret}.log"
+    log.write_bytes(start + f"ERROR charge failed\nBearer {secret}\n".encode())
+    script(tmp_path, monkeypatch, [{"say": "Seen."}])
+    result = sdd("role", "run", "builder", "--task", "Look", "--attach", str(log), "--as", "log")
+    assert result.code == 0, result.stderr
+    [copy] = [
+        p for p in (root.local / "roles" / "builder" / "attachments").rglob("*") if p.is_file()
+    ]
+    assert secret.encode() not in copy.read_bytes() and secret not in copy.name
+    assert copy.read_bytes().startswith(start) and b"ERROR charge failed" in copy.read_bytes()
+    assert log.read_bytes().startswith(start)  # her file is untouched
+
+
 def test_mentions_resolve_and_unknown_ones_stay_the_persons_words(
     sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -41,3 +41,22 @@
     window.setTimeout(function () { window.location.reload(); }, 1000);
   };
 })();
+
+// A file over the page's limit is said at once, before it is sent: a browser still sending a
+// large body shows the server's refusal as a broken connection.
+(function () {
+  var inputs = document.querySelectorAll("input[type=file][data-limit]");
+  Array.prototype.forEach.call(inputs, function (input) {
+    input.form.addEventListener("submit", function (e) {
+      var file = input.files && input.files[0];
+      var limit = Number(input.dataset.limit);
+      if (!file || !limit || file.size <= limit) return;
+      e.preventDefault();
+      var help = document.getElementById(input.getAttribute("aria-describedby"));
+      help.className = "error";  // its aria-live region reads the words out
+      help.textContent = file.name + " is larger than " + Math.round(limit / 1048576) +
+        " MB: attach a smaller file, or the part of it that matters.";
+      input.focus();
+    });
+  });
+})();
