@@ -131,9 +131,11 @@ def _terminated(signum: int, frame: object) -> None:
 def main(argv: list[str] | None = None) -> None:
     import signal
 
+    from sdd_git.cli.interrupts import keep_interrupts
     from sdd_git.errors import SddError
 
     signal.signal(signal.SIGTERM, _terminated)
+    keep_interrupts()
     try:
         result = cli.main(args=argv, prog_name="sdd", standalone_mode=False)
     except SddError as exc:

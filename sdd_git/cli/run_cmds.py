@@ -50,6 +50,8 @@ def _signals_once() -> Iterator[None]:
     import signal
     import threading
 
+    from sdd_git.cli.interrupts import was_lost
+
     if threading.current_thread() is not threading.main_thread():
         yield  # signals can only be handled on the main thread (CliRunner in a thread)
         return
@@ -57,7 +59,7 @@ def _signals_once() -> Iterator[None]:
 
     def interrupt(signum: int, frame: object) -> None:
         nonlocal fired
-        if not fired:
+        if not fired or was_lost():  # the first, or the first again (sdd_git.cli.interrupts)
             fired = True
             raise KeyboardInterrupt
 
