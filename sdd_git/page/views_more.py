@@ -176,6 +176,35 @@ async def role_stop_now(request: Request) -> Response:
     )
 
 
+async def role_correct(request: Request) -> Response:
+    """Her correction of one memory item (what `sdd role memory NAME --edit` does to it)."""
+    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.runner import conversation
+
+    site = site_of(request)
+    root = root_of(request)
+    name = request.path_params["role"]
+    form = await form_of(request)
+    note = form.get("note", "")
+    try:
+        number = int(form.get("number", ""))
+        refuse_inside_run()
+        before = await run_in_threadpool(conversation.correct, root, name, number, note)
+    except ValueError:
+        return await run_in_threadpool(_role_view, request, name, 400, error="choose an item")
+    except SddError as exc:
+        return await run_in_threadpool(
+            _role_view, request, name, 400, error=exc.message, hint=exc.hint
+        )
+    site.logged("memory correct", role=name, number=number, note=note.strip())
+    return await run_in_threadpool(
+        _role_view,
+        request,
+        name,
+        notice=f"Corrected: {name} no longer remembers “{before['note']}”.",
+    )
+
+
 async def role_forget(request: Request) -> Response:
     """`sdd role memory NAME --forget N`: her correction of the role's memory."""
     from sdd_git.records.person import refuse_inside_run
@@ -284,6 +313,7 @@ ROUTES = [
     Route("/roles/{role}/reply", role_reply, methods=["POST"]),
     Route("/roles/{role}/stop", role_stop_now, methods=["POST"]),
     Route("/roles/{role}/forget", role_forget, methods=["POST"]),
+    Route("/roles/{role}/correct", role_correct, methods=["POST"]),
     Route("/routines", routines_page),
     Route("/routines/{role}/{routine}/pause", routine_pause, methods=["POST"]),
     Route("/routines/{role}/{routine}/resume", routine_pause, methods=["POST"]),

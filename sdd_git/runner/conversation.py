@@ -144,14 +144,42 @@ def edit_memory(root: Root, role: str, edit: Callable[[str], str | None]) -> int
 
 
 def forget(root: Root, role: str, number: int) -> dict[str, Any]:
+    items = _numbered(root, role, number)
+    removed = items.pop(number - 1)
+    _save_memory(root, role, items)
+    return removed
+
+
+def correct(root: Root, role: str, number: int, note: str) -> dict[str, Any]:
+    """Her correction of one item, in her words (what `--edit` does to one note); gives back
+    the item as it was. The item keeps its time; an empty note is refused (forget it instead)."""
+    if not note.strip():
+        raise UsageError(
+            "a corrected note cannot be empty", hint="to drop the item, forget it instead"
+        )
+    if memory_draft_path(root, role).exists():
+        raise RecordError(
+            f"the memory of {role} has an unfinished edit of yours, kept as a draft",
+            hint=f"finish it first: sdd role memory {role} --edit",
+        )
+    items = _numbered(root, role, number)
+    before = dict(items[number - 1])
+    items[number - 1] = {**before, "note": note.strip()}
+    _save_memory(root, role, items)
+    return before
+
+
+def _numbered(root: Root, role: str, number: int) -> list[dict[str, Any]]:
     items = memory(root, role)
     if not 1 <= number <= len(items):
         raise RecordError(
             f"{role} has no memory item {number} (it has {len(items)})",
             hint=f"`sdd role memory {role}` numbers them",
         )
-    removed = items.pop(number - 1)
+    return items
+
+
+def _save_memory(root: Root, role: str, items: list[dict[str, Any]]) -> None:
     from sdd_git.yamlio import dump_yaml
 
     write_text_atomic(memory_path(root, role), dump_yaml(items) if items else "[]\n")
-    return removed

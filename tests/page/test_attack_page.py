@@ -859,6 +859,7 @@ def test_a_roles_words_render_as_text_on_every_page(
         (f"/changes/{change}/run", {"role": HOSTILE, "task": HOSTILE, "critic": HOSTILE}),
         (f"/changes/{change}/reading", {"choice": "correct", "words": ""}),
         ("/roles/builder/forget", {"number": HOSTILE}),
+        ("/roles/builder/correct", {"number": "1", "note": HOSTILE}),
         ("/roles/builder/reply", {"task": HOSTILE, "reply_to": HOSTILE}),
         ("/folder", {"folder": "/" + HOSTILE, "kind": "existing", "product": HOSTILE}),
         ("/stops/stop-aaaaa1", {"choice": HOSTILE}),

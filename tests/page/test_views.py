@@ -693,6 +693,61 @@ def test_she_corrects_a_roles_memory_by_forgetting_an_item(page: TestClient, roo
     assert memory(root, "builder") == []
 
 
+def test_she_corrects_a_memory_item_in_her_words(page: TestClient, root: Root) -> None:
+    from sdd_git.runner.conversation import memory, memory_path
+
+    path = memory_path(root, "builder")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "- {note: Hotels are under travel., at: '2026-11-30T10:00:00Z'}\n"
+        "- {note: Taxis are under travel., at: '2026-11-30T11:00:00Z'}\n"
+    )
+    shown = page.post(
+        "/roles/builder/correct", data={"number": "1", "note": " Hotels are lodging. "}
+    )
+    assert "no longer remembers “Hotels are under travel.”" in notice(shown)
+    assert memory(root, "builder") == [
+        {"note": "Hotels are lodging.", "at": "2026-11-30T10:00:00Z"},
+        {"note": "Taxis are under travel.", "at": "2026-11-30T11:00:00Z"},
+    ]
+    assert page_log(root)[-1]["action"] == "memory correct"
+
+
+@pytest.mark.parametrize(
+    ("fields", "said"),
+    [
+        ({"number": "1", "note": "  "}, "cannot be empty"),
+        ({"number": "3", "note": "x"}, "has no memory item 3"),
+        ({"number": "one", "note": "x"}, "choose an item"),
+    ],
+)
+def test_a_correction_the_memory_cannot_take_changes_nothing(
+    page: TestClient, root: Root, fields: dict[str, str], said: str
+) -> None:
+    from sdd_git.runner.conversation import memory_path
+
+    path = memory_path(root, "builder")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("- {note: Hotels are under travel., at: '2026-11-30T10:00:00Z'}\n")
+    before = path.read_bytes()
+    shown = page.post("/roles/builder/correct", data=fields)
+    assert shown.status_code == 400 and said in shown.text
+    assert path.read_bytes() == before and page_log(root) == []
+
+
+def test_a_correction_never_overwrites_her_unfinished_edit(page: TestClient, root: Root) -> None:
+    from sdd_git.runner.conversation import memory_draft_path, memory_path
+
+    path = memory_path(root, "builder")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("- {note: Hotels are under travel., at: '2026-11-30T10:00:00Z'}\n")
+    memory_draft_path(root, "builder").write_text("- note: half written [\n")
+    shown = page.post("/roles/builder/correct", data={"number": "1", "note": "Lodging."})
+    assert shown.status_code == 400 and "unfinished edit" in shown.text
+    assert memory_draft_path(root, "builder").read_text() == "- note: half written [\n"
+    assert "Hotels are under travel." in path.read_text()
+
+
 def watcher(root: Root) -> None:
     from sdd_git.roles import manage as roles
 

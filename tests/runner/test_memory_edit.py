@@ -63,3 +63,28 @@ def test_role_memory_edit_in_a_real_editor_keeps_a_broken_text_and_later_runs_st
     monkeypatch.setenv("EDITOR", editor(fixed, "- note: small commits\n"))
     assert sdd("role", "memory", "builder", "--edit").code == 0
     assert conversation.memory(root, "builder") == [{"note": "small commits"}]
+
+
+def test_correcting_one_item_keeps_its_time_and_the_others(root: Root) -> None:
+    conversation.edit_memory(
+        root, "builder", lambda text: "- {note: one, at: monday}\n- {note: two, at: tuesday}\n"
+    )
+    before = conversation.correct(root, "builder", 2, "  two, in her words ")
+    assert before == {"note": "two", "at": "tuesday"}
+    assert conversation.memory(root, "builder") == [
+        {"note": "one", "at": "monday"},
+        {"note": "two, in her words", "at": "tuesday"},
+    ]
+
+
+def test_a_correction_that_cannot_be_taken_changes_nothing(root: Root) -> None:
+    from sdd_git.errors import UsageError
+
+    conversation.edit_memory(root, "builder", lambda text: "- {note: one, at: monday}\n")
+    path = conversation.memory_path(root, "builder")
+    before = path.read_bytes()
+    with pytest.raises(UsageError):
+        conversation.correct(root, "builder", 1, " ")
+    with pytest.raises(RecordError):
+        conversation.correct(root, "builder", 2, "two")
+    assert path.read_bytes() == before
