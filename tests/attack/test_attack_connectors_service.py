@@ -581,11 +581,14 @@ def test_a_token_written_into_the_connector_config_is_refused(
 def outside_tmp(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A folder that is not under /tmp: the sandbox gives every command a private /tmp, so a
     home under the test's tmp_path would be hidden for that reason alone and prove nothing."""
+    import pwd
     import shutil
     import tempfile
 
-    # The checkout, or for a user who may not write there (CI's ordinary user), their own home.
-    candidates = [Path(__file__).resolve().parents[2], Path.home().resolve()]
+    # The checkout, or for a user who may not write there (CI's ordinary user), their own home
+    # (from the password database: the tests point HOME into /tmp).
+    own_home = Path(pwd.getpwuid(os.getuid()).pw_dir).resolve()
+    candidates = [Path(__file__).resolve().parents[2], own_home]
     usable = [
         base
         for base in candidates
