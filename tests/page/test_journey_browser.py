@@ -1,8 +1,9 @@
 """Her whole journey in a real browser: Chromium from the system packages, driven by Selenium,
 against `sdd page` served by uvicorn on a free loopback port, on the scripted provider (the
-demo's recorded replies). Each step saves a screenshot to docs/page/; the page's first paint and
-a stop's round trip are measured in the browser and written to docs/page/timings.json (the README
-reports them; nothing here asserts a time)."""
+demo's recorded replies). Each step saves a screenshot; the page's first paint and a stop's
+round trip are measured in the browser and written to timings.json beside them: in docs/page/
+with SDD_PAGE_DOCS=1 (the README shows those; nothing here asserts a time), else in a temporary
+folder."""
 
 from __future__ import annotations
 
