@@ -45,9 +45,7 @@ def build_app(root: Root | None, start_folder: Path | None = None) -> Starlette:
     async def sdd_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, SddError)
         site = request.app.state.site
-        return site.render(  # type: ignore[no-any-return]
-            request, "missing.html", status=400, what="that", error=exc.message, hint=exc.hint
-        )
+        return site.missing(request, "that", exc, status=400)  # type: ignore[no-any-return]
 
     app = Starlette(routes=routes, exception_handlers={SddError: sdd_error})
     app.state.site = Site(root, start_folder)

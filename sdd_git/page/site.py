@@ -41,6 +41,19 @@ class Site:
         html = self.templates.get_template(name).render(request=request, root=self.root, **values)
         return HTMLResponse(html, status_code=status)
 
+    def missing(
+        self, request: Request, what: str, exc: Any = None, status: int = 404
+    ) -> HTMLResponse:
+        """The page for something that is not there (or could not be read), with why."""
+        return self.render(
+            request,
+            "missing.html",
+            status=status,
+            what=what,
+            error=getattr(exc, "message", None),
+            hint=getattr(exc, "hint", None),
+        )
+
     def logged(self, action: str, **args: Any) -> None:
         """Her action, as the page made it: one line in `.sdd/local/page.jsonl`, masked as a
         run log is (a secret she pasted into her words stays out of it)."""

@@ -52,14 +52,7 @@ def _group_view(request: Request, change_id: str, status: int = 200, **extra: An
     try:
         change = changes.load(root, change_id)
     except SddError as exc:
-        return site.render(
-            request,
-            "missing.html",
-            status=404,
-            what=f"change {change_id}",
-            error=exc.message,
-            hint=exc.hint,
-        )
+        return site.missing(request, f"change {change_id}", exc)
     try:
         group = _group_of(root, change.id)
     except NameTaken as exc:

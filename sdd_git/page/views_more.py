@@ -5,6 +5,7 @@ history). Each action is the one core function of its person command."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -178,56 +179,54 @@ async def role_stop_now(request: Request) -> Response:
 
 async def role_correct(request: Request) -> Response:
     """Her correction of one memory item (what `sdd role memory NAME --edit` does to it)."""
-    from sdd_git.records.person import refuse_inside_run
     from sdd_git.runner import conversation
 
-    site = site_of(request)
-    root = root_of(request)
-    name = request.path_params["role"]
     form = await form_of(request)
     note = form.get("note", "")
-    try:
-        number = int(form.get("number", ""))
-        refuse_inside_run()
-        before = await run_in_threadpool(conversation.correct, root, name, number, note)
-    except ValueError:
-        return await run_in_threadpool(_role_view, request, name, 400, error="choose an item")
-    except SddError as exc:
-        return await run_in_threadpool(
-            _role_view, request, name, 400, error=exc.message, hint=exc.hint
-        )
-    site.logged("memory correct", role=name, number=number, note=note.strip())
-    return await run_in_threadpool(
-        _role_view,
-        request,
-        name,
-        notice=f"Corrected: {name} no longer remembers “{before['note']}”.",
-    )
+
+    def correct(root: Root, name: str, number: int) -> tuple[dict[str, Any], str]:
+        before = conversation.correct(root, name, number, note)
+        said = f"Corrected: {name} no longer remembers “{before['note']}”."
+        return {"note": note.strip()}, said
+
+    return await _memory_action(request, form, "memory correct", correct)
 
 
 async def role_forget(request: Request) -> Response:
     """`sdd role memory NAME --forget N`: her correction of the role's memory."""
-    from sdd_git.records.person import refuse_inside_run
     from sdd_git.runner import conversation
+
+    def forget(root: Root, name: str, number: int) -> tuple[dict[str, Any], str]:
+        removed = conversation.forget(root, name, number)
+        return {}, f"{name} forgot: {removed['note']}"
+
+    return await _memory_action(request, await form_of(request), "memory forget", forget)
+
+
+async def _memory_action(
+    request: Request,
+    form: dict[str, str],
+    action: str,
+    change: Callable[[Root, str, int], tuple[dict[str, Any], str]],
+) -> Response:
+    """One change to a role's memory, on item `number` of the form: logged, then shown."""
+    from sdd_git.records.person import refuse_inside_run
 
     site = site_of(request)
     root = root_of(request)
     name = request.path_params["role"]
-    form = await form_of(request)
     try:
         number = int(form.get("number", ""))
         refuse_inside_run()
-        removed = await run_in_threadpool(conversation.forget, root, name, number)
+        logged, said = await run_in_threadpool(change, root, name, number)
     except ValueError:
         return await run_in_threadpool(_role_view, request, name, 400, error="choose an item")
     except SddError as exc:
         return await run_in_threadpool(
             _role_view, request, name, 400, error=exc.message, hint=exc.hint
         )
-    site.logged("memory forget", role=name, number=number)
-    return await run_in_threadpool(
-        _role_view, request, name, notice=f"{name} forgot: {removed['note']}"
-    )
+    site.logged(action, role=name, number=number, **logged)
+    return await run_in_threadpool(_role_view, request, name, notice=said)
 
 
 def _routines(root: Root) -> tuple[list[Any], list[Any]]:

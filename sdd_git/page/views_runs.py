@@ -128,14 +128,7 @@ def _stop_view(request: Request, stop_id: str, status: int = 200, **extra: Any) 
     try:
         stop = stops.load(root, stop_id)
     except SddError as exc:
-        return site.render(
-            request,
-            "missing.html",
-            status=404,
-            what=f"stop {stop_id}",
-            error=exc.message,
-            hint=exc.hint,
-        )
+        return site.missing(request, f"stop {stop_id}", exc)
     if stop.kind in ("reading", "plan"):
         return see_other(f"/changes/{stop.change}")
     args = dict(stop.args)
@@ -186,14 +179,7 @@ async def stop_answer(request: Request) -> Response:
     try:
         shown = await run_in_threadpool(stops.load, root, stop_id)
     except SddError as exc:
-        return site.render(
-            request,
-            "missing.html",
-            status=404,
-            what=f"stop {stop_id}",
-            error=exc.message,
-            hint=exc.hint,
-        )
+        return site.missing(request, f"stop {stop_id}", exc)
     job = site.jobs.start(
         f"{shown.role} goes on after your answer",
         shown.change,
