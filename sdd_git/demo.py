@@ -15,7 +15,8 @@ from pathlib import Path
 
 from sdd_git.records import acceptance, changes, releases, stages
 from sdd_git.records.spec import read_spec
-from sdd_git.root import Root, init_root
+from sdd_git.records.person import init as init_root
+from sdd_git.root import Root
 
 WORDS = "I can never find last month's hotel charge."
 WORDS_2 = "When an expense is reimbursed, the invoice in Billing should show it."

@@ -13,7 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from sdd_git.cli.main import main
-from sdd_git.root import Root, init_root
+from sdd_git.records.person import init as init_root
+from sdd_git.root import Root
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "Test Person",

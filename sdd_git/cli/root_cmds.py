@@ -14,7 +14,7 @@ from sdd_git.cli.output import say
 @click.option("--product", metavar="NAME", help="The product's name (default: the folder's name).")
 def init(product: str | None) -> None:
     """Make this folder an sdd root: memory/, changes/, .sdd/. Idempotent; commits nothing."""
-    from sdd_git.root import init_root
+    from sdd_git.records.person import init as init_root
 
     report = init_root(Path.cwd(), product)
     if report.git_initialized:

@@ -43,7 +43,7 @@ def _refuse_records(folder: Path) -> None:
 
 
 def _choose(folder: Path, kind: str, product: str | None) -> Path:
-    from sdd_git.root import init_root
+    from sdd_git.records.person import init as init_root
 
     _refuse_records(folder)
     if kind == "new":

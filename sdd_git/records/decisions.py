@@ -3,12 +3,17 @@
 An entry is never edited or removed. Replacing a decision appends a `replace` entry that names
 it; the replaced entry then no longer counts, and the replacement stands for the same subject
 with the person's new words.
+
+A decision counts only once her trust ledger holds it (CONTRACT §13): `append` records each one
+it writes. An entry that arrives by a merge, or one of hers rewritten by a merge (another
+`hash`, other words), opens no gate and replaces nothing until she confirms it.
 """
 
 from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +61,11 @@ class DecisionLog:
     """All decisions, with which ones still count."""
 
     entries: tuple[Decision, ...]
+    # Entries her ledger does not hold: shown, but they decide nothing.
+    unconfirmed: frozenset[str] = frozenset()
+
+    def counts(self, decision: Decision) -> bool:
+        return decision.id not in self.unconfirmed
 
     def by_id(self, decision_id: str) -> Decision:
         for entry in self.entries:
@@ -87,8 +97,9 @@ class DecisionLog:
 
     def active(self, kind: str) -> list[Decision]:
         """Decisions of `kind` (directly or by replacement) that no later decision replaced."""
-        replaced = {e.get("replaces") for e in self.entries if e.kind == "replace"}
-        return [e for e in self.entries if e.id not in replaced and self.effective_kind(e) == kind]
+        mine = [e for e in self.entries if self.counts(e)]
+        replaced = {e.get("replaces") for e in mine if e.kind == "replace"}
+        return [e for e in mine if e.id not in replaced and self.effective_kind(e) == kind]
 
     def section_acceptance(self, full_section_id: str, current_hash: str) -> Decision | None:
         for entry in reversed(self.active("accept-section")):
@@ -106,10 +117,26 @@ class DecisionLog:
         ]
 
 
+def ledger_key(decision_id: str) -> str:
+    return f"memory/decisions.yaml#{decision_id}"
+
+
 def load(root: Root) -> DecisionLog:
+    from sdd_git.trust.pending import ledger_for
+
     path = root.decisions
     raw = read_list(path)
-    return DecisionLog(tuple(_entry(path, index, item) for index, item in enumerate(raw)))
+    entries = tuple(_entry(path, index, item) for index, item in enumerate(raw))
+    ledger = ledger_for(root)
+    if ledger is None:  # a CI engine: the default branch's record is the engine's to trust
+        return DecisionLog(entries)
+    unconfirmed = frozenset(
+        e.id for e in entries if not ledger.confirmed(ledger_key(e.id), e.as_dict())
+    )
+    # An id given twice (a merge's copy of one of hers) decides nothing until she sorts it out.
+    counted = Counter(e.id for e in entries)
+    twice = {i for i, n in counted.items() if n > 1}
+    return DecisionLog(entries, unconfirmed | twice)
 
 
 def _entry(path: Path, index: int, item: Any) -> Decision:
@@ -178,5 +205,10 @@ def append(root: Root, kind: str, words: str, **fields: Any) -> Decision:
         appended_cleanly = False
     if not appended_cleanly:
         new_text = DECISIONS_HEADER + dump_yaml(expected)
+    from sdd_git.trust.ledger import record
+
+    # Hers in the same step: the ledger first, so a crash between the two leaves a confirmation
+    # of a decision that is not written (harmless), never a written one she did not confirm.
+    record(root, [(ledger_key(decision.id), decision.as_dict())], f"decision {kind}")
     write_text_atomic(path, new_text)
     return decision

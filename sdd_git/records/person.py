@@ -5,11 +5,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
+from pathlib import Path
+
 from sdd_git import lockfile
-from sdd_git.root import Root
+from sdd_git.root import InitReport, Root
 from sdd_git.sink import RUN_ID_ENV, refuse_inside_run
 
-__all__ = ["RUN_ID_ENV", "person_write", "refuse_inside_run"]
+__all__ = ["RUN_ID_ENV", "init", "person_write", "refuse_inside_run"]
 
 
 @contextlib.contextmanager
@@ -17,3 +19,28 @@ def person_write(root: Root) -> Iterator[None]:
     refuse_inside_run()
     with lockfile.hold(root.record_lock):
         yield
+
+
+def init(folder: Path, product: str | None) -> InitReport:
+    """`sdd init`: the layout (root.init_root), and the settings and product file it wrote are
+    hers in her trust ledger. Files that were there already (a clone's) stay as they were:
+    init confirms nothing it did not write."""
+    from sdd_git.errors import RecordError
+    from sdd_git.root import init_root
+    from sdd_git.trust import pending
+
+    product_file = Root(folder.resolve()).product
+    product_existed = product_file.is_file()
+    try:
+        product_before = pending.yaml_surface(product_file) if product_existed else None
+    except RecordError:
+        product_before = None
+    report = init_root(folder, product)
+    made = set(report.created)
+    if ".sdd/config.yaml" in made:
+        pending.record_settings(report.root, None, "sdd init", existed=False)
+    if "memory/product.yaml" in made:
+        pending.record_product(report.root, None, "sdd init", existed=False)
+    elif product is not None and product_existed:
+        pending.record_product(report.root, product_before, "sdd init --product", existed=True)
+    return report

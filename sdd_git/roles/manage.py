@@ -3,9 +3,12 @@
 Every one of them is a person command: a role run can never change a role (its own boundary
 included), so they all go through the same door as the record.
 
-A rule comes only from the person: `always_allow` rules that arrive with a template she adds
-(`add`, `create --template` from a shared template) are kept only when her `confirm` callback
-says yes, and a pack's rules she has not trusted never come along when the pack is copied in.
+A grant comes only from the person (CONTRACT §13): what a role file she writes with one of
+these commands grants is recorded in her trust ledger as hers, unless it granted something she
+had not confirmed before the command (then it keeps waiting for `sdd trust review`). What a
+template she adds grants (rules, model, level, delegation, ...) is shown to her and counts only
+when her `confirm` callback says yes; its always_allow rules are otherwise left out, and the
+rest waits unconfirmed. A pack's rules she has not confirmed never come along when it is copied.
 """
 
 from __future__ import annotations
@@ -36,11 +39,13 @@ from sdd_git.roles.rolefile import (
     render_role,
 )
 from sdd_git.roles.templates import find_template, is_shipped
-from sdd_git.roles.trust import untrusted_rules, write_trust
+from sdd_git.roles.trust import confirm as confirm_role
+from sdd_git.roles.trust import confirming, surface
+from sdd_git.trust.words import role_changes
 from sdd_git.root import Root
 
-Confirm = Callable[[tuple[Rule, ...], Path], bool]
-"""Asks the person whether to keep these always_allow rules, which came from this ROLE.md."""
+Confirm = Callable[[list[str], Path], bool]
+"""Asks the person whether to keep what this ROLE.md grants, said line by line in words."""
 
 
 @dataclass(frozen=True)
@@ -148,13 +153,15 @@ def create(
         folder = find_template(root, template)
         text, parsed = _read_template(folder / "ROLE.md")
         offered = parsed.profile.boundary.always_allow
-        keep = is_shipped(folder) or _confirmed(confirm, offered, folder / "ROLE.md")
+        keep = is_shipped(folder) or _confirmed(confirm, parsed.profile, folder / "ROLE.md")
         updates.setdefault("label", _label_for(name))
         with person_write(root):
             _refuse_existing(root, name)
             path = _install(
                 root, folder, name, updates, description, text, drop=not keep, pause=True
             )
+            if keep:
+                _confirm_file(root, path, "sdd role create --template")
         return _added(name, path, offered, keep)
     profile = RoleProfile(
         name=name,
@@ -167,7 +174,7 @@ def create(
     )
     text = render_role(profile)
     parse_role(text, repo_role_path(root, name), folder_name=name)
-    with person_write(root):
+    with person_write(root), confirming(root, repo_role_path(root, name), "sdd role create"):
         _refuse_existing(root, name)
         write_text_atomic(repo_role_path(root, name), text)
     return Added(name, repo_role_path(root, name))
@@ -192,11 +199,19 @@ def _read_template(path: Path) -> tuple[str, ParsedRole]:
     return text, parse_role(text, path, source="template")
 
 
-def _confirmed(confirm: Confirm | None, rules: tuple[Rule, ...], where: Path) -> bool:
-    """No rules: nothing to ask. No one to ask: the rules stay out."""
-    if not rules:
-        return True
-    return confirm is not None and confirm(rules, where)
+def _confirmed(confirm: Confirm | None, profile: RoleProfile, where: Path) -> bool:
+    """She is shown everything the file grants; no one to ask: nothing of it counts."""
+    return confirm is not None and confirm(grant_lines(profile), where)
+
+
+def grant_lines(profile: RoleProfile) -> list[str]:
+    """What a role file grants, line by line in words, as she is asked about it."""
+    return role_changes(None, surface(profile))
+
+
+def _confirm_file(root: Root, path: Path, how: str) -> None:
+    """She confirmed what the role file at `path` grants, as it is now written."""
+    confirm_role(root, read_role(path, folder_name=path.parent.name).profile, how)
 
 
 def _added(name: str, path: Path, rules: tuple[Rule, ...], kept: bool) -> Added:
@@ -288,7 +303,8 @@ def edit(root: Root, name: str, updates: dict[str, Any], description: str | None
         text = path.read_text(encoding="utf-8")
         new_text = edit_role_text(text, path, updates, description, source)
         if new_text != text:
-            write_text_atomic(target, new_text)
+            with confirming(root, path, "sdd role edit", source):
+                write_text_atomic(target, new_text)
         return path
 
 
@@ -333,45 +349,41 @@ def add_always_allow(root: Root, name: str, tool: str, inputs: dict[str, Any]) -
             # Once in the repo, every rule in the file counts as hers: a pack's rules she has
             # not trusted stay behind, and only the rule she just allowed is added.
             pack_text = profile.path.read_text(encoding="utf-8")
-            drop = bool(untrusted_rules(profile, pack_text))
+            drop = bool(_held_rules(profile))
             _install(root, profile.path.parent, name, {"role": name}, None, pack_text, drop)
+            if profile.trust is None or profile.trust.counts:
+                _confirm_file(root, path, "sdd allow --always")
         text = path.read_text(encoding="utf-8")
         new_text = add_rule_text(text, path, "always_allow", {"tool": tool, "inputs": inputs})
         if new_text != text:
-            write_text_atomic(path, new_text)
+            with confirming(root, path, "sdd allow --always"):
+                write_text_atomic(path, new_text)
         return path
 
 
 @dataclass(frozen=True)
 class Trusted:
     at: str
-    copy: Path | None  # the repo's copy of the pack that received the rules, if there is one
-    added: int  # how many of the rules the copy did not hold yet
+    key: str  # the ledger's key of the file she confirmed
 
 
-def trust(root: Root, pack: RoleProfile, confirmed: str) -> Trusted:
-    """Record her confirmation of a pack's always_allow rules (`pack.trust`, as shown to her).
+def trust(root: Root, profile: RoleProfile, how: str) -> Trusted:
+    """Record her confirmation of what the role's file grants, as it was shown to her
+    (`profile.trust.surface`): a file changed while she read it stays unconfirmed."""
+    from sdd_git.trust import ledger
 
-    Where a role of this repo runs in place of the pack (the copy made when she saved a rule
-    for it with `sdd allow --always`, which left the pack's unconfirmed rules behind), the
-    rules she now confirmed join that copy too: it is the file a run reads."""
-    from sdd_git.roles.roleedit import add_rule_text
-
-    if pack.trust is None:
-        raise UsageError(f"role '{pack.name}' has no pack rules to trust")
+    if profile.trust is None:
+        raise UsageError(f"role '{profile.name}' is shipped with sdd: nothing to confirm")
     with person_write(root):
-        entry = write_trust(root, pack, confirmed)
-        copy = repo_role_path(root, pack.name)
-        if not copy.is_file():
-            return Trusted(entry.at, None, 0)
-        text = copy.read_text(encoding="utf-8")
-        have = read_role(copy, folder_name=pack.name).profile.boundary.always_allow
-        new_text = text
-        for rule in pack.trust.rules:
-            new_text = add_rule_text(new_text, copy, "always_allow", rule.as_dict())
-        if new_text != text:
-            write_text_atomic(copy, new_text)
-        return Trusted(entry.at, copy, sum(1 for r in pack.trust.rules if r not in have))
+        ledger.record(root, [(profile.trust.source, profile.trust.surface)], how)
+    return Trusted(ledger.now(), profile.trust.source)
+
+
+def _held_rules(profile: RoleProfile) -> tuple[Rule, ...]:
+    """The always_allow rules of a role's file that she has not confirmed: a copy into the
+    repo leaves them behind."""
+    trust = profile.trust
+    return trust.rules if trust is not None and not trust.counts else ()
 
 
 def set_flag(root: Root, name: str, key: str, value: bool) -> Path:
@@ -410,7 +422,8 @@ def finish_editor_edit(root: Root, name: str) -> bool:
             raise error from None
         changed = text != path.read_text(encoding="utf-8")
         if changed:
-            write_text_atomic(path, text)
+            with confirming(root, path, "sdd role edit"):
+                write_text_atomic(path, text)
         working.unlink()
         return changed
 
@@ -438,7 +451,7 @@ def duplicate(root: Root, name: str) -> Added:
             raise UsageError(f"'{name}' is {profile.source} and has no file to copy")
         new_name = _unique_name(root, name, "-copy")
         text = profile.path.read_text(encoding="utf-8")
-        held = untrusted_rules(profile, text)
+        held = _held_rules(profile)
         path = _install(
             root,
             profile.path.parent,
@@ -449,6 +462,8 @@ def duplicate(root: Root, name: str) -> Added:
             text,
             drop=bool(held),
         )
+        if profile.trust is None or profile.trust.counts:
+            _confirm_file(root, path, "sdd role duplicate")
         return Added(new_name, path, left_out=held)
 
 
@@ -529,12 +544,14 @@ def add(root: Root, source: str, name: str | None = None, confirm: Confirm | Non
     base = name or parsed.profile.name
     _check_name(base)
     offered = parsed.profile.boundary.always_allow
-    keep = _confirmed(confirm, offered, role_md)  # asked before the lock is taken
+    keep = _confirmed(confirm, parsed.profile, role_md)  # asked before the lock is taken
     with person_write(root):
         new_name = _unique_name(root, base, "")
         path = _install(
             root, folder, new_name, {"role": new_name}, None, text, drop=not keep, pause=True
         )
+        if keep:
+            _confirm_file(root, path, "sdd role add")
     return _added(new_name, path, offered, keep)
 
 

@@ -59,18 +59,20 @@ TRUST_STATES = ("trusted", "untrusted", "changed")
 
 @dataclass(frozen=True)
 class RulesTrust:
-    """Whether the person confirmed a pack's `always_allow` rules (see `roles/trust.py`).
+    """Whether the person confirmed what a role file grants (see `roles/trust.py`).
 
-    Only a pack (`$SDD_HOME/roles/`) or a package's entry point has one, and only when it
-    carries such rules. While `state` is not "trusted", the profile's boundary holds none of
-    them; `rules` keeps them so that they can be shown and trusted.
+    Every role file not shipped with sdd has one once loaded with her ledger. While `state` is
+    not "trusted", the profile's boundary holds no always_allow rule and the role is not
+    hidden; `rules` and `surface` keep what the file says, so that it can be shown and confirmed.
     """
 
-    state: str  # one of TRUST_STATES; "changed": she trusted other rules from this source
-    source: str  # the pack's file (absolute) or the entry point that carries it
+    state: str  # one of TRUST_STATES; "changed": she confirmed another surface of this file
+    source: str  # the ledger's key: the file's path in the product, a pack's path, an entry point
     rules: tuple[Rule, ...]
-    sha256: str  # of the canonical JSON of `rules`, as recorded when she trusts them
-    at: str | None = None  # when she trusted them (state "trusted" only)
+    sha256: str  # of the role's grant surface, as recorded when she confirms it
+    at: str | None = None  # when she confirmed it (state "trusted" only)
+    surface: dict[str, Any] | None = None  # what the file grants, as shown to her
+    hidden: bool = False  # what the file says of `hidden` (which counts once confirmed)
 
     @property
     def counts(self) -> bool:
@@ -81,7 +83,7 @@ class RulesTrust:
             "state": self.state,
             "source": self.source,
             "always_allow": [r.as_dict() for r in self.rules],
-            "always_allow_sha256": self.sha256,
+            "sha256": self.sha256,
             "at": self.at,
         }
 

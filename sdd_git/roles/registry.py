@@ -6,9 +6,9 @@ the repo (`.sdd/roles/`), other hosts' agent files in the product (`.claude/agen
 carried by installed packages (entry point group `sdd_git.roles`) and the templates shipped
 with sdd. A malformed pack is skipped with a one-line warning; it never breaks the registry.
 
-A pack's `always_allow` rules (user packs, packages' packs, other hosts' agent files) count
-only once the person trusted them (`sdd role trust NAME`, see `trust.py`); until then the role
-loads without them.
+What a role file grants (its level, rules, model, `hidden`, ...) counts only once her trust
+ledger holds it (CONTRACT §13, see `trust.py`): until then the role loads with no always_allow
+rule and is never hidden, and no run of it starts.
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ from sdd_git.roles.cache import RoleCache
 from sdd_git.roles.hostagents import HOST_SOURCES, agent_files, file_stem, identity
 from sdd_git.roles.profile import RoleProfile
 from sdd_git.roles.templates import shipped_dir
-from sdd_git.roles.trust import PACK_SOURCES, TrustEntry, apply_trust, read_entries
+from sdd_git.roles.trust import PACK_SOURCES, apply_ledger, key_for, ledger_for
 from sdd_git.root import Root
+from sdd_git.trust.ledger import Ledger
 
 ENTRY_POINT_GROUP = "sdd_git.roles"
 
@@ -179,14 +180,11 @@ def _load(
     return profile
 
 
-def _trust_entries(root: Root | None, warnings: list[str]) -> list[TrustEntry]:
-    try:
-        return read_entries(root)
-    except (RecordError, OSError) as exc:
-        # A broken trust file trusts nothing: the packs still load, without their rules.
-        why = exc.message if isinstance(exc, RecordError) else str(exc)
-        warnings.append(f"warning: {why}: no pack's always_allow rules count until it is fixed")
-        return []
+def _ledger(root: Root | None, warnings: list[str]) -> Ledger | None:
+    found = ledger_for(root)
+    if found is not None and found.problem:
+        warnings.append(f"warning: {found.problem}: nothing in this repo counts as confirmed")
+    return found
 
 
 def load_registry(root: Root | None, repo: bool = True) -> Registry:
@@ -195,7 +193,7 @@ def load_registry(root: Root | None, repo: bool = True) -> Registry:
     cap = cache.roles_config(root).max_grantable_delegation if root is not None else None
     warnings: list[str] = []
     chosen: dict[str, RoleProfile] = {r.name: r for r in BUILTINS}
-    trusted: list[list[TrustEntry]] = []  # read once, and only when a pack carries rules
+    ledgers: list[Ledger | None] = []  # her ledger, read once when the first file is offered
 
     broken: set[str] = set()  # a name whose file did not load: no later source stands in for it
 
@@ -213,10 +211,11 @@ def load_registry(root: Root | None, repo: bool = True) -> Registry:
             )
             return
         if profile.name not in chosen:
-            if profile.source in PACK_SOURCES and profile.boundary.always_allow:
-                if not trusted:
-                    trusted.append(_trust_entries(root, warnings))
-                profile = apply_trust(profile, where, trusted[0])
+            key = key_for(root, profile, where)
+            if key is not None:
+                if not ledgers:
+                    ledgers.append(_ledger(root, warnings))
+                profile = apply_ledger(profile, key, ledgers[0])
             chosen[profile.name] = _cap(profile, cap, where, warnings)
 
     def offer_files(base: Path, source: str) -> None:
@@ -276,6 +275,7 @@ def find_role(
             cache = RoleCache(root if use_cache else None)
             profile, warnings = cache.file_profile(f"repo:{name}", path, "repo", name)
             cap = cache.roles_config(root).max_grantable_delegation
+            profile = apply_ledger(profile, key_for(root, profile), ledger_for(root))
             profile = _cap(profile, cap, display(path), warnings)
             cache.save(prune=False)
             return profile, warnings

@@ -390,6 +390,15 @@ def _text_list(value: Any) -> tuple[str, ...]:
     return ()
 
 
+def front_matter(path: Path) -> dict[str, Any]:
+    """A skill's front matter as it loads (its grant surface); empty when it does not load."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    return dict(check_text(text, path.name, path.parent.name).data)
+
+
 def load_skill(path: Path, source: str, root: Path) -> tuple[Skill | None, list[str]]:
     """One skill, leniently: loaded when it has a name and a description, with a warning for
     each rule it breaks; else None and the reason."""

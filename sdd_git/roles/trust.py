@@ -1,150 +1,176 @@
-"""Which pack rules the person has confirmed: `.sdd/trust.yaml`, written by `sdd role trust`.
+"""What a role file grants, and whether she confirmed it (CONTRACT §13).
 
-A pack in `$SDD_HOME/roles/` or one carried by an installed package can hold
-`boundary.always_allow` rules, and whatever could write those files could otherwise grant a role
-the right to act without asking. So a pack's `always_allow` rules count only while
-`.sdd/trust.yaml` (a person-owned file that roles cannot write) holds her confirmation of
-exactly those rules: the role's name, the pack's source, and the sha256 of the canonical JSON of
-the list. When the pack's rules change, the hash no longer matches and they stop counting until
-she trusts them again. `ask_first` rules only make a role ask more, so they always count.
+A role's *grant surface* is what lets it do more: `level`, delegation, `spawnableRoles`,
+`produces`, `scope`, `skills`, `model`, `boundary`, `hidden` and a host file's `tools:`. Its
+body, `job` and `label` are shown to her but grant nothing, so editing them needs no
+confirmation. The surface of every role file that is not shipped with sdd (repo roles, other
+hosts' agent files, user packs, packages' packs) counts only while her ledger holds its hash.
 
-Rules in `.sdd/roles/` count as written (she wrote them, or `sdd allow --always` did), and the
-templates shipped with sdd count as shipped: only packs are checked here.
-"""
+Until then the profile is loaded as it would run with nothing granted by the file: no
+always_allow rule, and never hidden from `sdd role list`. A run of it is refused
+(`runner/trusted.py`) until she confirms what it grants."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import hashlib
-import json
 import os
-import time
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
-from sdd_git.errors import RecordError, UsageError
-from sdd_git.paths import display
-from sdd_git.roles.profile import Boundary, RoleProfile, Rule, RulesTrust
+from sdd_git.roles.profile import Boundary, RoleProfile, RulesTrust
 from sdd_git.root import Root
+from sdd_git.trust import ledger as trust_ledger
+from sdd_git.trust.ledger import Ledger
+from sdd_git.trust.pending import Unconfirmed
+from sdd_git.trust.words import mapping_changes, role_changes
 
-# Another host's agent file in the product (`.claude/agents/`, `.github/agents/`) is a pack too:
-# it arrives with a clone or a pull, and anything that could write it could grant a rule.
-PACK_SOURCES = frozenset({"user", "package", "claude", "copilot"})
-TRUST_FILE = "trust.yaml"
-_HEADER = (
-    "# The always_allow rules of role packs that you confirmed with `sdd role trust NAME`.\n"
-    "# A pack's rules count only while their sha256 matches; written by sdd, kept in .sdd/,\n"
-    "# where no role can write.\n"
-)
-
-
-def trust_path(root: Root) -> Path:
-    return root.sdd / TRUST_FILE
+# Shipped with sdd, or built in: they count as shipped.
+SHIPPED_SOURCES = frozenset({"builtin", "template"})
+# Files outside the product that can carry a role (the person's own packs, packages' packs).
+PACK_SOURCES = frozenset({"user", "package"})
 
 
-def rules_sha256(rules: tuple[Rule, ...]) -> str:
-    """The sha256 of the rules' canonical JSON: sorted keys, no spaces, UTF-8."""
-    canonical = json.dumps(
-        [rule.as_dict() for rule in rules],
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+def surface(profile: RoleProfile) -> dict[str, Any]:
+    """The grant surface of a profile as parsed, before any trust is applied."""
+    rules = profile.trust.rules if profile.trust is not None else profile.boundary.always_allow
+    return {
+        "level": profile.level,
+        "delegation": profile.delegation,
+        "spawnable_roles": list(profile.spawnable_roles)
+        if profile.spawnable_roles is not None
+        else None,
+        "produces": profile.produces,
+        "scope": profile.scope,
+        "skills": list(profile.skills),
+        "model": profile.model,
+        "hidden": profile.trust.hidden if profile.trust is not None else profile.hidden,
+        "boundary": {
+            "always_allow": [r.as_dict() for r in rules],
+            "ask_first": [r.as_dict() for r in profile.boundary.ask_first],
+        },
+        "tools": list(profile.tools) if profile.tools is not None else None,
+    }
 
 
-def source_of(where: Path | str) -> str:
-    """How a pack is named in the trust file: its file's absolute path, or its entry point."""
-    return os.path.abspath(where) if isinstance(where, Path) else where
+def key_for(root: Root | None, profile: RoleProfile, where: Path | str | None = None) -> str | None:
+    """The ledger's key for a role's file: its path in the product, the absolute path of a
+    user pack, or the entry point that carries a package's pack. None: shipped with sdd."""
+    if profile.source in SHIPPED_SOURCES:
+        return None
+    place = where if where is not None else profile.path
+    if place is None:
+        return None
+    if isinstance(place, str) and not place.startswith("/"):
+        return place  # an entry point
+    path = Path(place)
+    if root is not None:
+        with contextlib.suppress(ValueError):
+            return Path(os.path.abspath(path)).relative_to(root.path).as_posix()
+    return os.path.abspath(path)
 
 
-@dataclass(frozen=True)
-class TrustEntry:
-    role: str
-    source: str
-    always_allow_sha256: str
-    at: str
-    confirmed: str  # her confirmation: "answered y" or "--yes"
-
-    def as_dict(self) -> dict[str, str]:
-        return dataclasses.asdict(self)
-
-
-def read_entries(root: Root | None) -> list[TrustEntry]:
-    """The recorded confirmations; a missing file is none. A broken file is an error."""
-    if root is None:
-        return []
-    path = trust_path(root)
-    if not path.exists():
-        return []
-    from sdd_git.yamlio import read_list  # YAML only when there is a pack rule to check
-
-    entries = []
-    for index, item in enumerate(read_list(path)):
-        fields = ("role", "source", "always_allow_sha256")
-        if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in fields):
-            raise RecordError(
-                f"{display(path)}: entry {index + 1} needs role, source and always_allow_sha256",
-                hint="fix or remove that entry, then run `sdd role trust NAME` again",
-            )
-        entries.append(
-            TrustEntry(
-                item["role"],
-                item["source"],
-                item["always_allow_sha256"],
-                str(item.get("at", "")),
-                str(item.get("confirmed", "")),
-            )
-        )
-    return entries
-
-
-def apply_trust(profile: RoleProfile, where: Path | str, entries: list[TrustEntry]) -> RoleProfile:
-    """The profile as a run sees it: a pack's always_allow rules only when she trusted them."""
-    rules = profile.boundary.always_allow
-    if profile.source not in PACK_SOURCES or not rules:
+def apply_ledger(profile: RoleProfile, key: str | None, ledger: Ledger | None) -> RoleProfile:
+    """The profile as sdd acts on it: whole when confirmed (or shipped, or on a CI engine,
+    `ledger` None), else with nothing its file grants in passing."""
+    if key is None or ledger is None:
         return profile
-    source = source_of(where)
-    digest = rules_sha256(rules)
-    mine = [e for e in entries if e.role == profile.name and e.source == source]
-    match = next((e for e in mine if e.always_allow_sha256 == digest), None)
-    if match is not None:
-        trust = RulesTrust("trusted", source, rules, digest, match.at or None)
+    shown = surface(profile)
+    sha = trust_ledger.digest(shown)
+    entry = ledger.entries.get(key)
+    rules = profile.boundary.always_allow
+    if entry is not None and entry.sha256 == sha:
+        trust = RulesTrust("trusted", key, rules, sha, entry.at, shown, profile.hidden)
         return dataclasses.replace(profile, trust=trust)
-    trust = RulesTrust("changed" if mine else "untrusted", source, rules, digest)
+    state = "changed" if entry is not None else "untrusted"
+    trust = RulesTrust(state, key, rules, sha, None, shown, profile.hidden)
     return dataclasses.replace(
-        profile, boundary=Boundary((), profile.boundary.ask_first), trust=trust
+        profile,
+        boundary=Boundary((), profile.boundary.ask_first),
+        hidden=False,
+        trust=trust,
     )
 
 
-def write_trust(root: Root, profile: RoleProfile, confirmed: str) -> TrustEntry:
-    """Record that she confirmed the rules she was shown (`profile.trust`), replacing an earlier
-    confirmation for the same role and source. The hash recorded is that of the rules shown, so
-    a pack changed while she read them stays untrusted. The caller holds `person_write`."""
-    from sdd_git.atomicfile import write_text_atomic
-    from sdd_git.yamlio import dump_yaml
+def ledger_for(root: Root | None) -> Ledger | None:
+    """Her ledger, or None where the ledger is not consulted (no root, or a CI engine)."""
+    if root is None or trust_ledger.on_ci_engine():
+        return None
+    return trust_ledger.read(root)
 
+
+def file_surface(path: Path, source: str = "repo") -> dict[str, Any] | None:
+    """The grant surface of the role file at `path` as it is now; None when there is none
+    (missing, or a file that does not load: it grants nothing)."""
+    from sdd_git.errors import RecordError
+    from sdd_git.roles.rolefile import read_role
+
+    try:
+        folder = path.parent.name if source == "repo" else None
+        return surface(read_role(path, source, folder_name=folder).profile)
+    except (RecordError, OSError):
+        return None
+
+
+@contextlib.contextmanager
+def confirming(root: Root, path: Path, how: str, source: str = "repo") -> Iterator[None]:
+    """Around a person command's write of a role file: what it grants afterwards is hers, as
+    long as what it granted before was hers too (or the file is new). See
+    `ledger.record_written`."""
+    existed = path.is_file()
+    before = file_surface(path, source) if existed else None
+    yield
+    after = file_surface(path, source)
+    key = key_for(root, dataclasses.replace(_stub, path=path, source=source))
+    if key is not None:
+        trust_ledger.record_written(root, key, before, after, how, existed=existed)
+
+
+def confirm(root: Root, profile: RoleProfile, how: str) -> None:
+    """Record that she confirmed the role's grant surface, as it was shown to her."""
+    key = key_for(root, profile)
+    if key is not None:
+        trust_ledger.record(root, [(key, surface(profile))], how)
+
+
+_stub = RoleProfile(name="x", label="x", job="x", level=0, delegation="deny", description="")
+
+
+def role_item(profile: RoleProfile, ledger: Ledger | None) -> Unconfirmed | None:
+    """The role's file when she has not confirmed what it grants (as loaded with `ledger`)."""
     trust = profile.trust
-    if trust is None:
-        raise UsageError(f"role '{profile.name}' has no pack rules to trust")
-    at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    entry = TrustEntry(profile.name, trust.source, trust.sha256, at, confirmed)
-    kept = [e for e in read_entries(root) if (e.role, e.source) != (entry.role, entry.source)]
-    text = _HEADER + dump_yaml([e.as_dict() for e in [*kept, entry]])
-    write_text_atomic(trust_path(root), text)
-    return entry
+    if ledger is None or trust is None or trust.counts:
+        return None
+    before = ledger.before(trust.source)
+    changes = role_changes(before, trust.surface)
+    return Unconfirmed(
+        trust.source,
+        "role",
+        f"role {profile.name}",
+        tuple(changes) or ("what it grants changed",),
+        trust.surface,
+        profile.path,
+    )
 
 
-def untrusted_rules(profile: RoleProfile, text: str) -> tuple[Rule, ...]:
-    """The always_allow rules that a copy of this role's file `text` into the repo must leave
-    out: once copied, a rule counts as hers, so a pack's rules come along only if she trusted
-    them and the file still holds exactly those rules."""
-    from sdd_git.roles.rolefile import parse_role
+def skill_items(root: Root, names: Iterable[str], ledger: Ledger | None) -> list[Unconfirmed]:
+    """The product's skills among `names` whose front matter she has not confirmed."""
+    from sdd_git.roles.skills import front_matter
 
-    if profile.source not in PACK_SOURCES:
-        return ()
-    rules = parse_role(text, profile.path, profile.source).profile.boundary.always_allow
-    trust = profile.trust
-    if not rules or (trust is not None and trust.counts and trust.sha256 == rules_sha256(rules)):
-        return ()
-    return rules
+    if ledger is None:
+        return []
+    found: list[Unconfirmed] = []
+    for name in names:
+        path = root.sdd / "skills" / name / "SKILL.md"
+        key = f".sdd/skills/{name}/SKILL.md"
+        if not path.is_file():
+            continue
+        front = front_matter(path)
+        if ledger.confirmed(key, front):
+            continue
+        changes = mapping_changes(ledger.before(key) or {}, front)
+        found.append(
+            Unconfirmed(key, "skill", f"skill {name}", tuple(changes) or ("it changed",), front, path)
+        )
+    return found

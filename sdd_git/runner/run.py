@@ -16,7 +16,7 @@ from sdd_git.errors import RecordError, SddError, UsageError
 from sdd_git.providers.base import ProviderError, ToolCall
 from sdd_git.roles.profile import RoleProfile, Rule
 from sdd_git.root import Root
-from sdd_git.runner import conversation, gate, prompt, stops
+from sdd_git.runner import conversation, gate, prompt, stops, trusted
 from sdd_git.runner.asked import asked_from
 from sdd_git.runner.clock import Clock, system_clock
 from sdd_git.runner.dispatch import dispatch
@@ -112,6 +112,8 @@ def start(
         critic, _ = find_role(root, request.critic, use_cache=False)  # before any call
     if request.origin not in stops.ORIGINS:
         raise UsageError(f"unknown origin '{request.origin}'")
+    # Nothing starts on a grant she has not confirmed, whoever asks for the run (§13).
+    trusted.require(root, [author, critic], doing=f"the run of {author.name}")
     registry = load_registry(root)
     attach = request.attach
     if attach is None:
@@ -294,6 +296,7 @@ def _replay(
     from sdd_git.roles.registry import find_role
 
     role, _ = find_role(root, started["roles"][0], use_cache=False)
+    trusted.require(root, [role], doing=f"the run of {role.name}")
     provider, masker, secret_names, context_tokens = provider_settings(root, role)
     log = RunLog.open(root, run_id, masker, clock)
     log.listener = on_event

@@ -155,7 +155,11 @@ def provider_settings(root: Root, role: RoleProfile) -> tuple[Provider, Masker, 
     variables that hold its key (kept out of child processes), and its context size in tokens."""
     from sdd_git.providers.select import make_provider, settings_for
     from sdd_git.runner.masking import connector_secret_names, masker_for
+    from sdd_git.trust.pending import require_settings
 
+    # A key goes only to an address she confirmed: the settings' and the role's (checked with
+    # the role by `trusted.require`; here again, as this is where the key is read).
+    require_settings(root, "sending the model's key")
     settings = settings_for(root, role.model)
     provider = make_provider(settings)
     extra = [s for s in (settings.key, os.environ.get("SDD_API_KEY")) if s]
