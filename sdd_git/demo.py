@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from sdd_git.records import acceptance, changes, releases, stages
-from sdd_git.records.spec import read_spec
 from sdd_git.records.person import init as init_root
+from sdd_git.records.spec import read_spec
 from sdd_git.root import Root
 
 WORDS = "I can never find last month's hotel charge."

@@ -75,6 +75,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "Chat messages roles drafted for you to send.",
     ),
     "send": ("sdd_git.cli.connector_cmds:send_command", "Post a draft to its channel."),
+    "trust": (
+        "sdd_git.cli.trust_cmds:trust",
+        "Review and confirm what arrived by git before it counts.",
+    ),
     "page": (
         "sdd_git.cli.page_cmds:page",
         "Open her page in the browser (an extra: pip install 'sdd-git[page]').",
@@ -136,8 +140,17 @@ def main(argv: list[str] | None = None) -> None:
 
     signal.signal(signal.SIGTERM, _terminated)
     keep_interrupts()
+    started_in = os.getcwd()
     try:
-        result = cli.main(args=argv, prog_name="sdd", standalone_mode=False)
+        try:
+            result = cli.main(args=argv, prog_name="sdd", standalone_mode=False)
+        except SddError as exc:
+            if not _asked_and_confirmed(exc):
+                raise
+            # She read what changed and said yes: the command runs again, once, on what she
+            # confirmed (nothing of it ran the first time).
+            os.chdir(started_in)
+            result = cli.main(args=argv, prog_name="sdd", standalone_mode=False)
     except SddError as exc:
         _fail(exc.message, exc.hint, exc.exit_code)
     except click.exceptions.NoArgsIsHelpError as exc:
@@ -160,6 +173,30 @@ def main(argv: list[str] | None = None) -> None:
         )
     else:
         sys.exit(result if isinstance(result, int) else 0)
+
+
+def _asked_and_confirmed(exc: Exception) -> bool:
+    """A command stopped on grants she has not confirmed (`WaitsForHer`): in her terminal she
+    is shown what changed, in words, and asked y/N (CONTRACT §13). Elsewhere nobody is asked,
+    and the command exits 3 with the hint to review."""
+    pending = sys.modules.get("sdd_git.trust.pending")  # loaded: it raised the error
+    if pending is None or not isinstance(exc, pending.WaitsForHer):
+        return False
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return False
+    from pathlib import Path
+
+    from sdd_git.root import find_root
+
+    click.echo(exc.message, err=True)
+    click.echo("Confirm this? It counts as yours from now on. [y/N] ", err=True, nl=False)
+    answer = sys.stdin.readline().strip().lower()
+    if answer not in ("y", "yes"):
+        click.echo("nothing was confirmed, and nothing ran", err=True)
+        return False
+    pending.confirm(find_root(Path.cwd()), exc.items, "answered y in the terminal")
+    click.echo("confirmed", err=True)
+    return True
 
 
 def _fail(message: str, hint: str | None, code: int) -> Any:

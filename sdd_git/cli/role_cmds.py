@@ -50,7 +50,7 @@ def role_list(show_all: bool, as_json: bool) -> None:
             r.delegation,
             r.source
             + (" (hidden)" if r.hidden else "")
-            + (" (rules not trusted)" if r.trust is not None and not r.trust.counts else ""),
+            + (" (not confirmed)" if r.trust is not None and not r.trust.counts else ""),
             r.job,
         )
         for r in roles
@@ -73,8 +73,8 @@ def _list_row(r: RoleProfile, roles: tuple[RoleProfile, ...]) -> dict[str, Any]:
         "source": r.source,
     }
     if r.trust is not None:
-        # Added, only for a pack with always_allow rules: whether they count ("trusted"), or
-        # not ("untrusted", "changed"). Other rows keep exactly the contract's fields.
+        # Added for every role file not shipped with sdd: whether she confirmed what it grants
+        # ("trusted"), or not ("untrusted", "changed": see `sdd trust review`).
         row["trust"] = r.trust.state
     return row
 
@@ -132,27 +132,25 @@ def _rules(rules: list[dict[str, Any]]) -> str:
 
 
 def _show_trust(view: dict[str, Any]) -> None:
-    """For a pack with always_allow rules: whether they count, and how to make them count."""
-    from sdd_git.roles.profile import Rule, rule_words
+    """Whether she confirmed what the role's file grants, and how to confirm it."""
+    from sdd_git.trust.words import role_changes
 
     trust = view.get("trust")
     if not trust:
         return
-    name = view["name"]
-    rules = [Rule(r["tool"], r.get("inputs")) for r in trust["always_allow"]]
     if trust["state"] == "trusted":
         when = f" at {trust['at']}" if trust.get("at") else ""
-        click.echo(f"trust: you trusted this pack's always_allow rules{when}; they count")
+        click.echo(f"trust: you confirmed what this file grants{when}; it counts")
         return
     why = (
-        "they changed since you trusted them"
+        "it changed since you confirmed it"
         if trust["state"] == "changed"
-        else "you have not trusted them"
+        else ("you have not confirmed it")
     )
-    click.echo(f"trust: this pack's {len(rules)} always_allow rule(s) do not count: {why}")
-    for rule in rules:
-        click.echo(f"  - {rule_words(rule)}")
-    click.echo(f"  to let them count: sdd role trust {name}")
+    click.echo(f"trust: what this file grants does not count yet ({why}); it grants:")
+    for line in role_changes(None, trust.get("surface")):
+        click.echo(f"  - {line}")
+    click.echo(f"  to confirm it: sdd role trust {view['name']}, or sdd trust review")
 
 
 def _answer(question: str) -> str | None:
@@ -173,17 +171,16 @@ def _list_rules(rules: tuple[Rule, ...], intro: str) -> None:
 
 
 def _rules_question(yes: bool) -> Confirm:
-    """Shows a template's always_allow rules and asks whether to keep them (`--yes`: kept)."""
+    """Shows everything a template grants (rules, model, level, ...) and asks whether to keep
+    it (`--yes`: kept)."""
 
-    def confirm(rules: tuple[Rule, ...], where: Path) -> bool:
-        _list_rules(
-            rules,
-            f"{_relative(where)} grants {len(rules)} rule(s) that let the role act without "
-            "asking you:",
-        )
+    def confirm(lines: list[str], where: Path) -> bool:
+        say(f"{_relative(where)} grants the role:")
+        for line in lines:
+            say(f"  - {line}")
         if yes:
             return True
-        return _answer(f"Keep these {len(rules)} rule(s)?") in ("y", "yes")
+        return _answer("Keep what it grants?") in ("y", "yes")
 
     return confirm
 
@@ -204,6 +201,11 @@ def _report_rules(added: Added, again: str) -> None:
         say(
             f"hint: to keep them, {again} (after `sdd role delete {added.name} --yes`), "
             "or answer its stop with `sdd allow STOP --always`"
+        )
+    if not added.confirmed:
+        say(
+            f"what else {added.name}'s file grants waits for your confirmation: nothing of it "
+            "counts, and the role does not run, until you confirm it (sdd trust review)"
         )
 
 
@@ -396,68 +398,42 @@ def role_add(source: str, name: str | None, yes: bool) -> None:
 
 @role.command("trust")
 @click.argument("name")
-@click.option("--yes", is_flag=True, help="Trust the rules without asking.")
+@click.option("--yes", is_flag=True, help="Confirm without asking.")
 def role_trust(name: str, yes: bool) -> None:
-    """Let a pack's always_allow rules count ($SDD_HOME/roles/, installed packages).
+    """Confirm what a role's file grants (its rules, model, level, ...), as shown here.
 
-    A pack's rules count only after you confirm them here, and only while they stay as you
-    confirmed them: a changed rule list needs your confirmation again."""
+    A file that is not shipped with sdd (this repo's roles, another host's agent files, your
+    packs) grants only once you confirm it, and only while it stays as you confirmed it."""
     from sdd_git.records.person import refuse_inside_run
     from sdd_git.roles import manage
-    from sdd_git.roles.registry import find_pack, find_role, repo_role_path
+    from sdd_git.roles.registry import find_role
+    from sdd_git.trust.words import role_changes
 
     refuse_inside_run()  # before the question: a role run never gets to answer it
     root = current_root()
     profile, warnings = find_role(root, name)
     _warn(warnings)
-    copy_rules: tuple[Rule, ...] | None = None  # a repo role standing in for the pack
-    pack: RoleProfile | None = profile
-    if profile.source == "repo":
-        copy_rules = profile.boundary.always_allow
-        pack = find_pack(root, name)
-        if pack is None or pack.trust is None:
-            say(f"{name} is a role of this repo: its rules count as written; nothing to trust")
-            return
-    trust = pack.trust if pack is not None else None
-    if pack is None or trust is None:
-        if profile.source in ("builtin", "template"):
-            say(f"{name} is shipped with sdd; nothing to trust")
-        else:
-            say(f"{name} has no always_allow rules; nothing to trust")
+    trust = profile.trust
+    if trust is None:
+        say(f"{name} is shipped with sdd; nothing to confirm")
         return
-    missing = [r for r in trust.rules if copy_rules is not None and r not in copy_rules]
-    if trust.counts and not missing:
-        say(f"you trusted the always_allow rules of {name} already ({trust.at}); they count")
+    if trust.counts:
+        say(f"you confirmed what {name}'s file grants already ({trust.at}); it counts")
         return
-    changed = " (they changed since you last trusted this pack)" if trust.state == "changed" else ""
-    where = _relative(Path(trust.source)) if pack.source == "user" else trust.source
-    _list_rules(
-        trust.rules,
-        f"the pack {name} ({where}) grants {len(trust.rules)} rule(s) that let it act "
-        f"without asking you{changed}:",
-    )
-    if copy_rules is not None:
-        say(
-            f"{name} runs from this repo's copy ({_relative(repo_role_path(root, name))}); "
-            "if you trust them, they are added to it"
-        )
-    confirmed = "--yes"
+    say(f"{trust.source} grants {name}:")
+    for line in role_changes(None, trust.surface):
+        say(f"  - {line}")
+    how = "sdd role trust --yes"
     if not yes:
-        answer = _answer(f"Trust these {len(trust.rules)} rule(s)?")
+        answer = _answer("Confirm what it grants?")
         if answer not in ("y", "yes"):
             # As with `sdd role add`: no answer is not a yes, and not an error either.
-            say(f"nothing was recorded; the always_allow rules of {name} still do not count")
-            say(f"hint: to trust them: sdd role trust {name}, and answer y (or pass --yes)")
+            say(f"nothing was recorded; what {name}'s file grants still does not count")
+            say(f"hint: to confirm it: sdd role trust {name}, and answer y (or pass --yes)")
             return
-        confirmed = f"answered {answer}"
-    trusted = manage.trust(root, pack, confirmed)
-    if trusted.copy is not None:
-        say(
-            f"trusted the always_allow rules of {name}: {trusted.added} added to "
-            f"{_relative(trusted.copy)}, where they count as written"
-        )
-    else:
-        say(f"trusted the always_allow rules of {name}: they count until the pack changes them")
+        how = f"sdd role trust, answered {answer}"
+    manage.trust(root, profile, how)
+    say(f"confirmed what {name}'s file grants: it counts until the file changes it")
 
 
 @role.command("validate")

@@ -324,6 +324,7 @@ def routine_fire(
     from sdd_git.records.person import refuse_inside_run
     from sdd_git.routines.fire import event_from_data, fire, record_event, summary_markdown
     from sdd_git.routines.routine import find_routine
+    from sdd_git.trust.pending import WaitsForHer
 
     refuse_inside_run()
     _refuse_no_agent("sdd routine fire")
@@ -332,10 +333,19 @@ def routine_fire(
     data = _event_data(event_json)
     if change is not None and isinstance(data, dict):
         data = {**data, "change": change}
-    event = event_from_data(root, found, data)
+    # Where the event comes from is a fact of this path, never the event's text (§13): her
+    # terminal is `person`; anything else (a CI job, a script) is `ci`, where nobody answers.
+    source = "person" if sys.stdin.isatty() else "ci"
+    event = event_from_data(root, found, data, source=source)
     event = record_event(root, event, keep_id=isinstance(data, dict) and bool(data.get("id")))
     try:
         fired = fire(root, found, event, on_event=_progress(as_json))
+    except WaitsForHer as waits:
+        if not sys.stdin.isatty():  # kept for her: it runs once she confirms
+            from sdd_git.events.waiting import wait_event
+
+            wait_event(root, event, f"{found.role}/{found.name}", waits.items)
+        raise
     finally:
         # Fired, or refused with an error she sees: either way this event was handled here,
         # and no worker should fire every listening routine for it later. Only a crash leaves

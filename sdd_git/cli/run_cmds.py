@@ -13,6 +13,7 @@ import click
 
 from sdd_git.cli.output import current_root, emit_json, json_option, say, table
 from sdd_git.cli.role_cmds import role
+from sdd_git.root import Root
 
 
 def _masked(root: Any, data: Any) -> Any:
@@ -158,6 +159,26 @@ def _json_errors(as_json: bool) -> Iterator[None]:
         raise
 
 
+@contextlib.contextmanager
+def _wake_waits(root: Root, origin: str, name: str, sender: str | None) -> Iterator[None]:
+    """A handoff's wake that meets a grant she has not confirmed waits for her (§13): kept,
+    with the command that wakes it again once she confirms."""
+    from sdd_git.trust.pending import WaitsForHer
+
+    try:
+        yield
+    except WaitsForHer as waits:
+        if origin == "role":
+            import secrets
+
+            from sdd_git.events.waiting import wait_wake
+
+            argv = [sys.executable, "-P", "-m", "sdd_git", *sys.argv[1:]]
+            what = f"the handoff from {sender or 'another role'} to {name}"
+            wait_wake(root, f"wake-{secrets.token_hex(4)}", what, argv, waits.items)
+        raise
+
+
 def _interactive() -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty()
 
@@ -214,6 +235,8 @@ def _task_text(task: str) -> str:
     default="person",
     hidden=True,  # `role`: a run woken by another role's handoff; its stops expire
 )
+@click.option("--from", "sender", metavar="ROLE", hidden=True,
+              help="With --origin role: the role whose handoff woke this run.")  # fmt: skip
 @json_option
 def role_run(
     name: str,
@@ -225,6 +248,7 @@ def role_run(
     reply_to: str | None,
     prompt_append: str | None,
     origin: str,
+    sender: str | None,
     as_json: bool,
 ) -> None:
     """Give a role a task; it works until it replies or stops for you (exit 3)."""
@@ -251,8 +275,9 @@ def role_run(
         reply_to=reply_to,
         prompt_append=prompt_append,
         origin=origin,
+        handoff_from=sender if origin == "role" else None,
     )
-    with _json_errors(as_json), _signals_once():
+    with _json_errors(as_json), _signals_once(), _wake_waits(root, origin, name, sender):
         outcome = start(root, request, on_event=_progress(as_json))
     _render(outcome, as_json, root)
     if not as_json and _interactive():

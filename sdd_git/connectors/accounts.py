@@ -129,7 +129,11 @@ def _write_entry(root: Root, name: str, base_url: str | None) -> bool:
         parse_yaml(text, root.config)  # what is written reads back
         if text == root.config.read_text(encoding="utf-8"):
             return False
+        from sdd_git.trust import pending
+
+        before = pending.yaml_surface(root.config)
         write_text_atomic(root.config, text)
+        pending.record_settings(root, before, f"sdd connect {name}", existed=True)
     return True
 
 

@@ -103,6 +103,11 @@ def session_for(
 ) -> Session:
     """The session a call is given: where the service is, the person's token, and a mask
     that hides that token (and, through `mask`, every other secret the run knows)."""
+    from sdd_git.trust.pending import require_settings
+
+    # Her token goes only to the address she confirmed for it, and an MCP server's command runs
+    # only once she confirmed it: both come from settings her ledger must hold (§13).
+    require_settings(root, f"the connector {config.name}")
     require_base_url(root, config)
     found = token if token is not None else find_token(config)
     settings = {**dict(config.settings), "kind": config.kind, "reads": list(config.reads),

@@ -32,6 +32,7 @@ from sdd_git.errors import LockError, SddError
 from sdd_git.events.queue import done_folder, events_folder, mark_done, pending
 from sdd_git.root import Root
 from sdd_git.routines.routine import Event, Routine, listens, load_routines
+from sdd_git.trust.pending import WaitsForHer
 
 if TYPE_CHECKING:
     from sdd_git.routines.fire import Fired
@@ -120,6 +121,14 @@ def _fire_all(
         name = f"{routine.role}/{routine.name}"
         try:
             result = fire(root, routine, event)
+        except WaitsForHer as waits:  # kept for her: it runs once she confirms (§13)
+            from sdd_git.events.waiting import wait_event
+
+            wait_event(root, event, name, waits.items)
+            outcomes.append(
+                {"routine": name, "at": _now(), "status": "waiting", "message": waits.message}
+            )
+            continue
         except Exception as exc:  # one broken routine never blocks the others, nor the queue
             outcomes.append(_error(name, event, exc))
             if on_error is not None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-
 from pathlib import Path
 
 from sdd_git import lockfile

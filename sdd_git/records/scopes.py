@@ -602,7 +602,12 @@ def _write(
             "nothing was written",
             hint="make the change by hand, then `sdd scope show` to check it",
         )
+    from sdd_git.trust import pending
+
+    existed = path.is_file()
+    before = pending.yaml_surface(path) if existed else None
     write_text_atomic(path, new_text)
+    pending.record_product(root, before, "sdd scope", existed=existed)
 
 
 def _others(text: str, path: Path) -> dict[str, Any]:

@@ -41,8 +41,8 @@ from sdd_git.roles.rolefile import (
 from sdd_git.roles.templates import find_template, is_shipped
 from sdd_git.roles.trust import confirm as confirm_role
 from sdd_git.roles.trust import confirming, surface
-from sdd_git.trust.words import role_changes
 from sdd_git.root import Root
+from sdd_git.trust.words import role_changes
 
 Confirm = Callable[[list[str], Path], bool]
 """Asks the person whether to keep what this ROLE.md grants, said line by line in words."""
@@ -57,6 +57,7 @@ class Added:
     kept: tuple[Rule, ...] = ()  # rules that came along: she confirmed them, or they were hers
     left_out: tuple[Rule, ...] = ()  # rules she did not confirm: not in the new role file
     paused_routines: tuple[str, ...] = ()  # routines that came with a template, paused
+    confirmed: bool = True  # whether what the new file grants is hers (else it waits)
 
 
 _SECRET_KEY = re.compile(r"(key|token|secret|password|credential)", re.IGNORECASE)
@@ -217,7 +218,7 @@ def _confirm_file(root: Root, path: Path, how: str) -> None:
 def _added(name: str, path: Path, rules: tuple[Rule, ...], kept: bool) -> Added:
     routines = path.parent / "routines"
     paused = tuple(sorted(p.stem for p in routines.glob("*.yaml"))) if routines.is_dir() else ()
-    return Added(name, path, rules if kept else (), () if kept else rules, paused)
+    return Added(name, path, rules if kept else (), () if kept else rules, paused, kept)
 
 
 def _install(

@@ -171,6 +171,8 @@ def skill_items(root: Root, names: Iterable[str], ledger: Ledger | None) -> list
             continue
         changes = mapping_changes(ledger.before(key) or {}, front)
         found.append(
-            Unconfirmed(key, "skill", f"skill {name}", tuple(changes) or ("it changed",), front, path)
+            Unconfirmed(
+                key, "skill", f"skill {name}", tuple(changes) or ("it changed",), front, path
+            )
         )
     return found

@@ -105,6 +105,8 @@ def fire(
             f"{name} is paused: nothing ran for event {event.id} (resume it with: sdd routine "
             f"resume {name})",
         )  # fmt: skip
+    if not rehearsal:
+        require_confirmed(root, routine)
     with contextlib.ExitStack() as held:
         held.enter_context(
             lockfile.hold(
@@ -172,6 +174,28 @@ def fire(
         outcome.exit_code,
         _outcome_words(name, event, outcome),
         outcome.reply,
+    )
+
+
+def require_confirmed(root: Root, routine: Routine) -> None:
+    """Nothing fires on a routine, a role or settings she has not confirmed (CONTRACT §13):
+    raises `WaitsForHer`, before any lock, log or provider call. On a CI engine the engine is
+    the trust anchor, and nothing is asked of the ledger."""
+    from sdd_git.roles.registry import find_role
+    from sdd_git.routines.routine import pending_item
+    from sdd_git.runner import trusted
+    from sdd_git.trust.pending import ledger_for
+
+    ledger = ledger_for(root)
+    if ledger is None:
+        return
+    item = pending_item(root, routine, ledger)
+    role, _ = find_role(root, routine.role, use_cache=False)
+    trusted.require(
+        root,
+        [role],
+        [item] if item is not None else [],
+        doing=f"the routine {routine.role}/{routine.name}",
     )
 
 
@@ -516,6 +540,7 @@ def _newest(root: Root, globs: list[str]) -> str | None:
 
 _EVENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 _EVENT_KEYS = ("id", "kind", "ref", "at", "source", "branch", "routine")
+# Read from an event's JSON: `source` is left out on purpose (see event_from_data).
 
 
 def event_from_data(
@@ -556,7 +581,9 @@ def event_from_data(
             f"--event: a {kind} event needs a 'ref': " + _REF_WORDS[kind],
             hint=f"e.g. --event '{_REF_EXAMPLES[kind]}'",
         )
-    event_source = data.get("source") or source
+    # Where an event came from is a fact of the code path that writes it (CONTRACT §13), never
+    # what its text says: `"source": "hook"` in CI must not turn saved rules back on.
+    event_source = source
     if event_source not in SOURCES:
         raise UsageError(
             f"--event: '{event_source}' is not an event source", hint=", ".join(SOURCES)

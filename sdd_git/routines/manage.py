@@ -24,9 +24,12 @@ from sdd_git.routines.routine import (
     NAME_PATTERN,
     Routine,
     find_routine,
+    ledger_key,
     load_routines,
     parse_routine,
+    read_routine,
     routines_folder,
+    surface,
 )
 
 MISSING_WORDS = "it is reported, never replaced by stale or cached data"
@@ -128,6 +131,7 @@ def create(root: Root, made: Draft) -> Routine:
                 hint=f"change it with: sdd routine edit {made.routine.role}/{made.routine.name}",
             )
         write_text_atomic(path, made.text)
+        _confirm(root, read_routine(path), "sdd routine create")
     refresh_index(root)
     return made.routine
 
@@ -165,7 +169,8 @@ def edit(
 
 def set_paused(root: Root, name: str, paused: bool) -> Routine:
     """Pause or resume a routine: a paused routine runs nothing when its event comes."""
-    return _change(root, name, {"paused": paused})
+    # Resuming is her saying that this routine may run: it confirms the routine as it is.
+    return _change(root, name, {"paused": paused}, confirms=not paused)
 
 
 def delete(root: Root, name: str) -> Routine:
@@ -210,7 +215,9 @@ def describe(root: Root, routine: Routine) -> list[tuple[str, str]]:
     return lines
 
 
-def _change(root: Root, name: str, updates: dict[str, Any]) -> Routine:
+def _change(root: Root, name: str, updates: dict[str, Any], confirms: bool = False) -> Routine:
+    from sdd_git.trust import ledger
+
     with person_write(root):
         routine = _find_file(root, name)
         text = routine.path.read_text(encoding="utf-8")
@@ -219,8 +226,19 @@ def _change(root: Root, name: str, updates: dict[str, Any]) -> Routine:
         _same_but(routine, changed, updates)
         if new_text != text:
             write_text_atomic(routine.path, new_text)
+        if confirms:
+            _confirm(root, changed, "sdd routine resume")
+        else:  # hers if it was hers before: an edit never confirms what a merge brought
+            key = ledger_key(root, routine)
+            ledger.record_written(root, key, surface(routine), surface(changed), "sdd routine edit")
     refresh_index(root)
     return changed
+
+
+def _confirm(root: Root, routine: Routine, how: str) -> None:
+    from sdd_git.trust import ledger
+
+    ledger.record(root, [(ledger_key(root, routine), surface(routine))], how)
 
 
 def _find_file(root: Root, name: str) -> Routine:

@@ -15,6 +15,9 @@ from typing import Any
 from sdd_git.errors import RecordError, UsageError
 from sdd_git.paths import display
 from sdd_git.root import Root
+from sdd_git.trust.ledger import Ledger
+from sdd_git.trust.pending import Unconfirmed
+from sdd_git.trust.words import mapping_changes
 
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,63}\Z")
 EVENT_KINDS = ("main-build-failed", "pr-merged", "push", "file-changed", "schedule")
@@ -376,3 +379,41 @@ def _check_boundary(value: Any, fail: Any) -> tuple[dict[str, Any], ...]:
             raise fail("boundary", f"{rule!r}: a rule holds tool and inputs only", hint)
         out.append(dict(rule))
     return tuple(out)
+
+
+def ledger_key(root: Root, routine: Routine) -> str:
+    """The routine's file as her trust ledger names it: its path in the product."""
+    try:
+        return routine.path.resolve().relative_to(root.path).as_posix()
+    except ValueError:
+        return str(routine.path)
+
+
+def surface(routine: Routine) -> dict[str, Any]:
+    """A routine's grant surface: the whole routine as it loads (comments grant nothing)."""
+    return {
+        "name": routine.name,
+        "role": routine.role,
+        "on": routine.on,
+        "schedule": routine.schedule,
+        "input": routine.input,
+        "expected": routine.expected,
+        "ask_first": [dict(r) for r in routine.ask_first],
+        "paused": routine.paused,
+        "when_source_missing": routine.when_source_missing,
+    }
+
+
+def pending_item(root: Root, routine: Routine, ledger: Ledger | None) -> Unconfirmed | None:
+    """The routine when she has not confirmed it as it is (None: confirmed, or a CI engine)."""
+    key = ledger_key(root, routine)
+    now = surface(routine)
+    if ledger is None or ledger.confirmed(key, now):
+        return None
+    before = ledger.before(key)
+    changes = mapping_changes(before or {}, now)
+    if before is None:
+        changes = [f"new to you: it starts the role {routine.role} {routine.trigger}", *changes]
+    return Unconfirmed(
+        key, "routine", f"routine {routine.role}/{routine.name}", tuple(changes), now, routine.path
+    )

@@ -87,6 +87,9 @@ class RunRequest:
     # an event's (a file named "notes @github"), so they attach only what this names: nothing
     # for a handoff, the routine's own input and expected result for a routine.
     attach: str | None = None
+    # A run woken by a handoff: the role that sent it. Its saved rules apply only when
+    # canSpawn(sender, receiver) holds; a wake with no sender named applies none.
+    handoff_from: str | None = None
 
 
 def _sandbox() -> str:
@@ -114,6 +117,7 @@ def start(
         raise UsageError(f"unknown origin '{request.origin}'")
     # Nothing starts on a grant she has not confirmed, whoever asks for the run (§13).
     trusted.require(root, [author, critic], doing=f"the run of {author.name}")
+    saved_rules = _saved_rules_apply(root, request, author)
     registry = load_registry(root)
     attach = request.attach
     if attach is None:
@@ -152,6 +156,7 @@ def start(
                 sandbox=_sandbox(),
                 **({"via": via} if (via := asked_from()) else {}),
                 **_routine_fields(request.routine),
+                **({} if saved_rules else {"saved_rules": False}),
                 # Attached by `@NAME`: a resumed run keeps them (and only them).
                 **({"connectors": list(mentions.connectors)} if mentions.connectors else {}),
             )
@@ -240,7 +245,7 @@ def start(
                 node_ask_first=_node_ask_first(root, plan.change, request.route)
                 + _routine_ask_first(request.routine),
                 rehearsal=bool((request.routine or {}).get("rehearsal")),
-                unattended=bool((request.routine or {}).get("unattended")),
+                unattended=bool((request.routine or {}).get("unattended")) or not saved_rules,
                 connectors=mentions.connectors,
             )
             if critic is not None:
@@ -255,6 +260,24 @@ def start(
         finally:
             if not log.ended:  # an error before the first turn still closes the log
                 log.append("run_ended", status="failed")
+
+
+def _saved_rules_apply(root: Root, request: RunRequest, receiver: RoleProfile) -> bool:
+    """Whether the role's saved always_allow rules apply to this run. A handoff's wake applies
+    them only when the sender could have started the receiver (canSpawn): a level-0 role that
+    may not delegate cannot borrow a higher role's rules by handing it words."""
+    if request.origin != "role":
+        return True
+    if request.handoff_from is None:
+        return False
+    from sdd_git.roles.lattice import can_spawn
+    from sdd_git.roles.registry import find_role
+
+    try:
+        sender, _ = find_role(root, request.handoff_from, use_cache=False)
+    except SddError:
+        return False
+    return can_spawn(sender, receiver)
 
 
 def _check_attachment(attachment: conversation.Attachment) -> None:
@@ -326,7 +349,9 @@ def _replay(
         root, started.get("change"), next((e for e in events if e.get("event") == "route"), None)
     ) + _routine_ask_first(started.get("routine_rules"))
     state.rehearsal = bool((started.get("routine_rules") or {}).get("rehearsal"))
-    state.unattended = bool((started.get("routine_rules") or {}).get("unattended"))
+    state.unattended = bool((started.get("routine_rules") or {}).get("unattended")) or (
+        started.get("saved_rules") is False
+    )
     state.connectors = _attached(started)
     last_calls: list[ToolCall] = []
     answered: set[str] = set()

@@ -178,7 +178,9 @@ def _wake(context: ToolContext, receiver: str, task: str, message_id: str) -> Pa
     # -P: `python -m` would put the product folder first on the import path, and a module a
     # role wrote there (yaml.py, sdd_git/...) would run outside the sandbox.
     argv = [sys.executable, "-P", "-m", "sdd_git", "role", "run", f"--task={task}"]
-    argv += ["--origin", "role", "--reply-to", message_id, "--json"]
+    # --from: the receiver applies its saved rules only when the sender could have started it
+    # (canSpawn); a handoff never carries privilege up the lattice (CONTRACT §13).
+    argv += ["--origin", "role", "--from", context.role, "--reply-to", message_id, "--json"]
     if context.change:
         argv += ["--change", context.change]
     argv += ["--", receiver]

@@ -37,7 +37,12 @@ class Unconfirmed:
         return f"{self.name}: {said}"
 
     def as_json(self) -> dict[str, Any]:
-        return {"path": self.key, "kind": self.kind, "name": self.name, "changes": list(self.changes)}
+        return {
+            "path": self.key,
+            "kind": self.kind,
+            "name": self.name,
+            "changes": list(self.changes),
+        }
 
 
 class WaitsForHer(SddError):
@@ -72,12 +77,19 @@ def yaml_surface(path: Path) -> Any:
 
 def settings_item(root: Root, ledger: Ledger | None) -> Unconfirmed | None:
     """`.sdd/config.yaml` when she has not confirmed it as it is (None: confirmed, or absent)."""
-    return _yaml_item(root, ledger, root.config, CONFIG_KEY, "settings", "the settings (.sdd/config.yaml)")
+    return _yaml_item(
+        root, ledger, root.config, CONFIG_KEY, "settings", "the settings (.sdd/config.yaml)"
+    )
 
 
 def product_item(root: Root, ledger: Ledger | None) -> Unconfirmed | None:
     return _yaml_item(
-        root, ledger, root.product, PRODUCT_KEY, "product", "the product's parts (memory/product.yaml)"
+        root,
+        ledger,
+        root.product,
+        PRODUCT_KEY,
+        "product",
+        "the product's parts (memory/product.yaml)",
     )
 
 
@@ -108,15 +120,17 @@ def require_settings(root: Root, doing: str) -> None:
 
 def confirm(root: Root, items: Iterable[Unconfirmed], how: str) -> None:
     """She read these and said yes: what each showed her is now hers."""
-    trust_ledger.record(
-        root, [(i.key, i.surface) for i in items if i.surface is not None], how
-    )
+    trust_ledger.record(root, [(i.key, i.surface) for i in items if i.surface is not None], how)
 
 
 def record_settings(root: Root, before: Any, how: str, *, existed: bool) -> None:
     """After a person command wrote `.sdd/config.yaml`: hers, if what it replaced was hers."""
-    trust_ledger.record_written(root, CONFIG_KEY, before, yaml_surface(root.config), how, existed=existed)
+    trust_ledger.record_written(
+        root, CONFIG_KEY, before, yaml_surface(root.config), how, existed=existed
+    )
 
 
 def record_product(root: Root, before: Any, how: str, *, existed: bool) -> None:
-    trust_ledger.record_written(root, PRODUCT_KEY, before, yaml_surface(root.product), how, existed=existed)
+    trust_ledger.record_written(
+        root, PRODUCT_KEY, before, yaml_surface(root.product), how, existed=existed
+    )

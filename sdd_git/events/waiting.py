@@ -1,0 +1,171 @@
+"""What waits for her: events (and handoff wakes) that arrived while a grant they need was not
+confirmed (CONTRACT §13). Nothing is lost: each waits in `.sdd/local/events/waiting/`, is said
+in `sdd trust review`, `sdd stops`, `sdd routine history` and her page, and runs once she
+confirms (`sdd trust accept`), or goes when she drops it (`sdd trust drop`)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sdd_git.atomicfile import write_text_atomic
+from sdd_git.events.queue import done_folder, events_folder
+from sdd_git.root import Root
+from sdd_git.routines.routine import Event
+from sdd_git.sink import RUN_ID_ENV
+from sdd_git.trust.pending import Unconfirmed
+
+
+@dataclass(frozen=True)
+class Waiting:
+    id: str  # the event's id, or the wake's
+    what: str  # in her words: "the routine helper/on-merge, for the merge of abc1234"
+    routines: tuple[str, ...]  # ROLE/NAME of each routine that waits (an event)
+    items: tuple[dict[str, Any], ...]  # what it waits on: path, kind, name, changes
+    event: dict[str, Any] | None = None
+    argv: tuple[str, ...] = ()  # a wake: our own CLI, started again once she confirms
+    at: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "what": self.what,
+            "routines": list(self.routines),
+            "waits_on": list(self.items),
+            "event": self.event,
+            "argv": list(self.argv),
+            "at": self.at,
+        }
+
+
+def folder(root: Root) -> Path:
+    return events_folder(root) / "waiting"
+
+
+def _now() -> str:
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _masked(root: Root, text: str) -> str:
+    from sdd_git.runner.masking import masker_for
+
+    return masker_for(root.path)(text)
+
+
+def wait_event(root: Root, event: Event, routine: str, items: tuple[Unconfirmed, ...]) -> Waiting:
+    """Keep `event` for `routine` until she confirms what it waits on."""
+    path = folder(root) / f"{event.id}.json"
+    earlier = _read(path)
+    routines = tuple(dict.fromkeys([*(earlier.routines if earlier else ()), routine]))
+    said = {i["path"]: i for i in (earlier.items if earlier else ())}
+    said.update({i.key: i.as_json() for i in items})
+    entry = Waiting(
+        event.id,
+        f"{', '.join(routines)} for the event {event.kind} {event.ref}",
+        routines,
+        tuple(said.values()),
+        event.as_json(),
+        at=earlier.at if earlier else _now(),
+    )
+    write_text_atomic(path, _masked(root, json.dumps(entry.as_json(), sort_keys=True)))
+    return entry
+
+
+def wait_wake(
+    root: Root, wake_id: str, what: str, argv: list[str], items: tuple[Unconfirmed, ...]
+) -> Waiting:
+    """Keep a handoff's wake (our own CLI's argv) until she confirms what it waits on."""
+    entry = Waiting(wake_id, what, (), tuple(i.as_json() for i in items), None, tuple(argv), _now())
+    path = folder(root) / f"{wake_id}.json"
+    write_text_atomic(path, _masked(root, json.dumps(entry.as_json(), sort_keys=True)))
+    return entry
+
+
+def _read(path: Path) -> Waiting | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, encoding="utf-8") as handle:
+            data = json.load(handle)
+        return Waiting(
+            str(data["id"]),
+            str(data["what"]),
+            tuple(str(r) for r in data.get("routines") or ()),
+            tuple(i for i in data.get("waits_on") or () if isinstance(i, dict)),
+            data.get("event") if isinstance(data.get("event"), dict) else None,
+            tuple(str(a) for a in data.get("argv") or ()),
+            str(data.get("at") or ""),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def entries(root: Root) -> list[Waiting]:
+    """Everything that waits for her, oldest first."""
+    place = folder(root)
+    if not place.is_dir() or place.is_symlink():
+        return []
+    found = [w for p in sorted(place.glob("*.json")) if (w := _read(p)) is not None]
+    return sorted(found, key=lambda w: (w.at, w.id))
+
+
+def for_routine(root: Root, name: str) -> list[Waiting]:
+    return [w for w in entries(root) if name in w.routines]
+
+
+def release(root: Root) -> list[Waiting]:
+    """Put back what waited: each event into the queue (the worker fires its routines; those
+    still unconfirmed wait again), each wake started again. Starts the worker."""
+    released: list[Waiting] = []
+    for entry in entries(root):
+        path = folder(root) / f"{entry.id}.json"
+        if entry.event is not None:
+            write_text_atomic(events_folder(root) / f"{entry.id}.json", json.dumps(entry.event))
+        elif entry.argv:
+            _start(root, list(entry.argv))
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        released.append(entry)
+    if any(e.event is not None for e in released):
+        _start(root, [sys.executable, "-P", "-m", "sdd_git.events.worker", str(root.path)])
+    return released
+
+
+def drop(root: Root, ids: list[str] | None) -> list[Waiting]:
+    """She does not want these to run: each goes to done/ saying so (None: all of them)."""
+    dropped: list[Waiting] = []
+    for entry in entries(root):
+        if ids is not None and entry.id not in ids:
+            continue
+        path = folder(root) / f"{entry.id}.json"
+        record = {**(entry.event or {}), "id": entry.id, "dropped": f"dropped by you at {_now()}"}
+        write_text_atomic(done_folder(root) / f"{entry.id}.dropped.json", json.dumps(record))
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        dropped.append(entry)
+    return dropped
+
+
+def _start(root: Root, argv: list[str]) -> None:
+    """sdd starting sdd, detached, as a hook does: never a command from a file."""
+    log = events_folder(root) / "worker.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k != RUN_ID_ENV}
+    with open(log, "ab") as sink:
+        subprocess.Popen(  # our own module or CLI, argv only
+            argv,
+            cwd=root.path,
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+        )
