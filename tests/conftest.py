@@ -40,6 +40,10 @@ def isolated_home(
     for key in list(os.environ):
         if key.startswith("SDD_"):
             monkeypatch.delenv(key)
+    # A CI engine is the trust anchor where sdd runs on one (CONTRACT §13): the tests run as on
+    # her machine, whatever runs them; a test of the CI path sets these itself.
+    for key in ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "TF_BUILD", "BUILDKITE", "JENKINS_URL"):
+        monkeypatch.delenv(key, raising=False)
     for key, value in IDENTITY.items():
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("NO_COLOR", "1")

@@ -6,9 +6,10 @@ command (she wrote it) or by `sdd trust accept` (she read what it grants and sai
 direnv allows an `.envrc` of that exact content.
 
 Two things keep the ledger hers even though it lives inside the product folder:
-- it is sealed with a key kept outside the product (`$SDD_HOME/trust.key`, 0600, hidden from
-  sandboxed commands), so a `trust.json` that arrives by git (force-added past .gitignore) or
-  is planted by a command fails its seal and confirms nothing;
+- its sha256 is anchored outside the product (`$SDD_HOME/trust/ROOT.sha256`, one small file
+  per product folder, which no sandboxed command can write), so a `trust.json` that arrives by
+  git (force-added past .gitignore), or is planted or replaced, matches no anchor and confirms
+  nothing;
 - it is read only when `.sdd/local` and the file are real (no links), hers, and writable by
   her alone.
 
@@ -25,7 +26,6 @@ import hashlib
 import hmac
 import json
 import os
-import secrets
 import stat
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -38,7 +38,6 @@ from sdd_git.atomicfile import write_bytes_atomic
 from sdd_git.root import Root
 
 LEDGER_NAME = "trust.json"
-KEY_NAME = "trust.key"
 _VERSION = 1
 
 
@@ -53,11 +52,6 @@ def canonical(surface: Any) -> str:
 
 def ledger_path(root: Root) -> Path:
     return root.local / LEDGER_NAME
-
-
-def key_path() -> Path:
-    home = os.environ.get("SDD_HOME") or str(Path.home() / ".sdd")
-    return Path(home) / KEY_NAME
 
 
 def on_ci_engine() -> bool:
@@ -100,38 +94,24 @@ class Ledger:
         return None if entry is None else entry.surface
 
 
-def _key(create: bool) -> bytes | None:
-    path = key_path()
+def anchor_path(root: Root) -> Path:
+    """Where the sha256 of this product's ledger is kept, outside the product."""
+    name = hashlib.sha256(str(root.path).encode("utf-8")).hexdigest()[:32]
+    return (
+        Path(os.environ.get("SDD_HOME") or str(Path.home() / ".sdd")) / "trust" / f"{name}.sha256"
+    )
+
+
+def _anchor(root: Root) -> str | None:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except FileNotFoundError:
-        if not create:
-            return None
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        key = secrets.token_bytes(32)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        except FileExistsError:
-            return _key(create=False)  # another process made it meanwhile
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(key.hex().encode())
-            handle.flush()
-            os.fsync(handle.fileno())
-        return key
+        fd = os.open(anchor_path(root), os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
         return None
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-            return None  # a key others could read or write seals nothing
-        try:
-            return bytes.fromhex(handle.read(200).decode().strip())
-        except ValueError:
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
             return None
-
-
-def _seal(key: bytes, body: str) -> str:
-    return hmac.new(key, body.encode("utf-8"), hashlib.sha256).hexdigest()
+        return handle.read(200).decode("ascii", "replace").strip()
 
 
 def _own_folder(folder: Path) -> str | None:
@@ -165,22 +145,19 @@ def read(root: Root) -> Ledger:
         if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
             return Ledger({}, f"{path} is not yours alone")
         raw = handle.read()
+    anchored = _anchor(root)
+    if anchored is None or not hmac.compare_digest(anchored, hashlib.sha256(raw).hexdigest()):
+        return Ledger({}, f"{path} was not written by sdd for this folder (its anchor differs)")
     try:
-        data = json.loads(raw)
-        body = data["entries"]
-        seal = data["seal"]
-        if not isinstance(body, str) or not isinstance(seal, str):
+        body = json.loads(raw)["entries"]
+        if not isinstance(body, dict):
             raise TypeError
     except (ValueError, KeyError, TypeError):
         return Ledger({}, f"{path} is not a trust ledger sdd wrote")
-    key = _key(create=False)
-    if key is None or not hmac.compare_digest(_seal(key, body), seal):
-        return Ledger({}, f"{path} was not written by sdd for you (its seal does not match)")
     try:
-        items = json.loads(body)
         entries = {
             str(k): Entry(str(v["sha256"]), str(v["at"]), str(v["how"]), v.get("surface"))
-            for k, v in items.items()
+            for k, v in body.items()
         }
     except (ValueError, KeyError, TypeError, AttributeError):
         return Ledger({}, f"{path} is damaged")
@@ -203,17 +180,16 @@ def _writing(root: Root) -> Iterator[dict[str, Entry]]:
         current = read(root)
         entries = dict(current.entries)
         yield entries
-        key = _key(create=True)
-        if key is None:
-            from sdd_git.errors import RecordError
-
-            raise RecordError(
-                f"cannot seal the trust ledger: {key_path()} is not a key of yours alone",
-                hint=f"remove {key_path()}; sdd makes a new one (you then confirm again)",
-            )
-        body = json.dumps({k: e.as_json() for k, e in sorted(entries.items())}, ensure_ascii=False)
-        text = json.dumps({"version": _VERSION, "entries": body, "seal": _seal(key, body)})
-        write_bytes_atomic(ledger_path(root), text.encode("utf-8") + b"\n")
+        body = {k: e.as_json() for k, e in sorted(entries.items())}
+        data = json.dumps({"version": _VERSION, "entries": body}, ensure_ascii=False) + "\n"
+        raw = data.encode("utf-8")
+        anchor = anchor_path(root)
+        anchor.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # The anchor first: a crash between the two leaves a ledger that matches no anchor,
+        # which confirms nothing (she confirms again), never one that confirms what she did not.
+        write_bytes_atomic(anchor, hashlib.sha256(raw).hexdigest().encode("ascii") + b"\n")
+        os.chmod(anchor, 0o600)
+        write_bytes_atomic(ledger_path(root), raw)
         os.chmod(ledger_path(root), 0o600)
 
 

@@ -18,7 +18,6 @@ _SAID = {
     "url": "talks to",
     "headers": "sends the headers",
     "sandbox": "its sandbox becomes",
-    "kind": "its kind becomes",
     "model": "its model becomes",
     "install": "installs sdd in CI from",
 }
