@@ -416,6 +416,7 @@ def routine_test(name: str, event_json: str | None, as_json: bool) -> None:
 @json_option
 def routine_history(name: str, as_json: bool) -> None:
     """A routine's runs, newest first, from the run logs (its own role's runs only)."""
+    from sdd_git.events.waiting import for_routine
     from sdd_git.routines.fire import runs_for
     from sdd_git.routines.routine import find_routine
 
@@ -425,6 +426,10 @@ def routine_history(name: str, as_json: bool) -> None:
     if as_json:
         emit_json(runs)
         return
+    for entry in for_routine(root, f"{found.role}/{found.name}"):
+        names = ", ".join(str(i.get("name")) for i in entry.items)
+        say(f"waiting for your confirmation: event {entry.id} ({entry.what}) waits on {names}; "
+            "see sdd trust review")  # fmt: skip
     if not runs:
         say(f"{found.role}/{found.name} has not run yet")
         return

@@ -389,17 +389,32 @@ def stops_command(context: click.Context, as_json: bool) -> None:
 
     from sdd_git.runner import stops
 
-    pending = stops.pending(current_root())
+    root = current_root()
+    pending = stops.pending(root)
     now = time.time()
     if as_json:
         emit_json([{**s.as_json(), "expired": s.expired(now)} for s in pending])
         return
+    _say_what_waits_on_trust(root)
     if not pending:
         say("no stops are waiting")
         return
     for stop in pending:
         state = " (expired)" if stop.expired(now) else ""
         click.echo(f"{stop.id}  {stop.role}  {stop.kind}{state}  from {stop.origin}: {stop.action}")
+
+
+def _say_what_waits_on_trust(root: Root) -> None:
+    """Events and wakes that wait for her confirmation (§13): not stops, but hers to answer."""
+    from sdd_git.events.waiting import entries
+
+    waiting = entries(root)
+    if not waiting:
+        return
+    click.echo("waiting for your confirmation (sdd trust review):")
+    for entry in waiting:
+        names = ", ".join(str(i.get("name")) for i in entry.items)
+        click.echo(f"  {entry.id}: {entry.what}, waits on {names}")
 
 
 @stops_command.command("show")

@@ -257,6 +257,22 @@ def _own_state(
 # --- driving -----------------------------------------------------------------------------------
 
 
+def _require_confirmed(root: Root, plan: Plan) -> None:
+    """No node starts on a role, settings or product parts she has not confirmed (§13): each
+    node runs in a process of its own with nobody to ask, so she is asked here, once."""
+    from sdd_git.roles.registry import find_role
+    from sdd_git.runner import trusted
+    from sdd_git.trust.pending import ledger_for, product_item
+
+    ledger = ledger_for(root)
+    if ledger is None:
+        return
+    owners = {owner_of(root, plan, node) for node, _, _ in plan.walk()}
+    roles = [find_role(root, name, use_cache=False)[0] for name in sorted(owners)]
+    parts = product_item(root, ledger)
+    trusted.require(root, roles, [parts] if parts else [], doing="the network's nodes")
+
+
 def drive(root: Root, change: str, say: Say | None = None) -> Finished:
     """Run rounds until no node can go on without her; leaves nothing running behind it."""
     from sdd_git.records.person import refuse_inside_run
@@ -265,6 +281,7 @@ def drive(root: Root, change: str, say: Say | None = None) -> Finished:
     say = say or (lambda text: None)
     network = Network(root, change)
     plan, digest = _accepted(root, change)
+    _require_confirmed(root, plan)
     ledger = network.ledger()
     if ledger["plan"] != digest:
         if ledger["plan"] is not None:

@@ -25,9 +25,11 @@ from sdd_git.page import (
     views_more,
     views_parts,
     views_runs,
+    views_trust,
 )
 from sdd_git.page.site import STATIC, Site
 from sdd_git.root import Root
+from sdd_git.trust.pending import WaitsForHer
 
 
 def build_app(root: Root | None, start_folder: Path | None = None) -> Starlette:
@@ -39,6 +41,7 @@ def build_app(root: Root | None, start_folder: Path | None = None) -> Starlette:
         *views_more.ROUTES,
         *views_groups.ROUTES,
         *views_parts.ROUTES,
+        *views_trust.ROUTES,
         Mount("/static", app=StaticFiles(directory=str(STATIC)), name="static"),
     ]
 
@@ -47,7 +50,15 @@ def build_app(root: Root | None, start_folder: Path | None = None) -> Starlette:
         site = request.app.state.site
         return site.missing(request, "that", exc, status=400)  # type: ignore[no-any-return]
 
-    app = Starlette(routes=routes, exception_handlers={SddError: sdd_error})
+    async def waits_for_her(request: Request, exc: Exception) -> Response:
+        # Whatever view met a grant she has not confirmed: said in words, never a bare error.
+        assert isinstance(exc, WaitsForHer)
+        return await views_trust.waits_page(request, exc.items)
+
+    app = Starlette(
+        routes=routes,
+        exception_handlers={WaitsForHer: waits_for_her, SddError: sdd_error},
+    )
     app.state.site = Site(root, start_folder)
     return app
 

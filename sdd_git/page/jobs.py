@@ -28,6 +28,8 @@ class Job:
     outcome: Any = None
     error: str | None = None
     hint: str | None = None
+    # What it could not start on: grants she has not confirmed (`WaitsForHer`). Nothing ran.
+    waits: tuple[Any, ...] = ()
     done: threading.Event = field(default_factory=threading.Event)
     started: float = field(default_factory=time.monotonic)
     # Her answer to a stop is taken once the run logs its `decision`: the page shows that at
@@ -60,6 +62,7 @@ class Jobs:
     ) -> Job:
         from sdd_git.errors import SddError
         from sdd_git.runner.control import event_text
+        from sdd_git.trust.pending import WaitsForHer
 
         job = Job(secrets.token_hex(8), title, change, ready_on=ready_on, receipt=receipt)
 
@@ -76,6 +79,8 @@ class Jobs:
             ASKED_FROM.set("page")  # this thread's own context: her work, asked on the page
             try:
                 job.outcome = work(told)
+            except WaitsForHer as exc:  # not a failure: it waits for her, said on the page
+                job.waits = exc.items
             except SddError as exc:
                 job.error, job.hint = exc.message, exc.hint
             except Exception as exc:  # shown on the page: the server goes on serving her

@@ -12,6 +12,7 @@ from starlette.routing import Route
 
 from sdd_git.errors import SddError
 from sdd_git.page.site import form_of, root_of, see_other, site_of
+from sdd_git.page.views_trust import home_values, started
 from sdd_git.root import Root
 
 
@@ -34,12 +35,14 @@ async def home(request: Request) -> Response:
     from sdd_git.records import changes
 
     root = site.root
+    waiting = await run_in_threadpool(home_values, root)
     return site.render(
         request,
         "home.html",
         changes=changes.list_all(root),
         stops=_open_stops(root),
         product=root.path.name,
+        **waiting,
     )
 
 
@@ -69,6 +72,7 @@ async def change_new(request: Request) -> Response:
             changes=changes.list_all(root),
             stops=_open_stops(root),
             product=root.path.name,
+            **await run_in_threadpool(home_values, root),
             error=exc.message,
             hint=exc.hint,
             words=words,
@@ -355,8 +359,7 @@ async def role_run(request: Request) -> Response:
         lambda told: start(root, run, on_event=told),
     )
     site.logged("role run", role=author, task=task, critic=critic, change=change_id, job=job.id)
-    await run_in_threadpool(job.settle)
-    return see_other(f"/jobs/{job.id}")
+    return await started(request, job)
 
 
 async def work_run(request: Request) -> Response:
@@ -374,8 +377,7 @@ async def work_run(request: Request) -> Response:
 
     job = site.jobs.start(f"The work on {change_id}", change_id, body)
     site.logged("work", change=change_id, job=job.id)
-    await run_in_threadpool(job.settle)
-    return see_other(f"/jobs/{job.id}")
+    return await started(request, job)
 
 
 ROUTES = [

@@ -15,7 +15,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from sdd_git.errors import SddError, UsageError
-from sdd_git.page.site import form_of, root_of, see_other, site_of
+from sdd_git.page.site import form_of, root_of, site_of
+from sdd_git.page.views_trust import started
 from sdd_git.root import Root
 
 ATTACHMENT_LIMIT = 10 << 20  # bytes: a log or a screenshot, not an archive
@@ -102,8 +103,7 @@ async def role_reply(request: Request) -> Response:
     job = site.jobs.start(f"{name} reads your message", None, work)
     attached = {"attachment": upload.name, "attachment_what": what} if upload else {}
     site.logged("role run", role=name, task=text, reply_to=reply_to, job=job.id, **attached)
-    await run_in_threadpool(job.settle)
-    return see_other(f"/jobs/{job.id}")
+    return await started(request, job)
 
 
 async def _message_form(request: Request) -> tuple[dict[str, str], Path | None]:
@@ -286,8 +286,7 @@ async def routine_test(request: Request) -> Response:
 
     job = site.jobs.start(f"Testing the routine {name}", None, rehearse)
     site.logged("routine test", routine=name, job=job.id)
-    await run_in_threadpool(job.settle)
-    return see_other(f"/jobs/{job.id}")
+    return await started(request, job)
 
 
 async def routine_history(request: Request) -> Response:

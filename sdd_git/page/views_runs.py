@@ -16,6 +16,7 @@ from starlette.routing import Route
 from sdd_git.errors import SddError
 from sdd_git.page.jobs import Job
 from sdd_git.page.site import form_of, root_of, see_other, site_of
+from sdd_git.page.views_trust import started
 
 POLL_SECONDS = 0.05
 CHOICES = {"allow_once": "Allow once", "always_allow": "Always allow", "deny": "Deny"}
@@ -25,6 +26,15 @@ def outcome_of(job: Job) -> dict[str, Any]:
     """What the job came to, in words, and where she goes next."""
     if not job.done.is_set():
         return {"done": False}
+    if job.waits:
+        names = ", ".join(getattr(i, "name", "") for i in job.waits)
+        return {
+            "done": True,
+            "text": f"Nothing ran yet: it waits for you to confirm {names}, which arrived or "
+            "changed without your confirmation.",
+            "next": "/trust",
+            "next_label": "See what waits for you",
+        }
     if job.error is not None:
         back = f"/changes/{job.change}" if job.change else "/"
         return {
@@ -188,8 +198,7 @@ async def stop_answer(request: Request) -> Response:
         receipt=f"You chose {CHOICES[choice]}.",
     )
     site.logged(CHOICES[choice].lower(), stop=stop_id, run=shown.run, job=job.id)
-    await run_in_threadpool(job.settle)
-    return see_other(f"/jobs/{job.id}")
+    return await started(request, job)
 
 
 async def runs_page(request: Request) -> Response:

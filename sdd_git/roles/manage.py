@@ -545,7 +545,9 @@ def add(root: Root, source: str, name: str | None = None, confirm: Confirm | Non
     base = name or parsed.profile.name
     _check_name(base)
     offered = parsed.profile.boundary.always_allow
-    keep = _confirmed(confirm, parsed.profile, role_md)  # asked before the lock is taken
+    # Shipped with sdd counts as shipped; anything else is asked before the lock is taken.
+    shipped = folder is not None and is_shipped(folder)
+    keep = shipped or _confirmed(confirm, parsed.profile, role_md)
     with person_write(root):
         new_name = _unique_name(root, base, "")
         path = _install(
