@@ -16,7 +16,7 @@ LAYERS = {
     "errors": 0, "paths": 0, "atomicfile": 0, "lockfile": 0, "yamlio": 0, "parsecache": 0,
     "root": 0, "config": 0, "sink": 0, "masker": 0, "__init__": 0,
     "roles": 1, "records": 1, "tools": 1, "connectors": 1, "providers": 1, "sandbox": 1,
-    "hoststubs": 1,
+    "hoststubs": 1, "trust": 1,
     "runner": 2,
     "network": 3, "routines": 3, "events": 3,
     "cli": 4, "page": 4, "demo": 4, "__main__": 4,
@@ -62,6 +62,8 @@ def test_every_import_points_down_the_layers_of_design_md() -> None:
                 upward.append(f"{name}:{line} -> {target} (providers import only their own)")
             if part == "sandbox" and target_level == 1 and target_part != "sandbox":
                 upward.append(f"{name}:{line} -> {target} (the sandbox stands alone)")
+            if part == "trust" and target_level == 1 and target_part != "trust":
+                upward.append(f"{name}:{line} -> {target} (the trust ledger is a leaf)")
     assert upward == []
 
 

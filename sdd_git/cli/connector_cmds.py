@@ -55,6 +55,9 @@ def connectors_command(as_json: bool) -> None:
         emit_json(rows)
         return
     table([(r["name"], r["kind"], r["status"]) for r in rows], ("NAME", "KIND", "STATUS"))
+    for row in rows:
+        if row.get("sandbox_warning"):
+            say(f"note: {row['sandbox_warning']}")
 
 
 @click.command("drafts")

@@ -3,7 +3,8 @@
 `connect` keeps a token in the OS keyring (asked on hidden input, or borrowed from `gh`/`glab`
 or a variable) and, for a service that is not configured yet, adds its entry to
 `.sdd/config.yaml` (never the token). `statuses` says, for every built-in service and every
-configured connector, whether it is configured and signed in, and from where."""
+configured connector, whether it is configured and signed in, and from where, and for an MCP
+server it starts, where that runs (in the sandbox, or with all her rights, said in words)."""
 
 from __future__ import annotations
 
@@ -182,6 +183,8 @@ def statuses(root: Root) -> list[dict[str, Any]]:
                     "token_from": "keyring" if stored else None,
                     "base_url": DEFAULT_BASE_URLS.get(name),
                     "status": "not configured, a token is stored" if stored else "not configured",
+                    "sandbox": None,
+                    "sandbox_warning": None,
                 }
             )
             continue
@@ -195,6 +198,7 @@ def statuses(root: Root) -> list[dict[str, Any]]:
             status = "configured, no token"
         else:
             status = "configured, no token needed"
+        sandbox, warning = _where_it_runs(config)
         rows.append(
             {
                 "name": name,
@@ -204,6 +208,24 @@ def statuses(root: Root) -> list[dict[str, Any]]:
                 "token_from": token.source or None,
                 "base_url": config.base_url or None,
                 "status": status,
+                "sandbox": sandbox,
+                "sandbox_warning": warning,
             }
         )
     return rows
+
+
+def _where_it_runs(config: ConnectorConfig) -> tuple[str | None, str | None]:
+    """(the sandbox an MCP server's command runs in: bwrap, landlock, seatbelt, off or
+    `none: <why>`; the words that say it runs with all her rights, when it does). (None, None)
+    for a connector that starts no program of its own."""
+    if config.kind != "mcp":
+        return None, None
+    from sdd_git.connectors.base import ConnectorError
+    from sdd_git.connectors.mcp_sandbox import placement
+
+    try:
+        where = placement(config.name, config.settings)
+    except ConnectorError as exc:  # a wrong `sandbox:` value: its server never starts
+        return "?", f"{exc.message} (the server does not start until it is fixed)"
+    return where.sandbox or None, where.warning or None

@@ -14,12 +14,15 @@ server claims (the MCP specification itself says clients must not decide on them
 command in an argument) apply to every tool name and every call.
 
 A call starts the server, initializes, calls one tool and stops the server, within `timeout`
-seconds (30 by default); nothing it started outlives the call. A stdio server is a child process
-whose environment is built from nothing: PATH, HOME and LANG, and only the variables the config
-names (`env`), so no secret of sdd's own environment reaches it. Its stderr is kept aside, and
-its last lines (masked) say why it failed when it does. A streamable HTTP server gets the
-person's token as `Authorization: Bearer` when the connector has one (`token_env` or
-`sdd connect`).
+seconds (30 by default); nothing it started outlives the call. A stdio server runs in the
+strongest sandbox the machine allows (`sdd_git.sandbox.server`: the network on, the product
+read-only, a private HOME and /tmp, credential files hidden), unless her confirmed config says
+`sandbox: off` for it; outside one, every listing, stop and result says so in words
+(`mcp_sandbox.placement`). Its environment is built from nothing: PATH, HOME and LANG, and only
+the variables the config names (`env`), so no secret of sdd's own environment reaches it. Its
+stderr is kept aside, and its last lines (masked) say why it failed when it does. A streamable
+HTTP server gets the person's token as `Authorization: Bearer` when the connector has one
+(`token_env` or `sdd connect`).
 
 The `mcp` package is imported only inside the functions below, never when this module is
 imported: `sdd --help`, `sdd role list` and the rest of sdd do not pay its ~0.7 s."""
@@ -34,7 +37,6 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager, suppress
@@ -42,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
+from sdd_git.connectors import mcp_reaping
 from sdd_git.connectors.base import (
     ACT,
     FORBIDDEN,
@@ -55,6 +58,7 @@ from sdd_git.connectors.base import (
     Session,
     Unavailable,
 )
+from sdd_git.connectors.mcp_sandbox import NOT_A_PROGRAM, Placement, placement
 from sdd_git.connectors.operations import forbidden_reason
 
 TIMEOUT_SECONDS = 30.0
@@ -208,6 +212,7 @@ class McpConnector:
         answer = _run(session, f"run {operation}", calling)
         content = [block for block in answer.get("content") or () if isinstance(block, dict)]
         text = _rendered(content, answer.get("structuredContent"))
+        where = placement(session.name, session.settings)
         if answer.get("isError"):  # the tool's own failure, in its words (never a Missing)
             raise Refused(
                 f"{session.name}: tool {operation} answered with an error: "
@@ -218,6 +223,8 @@ class McpConnector:
             "tool": operation,
             "content": [str(block.get("type", "?")) for block in content],
         }
+        if where.outside:  # the person reads the result too, in the run's log and conversation
+            text = f"[note: {where.warning}]\n{text}"
         return Result(text, data)
 
 
@@ -243,6 +250,8 @@ class _Target:
     headers: Mapping[str, str] = field(default_factory=dict)
     cwd: str | None = None
     timeout: float = TIMEOUT_SECONDS
+    product: Path | None = None  # read-only to a server in the sandbox
+    placement: Placement = NOT_A_PROGRAM  # where a stdio server runs
 
 
 def _target(session: Session) -> _Target:
@@ -283,6 +292,7 @@ def _target(session: Session) -> _Target:
         or not all(isinstance(part, str) and part for part in command)
     ):
         raise ConnectorError(f"{key}.command must be a list of words (argv)", hint=example)
+    where = placement(session.name, settings)  # a wrong `sandbox:` is refused before it starts
     product = _product(settings)
     env = _child_env(session, key)
     if product is not None:
@@ -309,11 +319,19 @@ def _target(session: Session) -> _Target:
             hint=f"{key}.command: [/full/path/to/{Path(command[0]).name}, ...]",
         )
     return _Target(
-        session.name, argv=tuple(command), program=found, env=env, cwd=cwd, timeout=float(timeout)
+        session.name,
+        argv=tuple(command),
+        program=found,
+        env=env,
+        cwd=cwd,
+        timeout=float(timeout),
+        product=product,
+        placement=where,
     )
 
 
-# -- the server runs as the person, outside the sandbox: never code a role could have written --
+# -- never code a role could have written: it would run with the server's reach, and with all --
+# -- her rights where the server runs outside the sandbox (sandbox: off, or none on the machine) --
 
 
 def _product(settings: Mapping[str, Any]) -> Path | None:
@@ -450,9 +468,9 @@ def _run(session: Session, doing: str, work: Callable[[Any], Awaitable[T]]) -> T
             hint="pip install 'sdd-git[mcp]'",
         )
     progress = _Progress()
-    reaping = _become_subreaper()
-    before = set(_children_of({os.getpid()})) if reaping else set()
-    dumpable = _set_dumpable(False)
+    subreaper = mcp_reaping.become_subreaper()
+    before = set(mcp_reaping.children_of({os.getpid()})) if subreaper else set()
+    dumpable = mcp_reaping.set_dumpable(False)
     with tempfile.TemporaryDirectory(prefix="sdd-mcp-") as scratch:
         pid_file = Path(scratch) / "pid"
         with open(Path(scratch) / "stderr", "w+", encoding="utf-8", errors="replace") as errlog:
@@ -461,16 +479,21 @@ def _run(session: Session, doing: str, work: Callable[[Any], Awaitable[T]]) -> T
             except (KeyboardInterrupt, SystemExit):
                 raise
             except BaseException as error:  # every foreign error is mapped here
-                if isinstance(error, ConnectorError):
-                    raise
-                mapped = _mapped(error, target, doing, progress, _tail(errlog), session.masked)
+                mapped = (
+                    error
+                    if isinstance(error, ConnectorError)
+                    else _mapped(error, target, doing, progress, _tail(errlog), session.masked)
+                )
+                if target.placement.outside and target.placement.warning not in mapped.message:
+                    mapped.message += f" ({target.placement.warning})"
+                    mapped.args = (mapped.message,)
                 raise mapped from None
             finally:
-                _end_group(pid_file)
-                if reaping:
-                    _end_orphans(before)
+                mcp_reaping.end_group(pid_file)
+                if subreaper:
+                    mcp_reaping.end_orphans(before)
                 if dumpable:
-                    _set_dumpable(True)
+                    mcp_reaping.set_dumpable(True)
 
 
 def _in_own_loop(make: Callable[[], Awaitable[T]]) -> T:
@@ -541,135 +564,23 @@ async def _transport(
         return
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    argv = _launch(target, pid_file)
-    # With no cwd of its own the server starts in the call's empty scratch folder, never in the
-    # product: `python -m x` and `npx x` would load a product file a role wrote.
-    parameters = StdioServerParameters(
-        command=argv[0], args=argv[1:], cwd=target.cwd or str(pid_file.parent)
-    )
-    async with stdio_client(parameters, errlog=errlog) as streams:
-        yield streams
+    from sdd_git.sandbox.server import OFF, contained
 
-
-def _launch(target: _Target, pid_file: Path) -> list[str]:
-    """The argv that starts the server with exactly `target.env` and tells us its pid.
-
-    The SDK adds a few variables of its own choosing to the child (USER, SHELL, TERM...); `env
-    -i` starts the server from an empty environment instead. The `sh` in front writes its pid
-    (which `exec` hands on to the server, the leader of a process group of its own) so that
-    anything the server leaves running is ended with it."""
-    shell, env_program = shutil.which("sh"), shutil.which("env")
-    if os.name != "posix" or shell is None or env_program is None:
-        return [target.program, *target.argv[1:]]
-    assignments = [f"{name}={value}" for name, value in target.env.items()]
-    return [
-        shell,
-        "-c",
-        'echo $$ > "$0" && exec "$@"',
-        str(pid_file),
-        env_program,
-        "-i",
-        *assignments,
-        target.program,
-        *target.argv[1:],
-    ]
-
-
-def _end_group(pid_file: Path) -> None:
-    """Kill whatever is left of the server's process group (a helper it started and left).
-    The SDK already stopped the server itself; this catches what outlived it."""
-    try:
-        group = int(pid_file.read_text(encoding="utf-8").strip())
-    except (OSError, ValueError):
-        return
-    if group > 1:
-        with suppress(ProcessLookupError, PermissionError):
-            os.killpg(group, signal.SIGKILL)
-
-
-_PR_SET_CHILD_SUBREAPER = 36
-_PR_GET_DUMPABLE, _PR_SET_DUMPABLE = 3, 4
-
-
-def _set_dumpable(on: bool) -> bool:
-    """Linux: while a server runs, sdd's own process is not dumpable, so a server of the same
-    user cannot read sdd's environment through /proc/PPID/environ (the scrubbed environment it
-    was started with would mean little otherwise). Gives back whether the flag was on before
-    (and so is to be put back); False where there is no such flag."""
-    import sys
-
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        was = bool(libc.prctl(_PR_GET_DUMPABLE, 0, 0, 0, 0) == 1)
-        libc.prctl(_PR_SET_DUMPABLE, 1 if on else 0, 0, 0, 0)
-    except (OSError, AttributeError):
-        return False
-    return was
-
-
-def _become_subreaper() -> bool:
-    """Make sdd the parent every orphan below it is handed to (Linux): a helper the server put
-    in a session of its own (`setsid`) leaves its process group, but not sdd's care."""
-    import sys
-
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
-    except (OSError, AttributeError):
-        return False
-
-
-def _children_of(parents: set[int]) -> set[int]:
-    """The processes whose parent is one of `parents` (from /proc)."""
-    found: set[int] = set()
-    with suppress(OSError):
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            with suppress(OSError, ValueError, IndexError):
-                with open(f"/proc/{entry}/stat", "rb") as handle:
-                    raw = handle.read()
-                if int(raw.rsplit(b")", 1)[1].split()[1]) in parents:
-                    found.add(int(entry))
-    return found
-
-
-def _end_orphans(before: set[int]) -> None:
-    """Kill and reap what the call left below sdd that was not there before it: the server's
-    helpers that escaped its process group, and theirs."""
-    import time
-
-    for _ in range(5):
-        level = _children_of({os.getpid()}) - before
-        found: set[int] = set()
-        while level:
-            found |= level
-            level = _children_of(level) - found
-        if not found:
-            return
-        for pid in found:
-            with suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        deadline = time.monotonic() + 1.0
-        waiting = set(found)
-        while waiting and time.monotonic() < deadline:
-            for pid in list(waiting):
-                try:
-                    done, _ = os.waitpid(pid, os.WNOHANG)
-                except ChildProcessError:  # not ours to reap: its own parent will
-                    done = pid
-                if done:
-                    waiting.discard(pid)
-            if waiting:
-                time.sleep(0.005)
+    # With no cwd of its own the server starts in an empty scratch folder, never in the product:
+    # `python -m x` and `npx x` would load a product file a role wrote.
+    with contained(
+        (target.program, *target.argv[1:]),
+        target.env,
+        product=target.product,
+        cwd=target.cwd,
+        pid_file=pid_file,
+        sandboxed=target.placement.sandbox != OFF,
+    ) as launch:
+        parameters = StdioServerParameters(
+            command=launch.argv[0], args=list(launch.argv[1:]), cwd=launch.cwd
+        )
+        async with stdio_client(parameters, errlog=errlog) as streams:
+            yield streams
 
 
 async def _list_tools(client: Any, cursor: str | None) -> Any:

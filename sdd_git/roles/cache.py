@@ -10,6 +10,7 @@ use_cache=False)`): the boundary it enforces never comes from a file outside the
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +20,7 @@ from sdd_git.config import RolesConfig, roles_config
 from sdd_git.parsecache import ParseCache, fingerprint
 from sdd_git.paths import display
 from sdd_git.roles.profile import Boundary, RoleProfile, Rule
+from sdd_git.roles.trust import grant_digest
 from sdd_git.root import Root
 
 
@@ -66,7 +68,11 @@ class RoleCache(ParseCache):
         cached = self._hit(key, fingerprint)
         if cached is not None:
             with contextlib.suppress(KeyError, TypeError, ValueError):
-                return _profile_from(cached["profile"], path, source), _render(cached, path)
+                profile = _profile_from(cached["profile"], path, source)
+                grant = cached.get("grant")
+                if isinstance(grant, str):
+                    profile = dataclasses.replace(profile, grant_sha256=grant)
+                return profile, _render(cached, path)
         from sdd_git.roles.rolefile import parse_role
 
         raw = read()
@@ -81,6 +87,7 @@ class RoleCache(ParseCache):
         parsed = parse_role(text, path, source, folder_name)
         value = {
             "profile": _profile_to(parsed.profile),
+            "grant": grant_digest(parsed.profile),
             "warnings": [[w.line, w.key, w.message] for w in parsed.warnings],
             "where": parsed.warnings[0].path if parsed.warnings else key,
         }

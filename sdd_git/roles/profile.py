@@ -85,6 +85,7 @@ class RulesTrust:
             "always_allow": [r.as_dict() for r in self.rules],
             "sha256": self.sha256,
             "at": self.at,
+            "surface": self.surface,
         }
 
 
@@ -111,6 +112,9 @@ class RoleProfile:
     # The tools the role is offered: None is every tool. sdd's own `tools:` key, or another
     # host's allowlist mapped onto sdd's tools (see `roles/hostagents.py`).
     tools: tuple[str, ...] | None = None
+    # The sha256 of the file's grant surface (roles/trust.py), kept with the parsed profile in
+    # the role cache so that listing 1,000 roles checks her ledger without hashing each again.
+    grant_sha256: str | None = field(default=None, compare=False)
 
     @property
     def level_text(self) -> str:

@@ -54,6 +54,11 @@ def surface(profile: RoleProfile) -> dict[str, Any]:
     }
 
 
+def grant_digest(profile: RoleProfile) -> str:
+    """The sha256 of the profile's grant surface, as her ledger records it."""
+    return profile.grant_sha256 or trust_ledger.digest(surface(profile))
+
+
 def key_for(root: Root | None, profile: RoleProfile, where: Path | str | None = None) -> str | None:
     """The ledger's key for a role's file: its path in the product, the absolute path of a
     user pack, or the entry point that carries a package's pack. None: shipped with sdd."""
@@ -76,15 +81,14 @@ def apply_ledger(profile: RoleProfile, key: str | None, ledger: Ledger | None) -
     `ledger` None), else with nothing its file grants in passing."""
     if key is None or ledger is None:
         return profile
-    shown = surface(profile)
-    sha = trust_ledger.digest(shown)
+    sha = grant_digest(profile)
     entry = ledger.entries.get(key)
     rules = profile.boundary.always_allow
     if entry is not None and entry.sha256 == sha:
-        trust = RulesTrust("trusted", key, rules, sha, entry.at, shown, profile.hidden)
+        trust = RulesTrust("trusted", key, rules, sha, entry.at, None, profile.hidden)
         return dataclasses.replace(profile, trust=trust)
     state = "changed" if entry is not None else "untrusted"
-    trust = RulesTrust(state, key, rules, sha, None, shown, profile.hidden)
+    trust = RulesTrust(state, key, rules, sha, None, surface(profile), profile.hidden)
     return dataclasses.replace(
         profile,
         boundary=Boundary((), profile.boundary.ask_first),

@@ -583,11 +583,12 @@ def event_from_data(
         )
     # Where an event came from is a fact of the code path that writes it (CONTRACT §13), never
     # what its text says: `"source": "hook"` in CI must not turn saved rules back on.
+    # A `source` the text gives is checked as a word (exported workflows write `ci`), and
+    # never used.
+    for said in (data.get("source"), source):
+        if said is not None and said not in SOURCES:
+            raise UsageError(f"--event: '{said}' is not an event source", hint=", ".join(SOURCES))
     event_source = source
-    if event_source not in SOURCES:
-        raise UsageError(
-            f"--event: '{event_source}' is not an event source", hint=", ".join(SOURCES)
-        )
     event_id = data.get("id") or new_event_id(moment)
     if not _EVENT_ID.match(event_id):
         raise UsageError(

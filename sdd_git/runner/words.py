@@ -191,7 +191,27 @@ def _connector_act(a: dict[str, Any], root: Path | None) -> str:
     said = f"On {_plain(name)}: {words}" + (f" (with {rest})" if rest else "")
     if a.get("purpose"):
         said += f" — because {_inline(a.get('purpose'))}"
-    return said + "."
+    outside = _outside_sandbox(root, name)
+    return said + "." + (f"\n{outside[0].upper()}{outside[1:]}." if outside else "")
+
+
+def _outside_sandbox(root: Path | None, name: str) -> str:
+    """For an MCP server that runs with all her rights (`sandbox: off`, or no sandbox on the
+    machine), the words that say so; else nothing."""
+    if root is None:
+        return ""
+    from sdd_git.connectors.config import load_connectors
+    from sdd_git.connectors.mcp_sandbox import placement
+    from sdd_git.errors import SddError
+    from sdd_git.root import Root
+
+    try:
+        config = load_connectors(Root(root)).get(name)
+        if config is None or config.kind != "mcp":
+            return ""
+        return placement(name, config.settings).warning
+    except SddError as exc:  # a wrong `sandbox:` value: the call will be refused, said so
+        return exc.message
 
 
 def _code_host_words(root: Path | None, a: dict[str, Any], tool: str = "") -> str:

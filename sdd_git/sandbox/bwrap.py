@@ -64,8 +64,9 @@ def probe() -> tuple[str | None, str]:
     return None, reason
 
 
-def argv(binary: str, policy: Policy, command: list[str]) -> list[str]:
-    """The full argv that runs `command` inside the sandbox the policy describes."""
+def argv(binary: str, policy: Policy, command: list[str], chdir: str | None = None) -> list[str]:
+    """The full argv that runs `command` inside the sandbox the policy describes, in `chdir`
+    (by default the product folder)."""
     out = [binary, *_ALWAYS, *_NAMESPACES]
     if not policy.network:
         out.append("--unshare-net")
@@ -76,7 +77,9 @@ def argv(binary: str, policy: Policy, command: list[str]) -> list[str]:
     out += ["--bind", product, product]
     for path in policy.read_only:
         out += ["--ro-bind", str(path), str(path)]
-    for name in RECORD_FOLDERS:
+    # A product that is read-only as a whole (a server's, sandbox/server.py) gets no stand-ins:
+    # nothing can make a folder in it, bwrap included (its mount points would fail).
+    for name in RECORD_FOLDERS if policy.product not in policy.read_only else ():
         # A missing record folder would be created by the role and read as the record later:
         # an empty read-only folder stands in its place (bwrap leaves the empty folder behind).
         if not os.path.lexists(policy.product / name):
@@ -91,5 +94,5 @@ def argv(binary: str, policy: Policy, command: list[str]) -> list[str]:
             out += ["--tmpfs", str(path), "--remount-ro", str(path)]
         elif path.exists():
             out += ["--ro-bind", "/dev/null", str(path)]
-    out += ["--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp", "--chdir", product]
+    out += ["--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp", "--chdir", chdir or product]
     return [*out, "--", *command]

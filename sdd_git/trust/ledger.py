@@ -28,7 +28,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from sdd_git.atomicfile import write_bytes_atomic
 from sdd_git.root import Root
 
 LEDGER_NAME = "trust.json"
+SHOWN_NAME = "trust-shown.json"  # what she was shown for each confirmation
 _VERSION = 1
 
 
@@ -69,20 +70,28 @@ class Entry:
     sha256: str
     at: str
     how: str  # the person command that recorded it, or "sdd trust accept"
-    surface: Any  # what she confirmed, for saying later what changed
 
     def as_json(self) -> dict[str, Any]:
-        return {"sha256": self.sha256, "at": self.at, "how": self.how, "surface": self.surface}
+        return {"sha256": self.sha256, "at": self.at, "how": self.how}
 
 
-@dataclass(frozen=True)
 class Ledger:
-    entries: Mapping[str, Entry]
-    problem: str | None = None  # why an existing ledger was not read (it then confirms nothing)
+    """Her confirmations: each key's sha256. What she was shown for each (to say later what
+    changed) is kept in a second file, read only when words are needed."""
+
+    def __init__(
+        self,
+        entries: Mapping[str, Entry],
+        problem: str | None = None,
+        shown: Callable[[], Mapping[str, Any]] | None = None,
+    ) -> None:
+        self.entries = entries
+        self.problem = problem  # why an existing ledger was not read (it confirms nothing)
+        self._load_shown = shown
+        self._shown: Mapping[str, Any] | None = None
 
     def confirmed(self, key: str, surface: Any) -> bool:
-        entry = self.entries.get(key)
-        return entry is not None and hmac.compare_digest(entry.sha256, digest(surface))
+        return self.confirmed_digest(key, digest(surface))
 
     def confirmed_digest(self, key: str, sha256: str) -> bool:
         entry = self.entries.get(key)
@@ -90,28 +99,43 @@ class Ledger:
 
     def before(self, key: str) -> Any:
         """The surface she last confirmed under `key`, or None."""
-        entry = self.entries.get(key)
-        return None if entry is None else entry.surface
+        if key not in self.entries:
+            return None
+        if self._shown is None:
+            self._shown = self._load_shown() if self._load_shown is not None else {}
+        return self._shown.get(key)
 
 
 def anchor_path(root: Root) -> Path:
     """Where the sha256 of this product's ledger is kept, outside the product."""
     name = hashlib.sha256(str(root.path).encode("utf-8")).hexdigest()[:32]
-    return (
-        Path(os.environ.get("SDD_HOME") or str(Path.home() / ".sdd")) / "trust" / f"{name}.sha256"
-    )
+    home = Path(os.environ.get("SDD_HOME") or str(Path.home() / ".sdd"))
+    return home / "trust" / f"{name}.sha256"
 
 
-def _anchor(root: Root) -> str | None:
+def shown_path(root: Root) -> Path:
+    return root.local / SHOWN_NAME
+
+
+def _own_file(path: Path) -> tuple[bytes | None, str | None]:
+    """The bytes of a regular file of hers alone, opened without following a link; (None,
+    None) when it does not exist; (None, why) when it is not hers alone."""
     try:
-        fd = os.open(anchor_path(root), os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        return None
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, f"{path} could not be read ({exc.strerror})"
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
-            return None
-        return handle.read(200).decode("ascii", "replace").strip()
+            return None, f"{path} is not yours alone"
+        return handle.read(), None
+
+
+def _anchors(root: Root) -> list[str]:
+    raw, _why = _own_file(anchor_path(root))
+    return raw.decode("ascii", "replace").split() if raw else []
 
 
 def _own_folder(folder: Path) -> str | None:
@@ -127,46 +151,75 @@ def _own_folder(folder: Path) -> str | None:
     return None
 
 
+_memo: dict[str, tuple[tuple[int, ...], Ledger]] = {}
+
+
+def _stamp(root: Root) -> tuple[int, ...] | None:
+    """What changes with any write of the ledger or its anchor (each is replaced whole)."""
+    try:
+        a = os.stat(ledger_path(root), follow_symlinks=False)
+        b = os.stat(anchor_path(root), follow_symlinks=False)
+    except OSError:
+        return None
+    return tuple(
+        getattr(i, f)
+        for i in (a, b)
+        for f in ("st_ino", "st_size", "st_mtime_ns", "st_ctime_ns", "st_mode", "st_uid")
+    )
+
+
 def read(root: Root) -> Ledger:
-    """Her ledger; a missing one is empty. One that is not hers, or whose seal does not match,
-    confirms nothing and says why (`problem`)."""
-    path = ledger_path(root)
+    """Her ledger; a missing one is empty. One that is not hers, or that matches no anchor,
+    confirms nothing and says why (`problem`). Read once per process while it is unchanged: a
+    hook-fired run checks several files against it."""
     why = _own_folder(root.local)
     if why is not None:
         return Ledger({}, why)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except FileNotFoundError:
-        return Ledger({})
-    except OSError as exc:
-        return Ledger({}, f"{path} could not be read ({exc.strerror})")
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
-            return Ledger({}, f"{path} is not yours alone")
-        raw = handle.read()
-    anchored = _anchor(root)
-    if anchored is None or not hmac.compare_digest(anchored, hashlib.sha256(raw).hexdigest()):
+    stamp = _stamp(root)
+    memo = _memo.get(str(root.path))
+    if stamp is not None and memo is not None and memo[0] == stamp:
+        return memo[1]
+    found = _read(root)
+    if stamp is not None and found.problem is None:
+        _memo[str(root.path)] = (stamp, found)
+    return found
+
+
+def _read(root: Root) -> Ledger:
+    path = ledger_path(root)
+    raw, why = _own_file(path)
+    if raw is None:
+        return Ledger({}, why)
+    anchors = _anchors(root)
+    if not anchors or not hmac.compare_digest(anchors[0], hashlib.sha256(raw).hexdigest()):
         return Ledger({}, f"{path} was not written by sdd for this folder (its anchor differs)")
     try:
         body = json.loads(raw)["entries"]
-        if not isinstance(body, dict):
-            raise TypeError
-    except (ValueError, KeyError, TypeError):
-        return Ledger({}, f"{path} is not a trust ledger sdd wrote")
-    try:
         entries = {
-            str(k): Entry(str(v["sha256"]), str(v["at"]), str(v["how"]), v.get("surface"))
-            for k, v in body.items()
+            str(k): Entry(str(v["sha256"]), str(v["at"]), str(v["how"])) for k, v in body.items()
         }
     except (ValueError, KeyError, TypeError, AttributeError):
-        return Ledger({}, f"{path} is damaged")
-    return Ledger(entries)
+        return Ledger({}, f"{path} is not a trust ledger sdd wrote")
+    expected = anchors[1] if len(anchors) > 1 else None
+
+    def shown() -> Mapping[str, Any]:
+        data, _ = _own_file(shown_path(root))
+        if data is None or expected is None:
+            return {}
+        if not hmac.compare_digest(expected, hashlib.sha256(data).hexdigest()):
+            return {}  # the words would lie: say less, never confirm more
+        try:
+            loaded = json.loads(data)
+        except ValueError:
+            return {}
+        return loaded if isinstance(loaded, dict) else {}
+
+    return Ledger(entries, None, shown)
 
 
 @contextlib.contextmanager
-def _writing(root: Root) -> Iterator[dict[str, Entry]]:
-    """The ledger's entries to change, written back sealed and atomically on success."""
+def _writing(root: Root) -> Iterator[tuple[dict[str, Entry], dict[str, Any]]]:
+    """The ledger's entries and shown surfaces to change, written back, anchored, atomically."""
     why = _own_folder(root.local)
     if why is not None:
         from sdd_git.errors import RecordError
@@ -177,20 +230,24 @@ def _writing(root: Root) -> Iterator[dict[str, Entry]]:
         )
     root.local.mkdir(parents=True, exist_ok=True)
     with lockfile.hold(root.local / "locks" / "trust.lock", wait_seconds=10):
-        current = read(root)
+        current = _read(root)
         entries = dict(current.entries)
-        yield entries
+        shown = {k: current.before(k) for k in entries}
+        yield entries, shown
         body = {k: e.as_json() for k, e in sorted(entries.items())}
-        data = json.dumps({"version": _VERSION, "entries": body}, ensure_ascii=False) + "\n"
-        raw = data.encode("utf-8")
+        raw = (json.dumps({"version": _VERSION, "entries": body}) + "\n").encode("utf-8")
+        kept = {k: shown.get(k) for k in sorted(entries)}
+        said = (json.dumps(kept, ensure_ascii=False) + "\n").encode("utf-8")
         anchor = anchor_path(root)
         anchor.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        # The anchor first: a crash between the two leaves a ledger that matches no anchor,
+        # The anchor first: a crash between the writes leaves a ledger that matches no anchor,
         # which confirms nothing (she confirms again), never one that confirms what she did not.
-        write_bytes_atomic(anchor, hashlib.sha256(raw).hexdigest().encode("ascii") + b"\n")
+        sums = f"{hashlib.sha256(raw).hexdigest()}\n{hashlib.sha256(said).hexdigest()}\n"
+        write_bytes_atomic(anchor, sums.encode("ascii"))
         os.chmod(anchor, 0o600)
-        write_bytes_atomic(ledger_path(root), raw)
-        os.chmod(ledger_path(root), 0o600)
+        for target, data in ((shown_path(root), said), (ledger_path(root), raw)):
+            write_bytes_atomic(target, data)
+            os.chmod(target, 0o600)
 
 
 def now() -> str:
@@ -203,15 +260,16 @@ def record(root: Root, items: Iterable[tuple[str, Any]], how: str) -> None:
     if not pairs:
         return
     moment = now()
-    with _writing(root) as entries:
+    with _writing(root) as (entries, shown):
         for key, surface in pairs:
-            entries[key] = Entry(digest(surface), moment, how, surface)
+            entries[key] = Entry(digest(surface), moment, how)
+            shown[key] = surface
 
 
 def forget(root: Root, keys: Iterable[str]) -> list[str]:
     """Un-confirm; gives back the keys that were confirmed."""
     wanted = list(keys)
-    with _writing(root) as entries:
+    with _writing(root) as (entries, _shown):
         gone = [k for k in wanted if entries.pop(k, None) is not None]
     return gone
 

@@ -77,15 +77,15 @@ def role_changes(before: dict[str, Any] | None, after: dict[str, Any] | None) ->
     boundary_now = after.get("boundary") or {}
     boundary_then = old.get("boundary") or {}
     for part, words in (("always_allow", "always-allow"), ("ask_first", "ask-first")):
-        now_rules = [canonical_rule(r) for r in boundary_now.get(part) or []]
-        then_rules = [canonical_rule(r) for r in boundary_then.get(part) or []]
-        for item in now_rules:
-            if item not in then_rules:
+        now_rules = {canonical_rule(r): r for r in boundary_now.get(part) or []}
+        then_rules = {canonical_rule(r): r for r in boundary_then.get(part) or []}
+        for key, item in now_rules.items():
+            if key not in then_rules:
                 extra = ": it may run without asking" if part == "always_allow" else ""
-                said.append(f"{words} gains {rule(json.loads(item))}{extra}")
-        for item in then_rules:
-            if item not in now_rules:
-                said.append(f"{words} loses {rule(json.loads(item))}")
+                said.append(f"{words} gains {rule(item)}{extra}")
+        for key, item in then_rules.items():
+            if key not in now_rules:
+                said.append(f"{words} loses {rule(item)}")
     model_then = old.get("model") or {}
     model_now = after.get("model") or {}
     if model_now != model_then:

@@ -201,6 +201,7 @@ class Attack:
     role_texts: dict[str, str] = field(default_factory=dict)
     refs_before: set[str] = field(default_factory=set)
     tags_before: set[str] = field(default_factory=set)
+    ledger_before: dict[str, str] = field(default_factory=dict)
     watch: list[Path] = field(default_factory=list)
     scripts: int = 0
     keep_provider: bool = False  # a route that points SDD_PROVIDER elsewhere itself
@@ -515,7 +516,9 @@ class Attack:
             tree(self.home / name, f"home:{name}")
         tree(self.home / ".profile", "home:.profile")
         tree(self.home / ".local" / "lib", "home:.local/lib")
-        tree(self.sdd_home, "sdd_home:")
+        # The anchors of her trust ledger change with her own answers (`allow --always`
+        # records what it writes); `check_ledger` checks them instead.
+        tree(self.sdd_home, "sdd_home:", skip=("trust",))
         for folder in site_dirs():
             with contextlib.suppress(OSError):
                 for entry in sorted(folder.iterdir()):
@@ -644,10 +647,26 @@ class Attack:
             )
             self.problem(f"secret {name} leaked: {shown}")
 
+    def check_ledger(self) -> None:
+        """Her trust ledger still reads as hers (its anchor matches), and holds only what
+        person commands recorded: a role cannot confirm anything."""
+        from sdd_git.root import Root
+        from sdd_git.trust import ledger
+
+        read = ledger.read(Root(self.product.resolve()))
+        if read.problem is not None:
+            self.problem(f"her trust ledger no longer reads: {read.problem}")
+        for key, entry in read.entries.items():
+            if entry.sha256 != self.ledger_before.get(key) and not entry.how.startswith(
+                ("sdd ", "decision ", "answered y")
+            ):
+                self.problem(f"her trust ledger gained {key} by {entry.how!r}")
+
     def verify(self) -> None:
         if self.route.settle:
             time.sleep(self.route.settle)
         self.check_record()
+        self.check_ledger()
         self.check_git()
         self.check_secrets()
         uncontained = self.route.contained and sandbox_setting() == "none"
@@ -726,6 +745,12 @@ def prepare(route: Route, tmp: Path, mp: pytest.MonkeyPatch) -> Attack:
     with contextlib.suppress(subprocess.CalledProcessError):
         attack.git("commit", "-q", "-m", "records")
     attack.refs_before, attack.tags_before = attack.refs()
+    from sdd_git.root import Root
+    from sdd_git.trust import ledger
+
+    attack.ledger_before = {
+        k: e.sha256 for k, e in ledger.read(Root(product.resolve())).entries.items()
+    }
     attack.baseline()
     return attack
 

@@ -259,6 +259,10 @@ def _setup(
             _far_role(a, a.fill(model))
         for key, value in (env or {}).items():
             a.mp.setenv(key, a.fill(value))
+        # She wrote these settings and this role file herself: she confirms them, so the route
+        # tests where keys go, not the trust ledger.
+        confirmed = a.sdd("trust", "accept", "--all")
+        assert confirmed.code == 0, confirmed.stderr
 
     return setup
 
@@ -579,26 +583,20 @@ def _agent(path: str, text: str) -> Callable[[Attack], None]:
 
 
 def _untrusted_rule_flow(role: str) -> Callable[[Attack], None]:
-    """The careless person allows an ordinary command of the host agent's with --always (sdd
-    then keeps the role in .sdd/roles/), then the agent runs the command its file's own rule
-    names: that rule was never confirmed with `sdd role trust`, so it must still stop."""
+    """A host agent's file arrives with an always_allow rule (CONTRACT §13: a file in the
+    repository is anyone's). Nothing of it may run before she confirms it: the run is refused
+    before any model call (exit 3), and what she is asked to confirm names the rule's command
+    in words, so even a careless yes is a yes to that command, seen."""
 
     def flow(a: Attack) -> None:
-        first = a.run_role(role=role, calls=[cmd("echo harmless")], played=False)
-        if not first.stops:
-            a.problem(f"{role}'s first command ran with no stop: {a.ran_without_stop(first)}")
-        copied = a.product / ".sdd" / "roles" / role / "ROLE.md"
-        if copied.is_file() and PLANTED in copied.read_text("utf-8", "replace"):
-            a.problem(
-                f"saving the person's rule copied {role}'s untrusted always_allow rule "
-                f"({PLANTED!r}) into .sdd/roles/{role}/ROLE.md, where it counts as her own"
-            )
-        second = a.run_role(role=role, calls=[cmd(PLANTED)], played=False)
-        leaked = a.ran_without_stop(second)
-        if leaked:
-            a.problem(f"a host agent file's rule counted without `sdd role trust`: {leaked}")
-        if not any(e.get("tool") == "run_command" for e in _events(a, "tool_call")):
-            a.problem(f"the attack did not play out: {role} made no run_command call")
+        first = a.run_role(role=role, calls=[cmd(PLANTED)], played=False)
+        if first.first_code != 3:
+            a.problem(f"{role} ran before she confirmed its file (exit {first.first_code})")
+        if _events(a, "tool_call"):
+            a.problem(f"{role} reached the runner before she confirmed its file")
+        review = a.sdd("trust", "review")
+        if PLANTED not in review.stdout:
+            a.problem(f"`sdd trust review` does not show {role}'s rule ({PLANTED!r}) in words")
 
     return flow
 
@@ -654,6 +652,7 @@ def _read_only_agent(a: Attack) -> None:
         ".claude/agents/reader.md",
         "---\nname: reader\ndescription: Reviews the expenses code\ntools: Read, Grep, Glob\n---\nRead only.\n",
     )
+    assert a.sdd("trust", "accept", ".claude/agents/reader.md").code == 0  # her own agent
 
 
 def _nothing_done(a: Attack) -> None:

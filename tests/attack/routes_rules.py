@@ -243,9 +243,9 @@ def _pack_write(n: int) -> dict[str, Any]:
 
 
 def _trust_flow(a: Attack) -> None:
-    for n in (2, 3):  # she saves one rule of hers; the pack's others must still not count
-        run = a.run_role(role="packer", calls=[_pack_write(n)])
-        if a.ran_without_stop(run) or run.first_code != 3:
+    for n in (2, 3):  # before she confirms the pack, nothing of it runs at all (§13)
+        run = a.run_role(role="packer", calls=[_pack_write(n)], played=False)
+        if a.ran_without_stop(run) or run.first_code != 3 or run.runs:
             a.problem(f"a pack's rule (pack-rule-{n}) counted before `sdd role trust`")
     trusted = a.person("role", "trust", "packer", input="y\n")
     if trusted.code != 0:

@@ -151,7 +151,8 @@ def test_a_helper_that_escapes_the_servers_process_group_is_ended_with_the_call(
     tmp_path: Path,
 ) -> None:
     pid_file = tmp_path / "escaped"
-    settings = {"command": [sys.executable, str(HOSTILE)], "timeout": 20}
+    # Outside the sandbox, where only sdd's reaping ends it (in one, its pid namespace does).
+    settings = {"command": [sys.executable, str(HOSTILE)], "timeout": 20, "sandbox": "off"}
     McpConnector().call(session(settings), "escape", {"pid_file": str(pid_file)})
     pid = int(pid_file.read_text())
     try:

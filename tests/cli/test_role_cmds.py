@@ -51,9 +51,13 @@ def listed(sdd: SddRunner, *flags: str) -> list[dict[str, object]]:
 
 
 def with_builder(root: Root) -> Path:
+    """Her builder, written in her editor: she confirms what it grants, as she would."""
+    from tests.trusthelp import confirm
+
     path = role_file(root, "builder")
     path.parent.mkdir(parents=True)
     path.write_text(COMMENTED)
+    confirm(root, ".sdd/roles/builder/ROLE.md")
     return path
 
 
@@ -416,8 +420,8 @@ def test_add_with_rules_and_yes_keeps_them_and_shows_them(sdd: SddRunner, root: 
     assert result.code == 0, result.stderr
     assert result.stdout == "runner\n"
     assert "[y/N]" not in result.stderr  # --yes asks nothing
-    assert 'run_command with command "pytest -q"' in result.stderr
-    assert 'write_file with path "notes.txt", content "done"' in result.stderr
+    assert '`run_command` with command "pytest -q"' in result.stderr
+    assert '`write_file` with path "notes.txt", content "done"' in result.stderr
     assert boundary_of(root, "runner")["always_allow"] == KEPT_RULES
     assert "kept 2 always_allow rule(s)" in result.stderr
 
@@ -426,8 +430,8 @@ def test_add_with_rules_and_the_answer_y_keeps_them(sdd: SddRunner, root: Root) 
     granting_template(root)
     result = sdd("role", "add", "templates/runner", input="y\n")
     assert result.code == 0, result.stderr
-    assert "Keep these 2 rule(s)? [y/N]" in result.stderr
-    assert 'run_command with command "pytest -q"' in result.stderr
+    assert "Keep what it grants? [y/N]" in result.stderr
+    assert '`run_command` with command "pytest -q"' in result.stderr
     assert boundary_of(root, "runner")["always_allow"] == KEPT_RULES
 
 
@@ -439,7 +443,7 @@ def test_add_without_her_yes_leaves_the_rules_out_and_says_so(
     result = sdd("role", "add", "templates/runner", input=answer)
     assert result.code == 0, result.stderr
     assert result.stdout == "runner\n"
-    assert "Keep these 2 rule(s)? [y/N]" in result.stderr
+    assert "Keep what it grants? [y/N]" in result.stderr
     assert "added role runner" in result.stderr
     assert "left out 2 always_allow rule(s) you did not confirm" in result.stderr
     assert "sdd role add templates/runner --yes" in result.stderr
@@ -471,7 +475,7 @@ def test_add_an_agent_file_of_another_host_asks_about_its_rules(
     result = sdd("role", "add", ".claude/agents/helper.md", input=answer)
     assert result.code == 0, result.stderr
     assert result.stdout == "helper\n"
-    assert 'run_command with command "echo hi"' in result.stderr
+    assert '`run_command` with command "echo hi"' in result.stderr
     data = front(root, "helper")
     assert data["job"] == "Helps with the expenses code" and data["level"] == 0
     rules = [{"tool": "run_command", "inputs": {"command": "echo hi"}}] if answer else []
@@ -479,15 +483,25 @@ def test_add_an_agent_file_of_another_host_asks_about_its_rules(
     assert sorted(p.name for p in (root.sdd / "roles" / "helper").iterdir()) == ["ROLE.md"]
 
 
-def test_add_without_rules_asks_nothing(sdd: SddRunner, root: Root) -> None:
+def test_add_without_rules_still_shows_what_it_grants_and_waits_without_her_yes(
+    sdd: SddRunner, root: Root
+) -> None:
+    """A template with no always_allow rule still grants: a level, delegation, what it
+    produces. She is shown them; with no yes, none of it counts until she confirms it."""
     with_builder(root)
     assert sdd("role", "share", "builder").code == 0
     result = sdd("role", "add", "templates/builder", input="n\n")
     assert result.code == 0, result.stderr
-    assert "[y/N]" not in result.stderr and "rule(s)" not in result.stderr
+    assert "Keep what it grants? [y/N]" in result.stderr
+    assert "new to you: level 0, delegation deny, produces code" in result.stderr
+    assert "waits for your confirmation" in result.stderr
     assert boundary_of(root, "builder-2")["ask_first"] == [{"tool": "git_push"}]
+    from sdd_git.roles.registry import find_role
+
+    added, _ = find_role(root, "builder-2", use_cache=False)
+    assert added.trust is not None and not added.trust.counts
     shipped = sdd("role", "add", "qa-author")
-    assert shipped.code == 0 and "[y/N]" not in shipped.stderr
+    assert shipped.code == 0 and "[y/N]" not in shipped.stderr  # shipped counts as shipped
 
 
 def test_add_writes_the_role_whole_with_the_decision_applied(sdd: SddRunner, root: Root) -> None:
@@ -510,7 +524,7 @@ def test_create_from_a_shared_template_asks_about_its_rules(sdd: SddRunner, root
     granting_template(root)
     declined = sdd("role", "create", "checks", "--job", "Run checks", "--template", "runner")
     assert declined.code == 0, declined.stderr
-    assert "Keep these 2 rule(s)? [y/N]" in declined.stderr
+    assert "Keep what it grants? [y/N]" in declined.stderr
     assert "left out 2 always_allow rule(s)" in declined.stderr
     assert boundary_of(root, "checks")["always_allow"] == []
     kept = sdd("role", "create", "checks-2", "--job", "Run checks", "--template", "runner", "--yes")
@@ -571,29 +585,29 @@ def test_show_and_list_say_whether_a_packs_rules_are_trusted(
     shown = sdd("role", "show", "helper")
     assert shown.code == 0, shown.stderr
     assert "always allow: nothing" in shown.stdout
-    assert "this pack's 1 always_allow rule(s) do not count" in shown.stdout
-    assert 'run_command with command "pytest -q"' in shown.stdout
+    assert "what this file grants does not count yet" in shown.stdout
+    assert '`run_command` with command "pytest -q"' in shown.stdout
     assert "sdd role trust helper" in shown.stdout
     view = json.loads(sdd("role", "show", "helper", "--json").stdout)
     assert view["boundary"]["always_allow"] == []
     assert view["trust"]["state"] == "untrusted"
     rows = {r["name"]: r for r in listed(sdd)}
     assert rows["helper"]["trust"] == "untrusted"
-    assert "trust" not in rows["executor"]  # other rows keep exactly their fields
+    assert "trust" not in rows["executor"]  # shipped rows keep exactly their fields
 
     assert sdd("role", "trust", "helper", input="y\n").code == 0
     shown = sdd("role", "show", "helper")
     assert 'always allow: run_command {"command": "pytest -q"}' in shown.stdout
-    assert "you trusted this pack's always_allow rules at" in shown.stdout
+    assert "you confirmed what this file grants at" in shown.stdout
     assert {r["name"]: r for r in listed(sdd)}["helper"]["trust"] == "trusted"
 
 
-def test_trust_of_a_repo_role_or_a_shipped_one_has_nothing_to_do(
+def test_trust_of_a_confirmed_role_or_a_shipped_one_has_nothing_to_do(
     sdd: SddRunner, root: Root
 ) -> None:
     with_builder(root)
     mine = sdd("role", "trust", "builder")
-    assert mine.code == 0 and "count as written" in mine.stderr
+    assert mine.code == 0 and "already" in mine.stderr and "[y/N]" not in mine.stderr
     shipped = sdd("role", "trust", "qa-author")
     assert shipped.code == 0 and "shipped with sdd" in shipped.stderr
     assert not (root.sdd / "trust.yaml").exists()

@@ -23,6 +23,7 @@ from tests.runner.scripted import (
     transcript,
     write_call,
 )
+from tests.trusthelp import confirm
 
 CREATE = (
     "routine", "create", "watcher", "main-build-watch", "--on", "main-build-failed",
@@ -449,6 +450,7 @@ def test_routine_test_uses_the_newest_build_result_and_runs_nothing_even_always_
     assert missing.code == 2 and "watch: {build_results:" in missing.stderr
     with root.config.open("a") as config:
         config.write('watch: {build_results: ["build/*.xml"]}\n')
+    confirm(root, ".sdd/config.yaml")  # she wrote it herself
     build_result(root, "old.xml", "FAIL old\n")
     newest = root.path / build_result(root, "new.xml", "FAIL new_test\n")
     os.utime(newest, (newest.stat().st_mtime + 10, newest.stat().st_mtime + 10))

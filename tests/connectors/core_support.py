@@ -66,6 +66,9 @@ def configure(root: Root, **sections: Any) -> None:
     data = yaml.safe_load(root.config.read_text()) or {}
     data.update(sections)
     root.config.write_text(yaml.safe_dump(data, sort_keys=False))
+    from tests.trusthelp import confirm
+
+    confirm(root, ".sdd/config.yaml")  # as she would, having written it herself
 
 
 def scripted(

@@ -36,6 +36,7 @@ from sdd_git.connectors.base import (
 from sdd_git.connectors.mcp import CHILD_ENV, McpConnector, McpTool, operation_of
 from sdd_git.connectors.operations import classify
 from sdd_git.root import Root
+from sdd_git.sandbox.server import ADDED_ENV
 
 pytest.importorskip("mcp")
 MCP_MAJOR = int(version("mcp").split(".")[0])
@@ -60,7 +61,11 @@ def session(
 def stdio(pid_file: Path | None = None, **more: Any) -> dict[str, Any]:
     command = [sys.executable, str(STDIO_SERVER)]
     if pid_file is not None:
+        # A server in the sandbox cannot write the test's folder, and its pid there would be
+        # its pid namespace's: the reaping of a server that runs as her is tested here, the
+        # sandboxed one in test_mcp_sandbox.py.
         command += ["--pid-file", str(pid_file)]
+        more = {"sandbox": "off", **more}
     return {"command": command, "reads": READS, "timeout": 20, **more}
 
 
@@ -238,6 +243,7 @@ def test_the_server_child_gets_no_secret_of_the_parent(monkeypatch: pytest.Monke
     assert env["SIGNED"] == "keyring-token-5678"
     assert env["DOCS_LEVEL"] == "debug"
     coerced = {"LC_CTYPE"}  # Python sets it itself when LANG is absent (PEP 538)
+    coerced |= set(ADDED_ENV)  # the sandbox's own: TMPDIR (its private /tmp), PWD
     assert set(env) - coerced == {*(n for n in CHILD_ENV if n in os.environ), "DOCS_LEVEL",
                                   "DOCS_TOKEN", "SIGNED"}  # fmt: skip
 
@@ -298,9 +304,10 @@ def test_the_server_process_is_gone_after_a_timeout(tmp_path: Path) -> None:
 
 def test_a_child_the_server_leaves_running_is_ended_with_it(tmp_path: Path) -> None:
     sleeper = tmp_path / "sleeper"
-    said = McpConnector().call(session(stdio()), "spawn_sleeper", {"pid_file": str(sleeper)})
+    settings = stdio(sandbox="off")  # the sleeper's pid file is in the test's folder
+    said = McpConnector().call(session(settings), "spawn_sleeper", {"pid_file": str(sleeper)})
     pid = int(sleeper.read_text())
-    assert said.text == f"left {pid} running"
+    assert said.text.endswith(f"left {pid} running")
     assert gone_within(pid)
 
 

@@ -54,6 +54,9 @@ def routine(root: Root, name: str, on: str, role: str = ROLE, paused: bool = Fal
         f"paused: {'true' if paused else 'false'}\n",
         encoding="utf-8",
     )
+    from tests.trusthelp import confirm
+
+    confirm(root, path.relative_to(root.path).as_posix())  # as `sdd routine create` records it
     return path
 
 

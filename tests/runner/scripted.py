@@ -64,4 +64,7 @@ def add_role(root: Root, name: str, produces: str = "code", extra: str = "") -> 
         f"---\nrole: {name}  # the {name}\njob: Do {name} work\nlevel: 10\n"
         f"toolPolicy.delegation: deny\nproduces: {produces}\n{extra}---\nRules of {name}.\n"
     )
+    from tests.trusthelp import confirm
+
+    confirm(root, f".sdd/roles/{name}/ROLE.md")  # as she would, having written it herself
     return path

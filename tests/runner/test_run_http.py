@@ -13,6 +13,7 @@ from sdd_git.root import Root
 from tests.conftest import SddRunner
 from tests.providers.loopback import PROXY_VARIABLES, Loopback, serve
 from tests.runner.scripted import accepted_change, events
+from tests.trusthelp import confirm
 
 KEY = "sk-live-SECRET-abcdef0123456789"
 
@@ -149,6 +150,7 @@ def test_a_roles_own_model_overrides_the_config(
         "provider: {kind: openai, model: m, api_key_env: OPENAI_API_KEY,\n"
         "           keys: {'127.0.0.1': CRITIC_KEY}}\n"
     )
+    confirm(root)  # she wrote both files herself
     server.reply(body={"choices": [{"message": {"role": "assistant", "content": "Fine."}}]})
     result = sdd("role", "run", "critic", "--task", "Review")
     assert result.code == 0, result.stderr
@@ -167,6 +169,7 @@ def test_a_role_file_naming_its_own_server_never_gets_the_main_key(
     role.parent.mkdir(parents=True)
     front = "---\nrole: shared\njob: Review\nlevel: 5\ntoolPolicy.delegation: deny\n"
     role.write_text(f"{front}model: {{model: m, base_url: '{server.url}/v1'}}\n---\nHi.\n")
+    confirm(root)  # she wrote it herself
     server.reply(body={"choices": [{"message": {"role": "assistant", "content": "ok"}}]})
     assert sdd("role", "run", "shared", "--task", "Hi").code == 0
     assert "authorization" not in server.requests[0].headers  # no key went to the role's server
@@ -175,6 +178,7 @@ def test_a_role_file_naming_its_own_server_never_gets_the_main_key(
         f"{front}model: {{model: m, base_url: '{server.url}/v1', api_key_env: OPENAI_API_KEY}}\n"
         "---\nHi.\n"
     )
+    confirm(root)
     refused = sdd("role", "run", "shared", "--task", "Hi")
     assert refused.code == 1 and "refuses to hand the main key" in refused.stderr
     assert len(server.requests) == 1

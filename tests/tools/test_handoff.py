@@ -20,6 +20,7 @@ from sdd_git.tools.toolbox import TOOLS
 from tests.conftest import SddRunner
 from tests.runner.scripted import accepted_change, add_role, events, script, transcript, write_call
 from tests.tools import fails, make_context
+from tests.trusthelp import confirm
 
 WAIT_SECONDS = 60.0
 
@@ -183,6 +184,7 @@ def test_with_messaging_off_nothing_is_sent_and_the_sender_is_told(
     config = root.config.read_text()
     assert "messaging: on" in config
     root.config.write_text(config.replace("messaging: on", "messaging: off"))
+    confirm(root, ".sdd/config.yaml")  # she wrote it herself
     script(
         tmp_path,
         monkeypatch,
