@@ -411,9 +411,20 @@ def pending_item(root: Root, routine: Routine, ledger: Ledger | None) -> Unconfi
     if ledger is None or ledger.confirmed(key, now):
         return None
     before = ledger.before(key)
-    changes = mapping_changes(before or {}, now)
-    if before is None:
-        changes = [f"new to you: it starts the role {routine.role} {routine.trigger}", *changes]
+    changes = [new_routine_words(routine)] if before is None else mapping_changes(before, now)
     return Unconfirmed(
         key, "routine", f"routine {routine.role}/{routine.name}", tuple(changes), now, routine.path
     )
+
+
+def new_routine_words(routine: Routine) -> str:
+    """A routine she has not seen, in one line: who it starts, when, with what."""
+    from sdd_git.trust.words import rule, shown
+
+    said = (
+        f"new to you: it starts the role {routine.role} {routine.trigger}, with the input "
+        f"{shown(routine.input)}, expecting {shown(routine.expected)}"
+    )
+    if routine.ask_first:
+        said += "; it always asks first before " + ", ".join(rule(r) for r in routine.ask_first)
+    return said + ("; it is paused" if routine.paused else "")

@@ -41,6 +41,8 @@ def shown(value: Any) -> str:
         return "nothing"
     if value is True or value is False:
         return "yes" if value else "no"
+    if isinstance(value, float) and value.is_integer():
+        return f"`{int(value)}`"
     return f"`{_clip(json.dumps(value, ensure_ascii=False, sort_keys=True))}`"
 
 
