@@ -20,6 +20,7 @@ def trust() -> None:
 def trust_review(as_json: bool) -> None:
     """Each file you have not confirmed, what it grants in words, and what waits on it."""
     from sdd_git.events.confirm import review
+    from sdd_git.trust.words import visible
 
     found = review(current_root())
     if as_json:
@@ -30,18 +31,18 @@ def trust_review(as_json: bool) -> None:
     if not found.items:
         click.echo("nothing waits for your confirmation")
     for reviewed in found.items:
-        click.echo(f"{reviewed.item.key}  ({reviewed.item.kind})")
+        click.echo(visible(f"{reviewed.item.key}  ({reviewed.item.kind})"))
         if reviewed.commit:
-            click.echo(f"  from commit {reviewed.commit}, by {reviewed.author}")
+            click.echo(visible(f"  from commit {reviewed.commit}, by {reviewed.author}"))
         for change in reviewed.item.changes:
-            click.echo(f"  - {change}")
+            click.echo(f"  - {visible(change)}")
     if found.waiting:
         click.echo("")
         click.echo("waiting for you:")
         for entry in found.waiting:
-            click.echo(f"  {entry.id}: {entry.what}")
+            click.echo(visible(f"  {entry.id}: {entry.what}"))
             for item in entry.items:
-                click.echo(f"    waits on {item.get('name')} ({item.get('path')})")
+                click.echo(visible(f"    waits on {item.get('name')} ({item.get('path')})"))
     if found.items:
         click.echo("")
         click.echo("confirm with: sdd trust accept PATH...  (or --all)")

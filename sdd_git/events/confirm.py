@@ -10,12 +10,14 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from sdd_git.errors import UsageError
 from sdd_git.events import waiting
 from sdd_git.root import Root
 from sdd_git.trust import ledger as trust_ledger
 from sdd_git.trust.pending import Unconfirmed, ledger_for, product_item, settings_item
+from sdd_git.trust.words import visible
 
 OLD_TRUST_FILE = ".sdd/trust.yaml"
 
@@ -33,7 +35,7 @@ class Reviewed:
         where = ""
         if self.commit:
             where = f" (last changed in commit {self.commit}, by {self.author})"
-        return f"{self.item.words()}{where}"
+        return visible(f"{self.item.words()}{where}")
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,7 @@ def unconfirmed(root: Root) -> list[Unconfirmed]:
             if entry.id not in log.unconfirmed:
                 continue
             twice = ids.count(entry.id) > 1
+            accepts = _what_it_accepts(root, entry)
             found.append(
                 Unconfirmed(
                     decisions.ledger_key(entry.id),
@@ -88,6 +91,7 @@ def unconfirmed(root: Root) -> list[Unconfirmed]:
                         else (
                             f"a decision you have not confirmed: {entry_words(entry.as_dict())}; "
                             "until you do, it opens no gate",
+                            *accepts,
                         )
                     ),
                     None if twice else entry.as_dict(),
@@ -95,6 +99,36 @@ def unconfirmed(root: Root) -> list[Unconfirmed]:
                 )
             )
     return found
+
+
+def _what_it_accepts(root: Root, entry: Any) -> tuple[str, ...]:
+    """For an accept-section decision, the text that confirming it accepts, whole: a yes to a
+    merged decision is a yes to words she must see first."""
+    from sdd_git.errors import RecordError
+    from sdd_git.records.spec import read_spec
+
+    section = entry.get("section")
+    if entry.kind != "accept-section" or not isinstance(section, str) or "#" not in section:
+        return ()
+    spec_id, section_id = section.split("#", 1)
+    try:
+        spec = read_spec(root.specs / f"{spec_id}.md")
+    except (RecordError, OSError):
+        return (f"{section} does not exist now: confirming it accepts nothing",)
+    for each in spec.sections:
+        if each.id == section_id:
+            if each.hash != entry.get("hash"):
+                return (
+                    f"its hash matches no text of {section} now: confirming it accepts nothing",
+                )
+            return (f"confirming it accepts {section} as it reads now: {shown_text(each.text)}",)
+    return (f"{section} does not exist now: confirming it accepts nothing",)
+
+
+def shown_text(text: str) -> str:
+    from sdd_git.trust.words import shown
+
+    return shown(text.strip())
 
 
 def _provenance(root: Root, item: Unconfirmed) -> Reviewed:

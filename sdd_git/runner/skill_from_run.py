@@ -553,6 +553,12 @@ def accept_draft(root: Root, name: str, *, force: bool = False) -> Path:
     target = skill_file(root, name)
     _replace_folder(source.parent, target.parent, _STATUS_LINE.sub(
         rf"\g<1>{ACCEPTED_STATUS}", text, count=1))  # fmt: skip
+    from sdd_git.roles.skills import front_matter
+    from sdd_git.trust import ledger
+
+    # She accepted it, as she read it: its front matter is hers (CONTRACT §13).
+    key = f".sdd/skills/{name}/SKILL.md"
+    ledger.record(root, [(key, front_matter(target))], "sdd skill save --accept")
     return target
 
 

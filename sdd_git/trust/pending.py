@@ -16,7 +16,7 @@ from sdd_git.errors import RecordError, SddError
 from sdd_git.root import Root
 from sdd_git.trust import ledger as trust_ledger
 from sdd_git.trust.ledger import Ledger
-from sdd_git.trust.words import mapping_changes
+from sdd_git.trust.words import mapping_changes, visible
 
 CONFIG_KEY = ".sdd/config.yaml"
 PRODUCT_KEY = "memory/product.yaml"
@@ -34,7 +34,7 @@ class Unconfirmed:
 
     def words(self) -> str:
         said = "; ".join(self.changes) if self.changes else "it changed since you confirmed it"
-        return f"{self.name}: {said}"
+        return visible(f"{self.name}: {said}")
 
     def as_json(self) -> dict[str, Any]:
         return {

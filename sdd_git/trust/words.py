@@ -7,6 +7,7 @@ this module knows only how to say their keys."""
 from __future__ import annotations
 
 import json
+import unicodedata
 from typing import Any
 
 # Keys whose change is said in words of what it does, wherever they appear.
@@ -33,17 +34,31 @@ _ROLE_KEYS = {
 }
 
 
+def visible(text: str) -> str:
+    """Text as a terminal or a page shows it, nothing hidden: every control, format (bidi) and
+    line-separator character written out as an escape, so a value from a merged file can
+    neither move her cursor nor reorder what she reads. Idempotent."""
+    out = []
+    for char in text:
+        if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp"):
+            out.append(f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
 def shown(value: Any) -> str:
-    """A value as she reads it: text in backticks, anything else as compact JSON."""
+    """A value as she reads it, whole (what she confirms is never cut short): text in
+    backticks, anything else as compact JSON."""
     if isinstance(value, str):
-        return f"`{_clip(value)}`"
+        return f"`{visible(value)}`"
     if value is None:
         return "nothing"
     if value is True or value is False:
         return "yes" if value else "no"
     if isinstance(value, float) and value.is_integer():
         return f"`{int(value)}`"
-    return f"`{_clip(json.dumps(value, ensure_ascii=False, sort_keys=True))}`"
+    return f"`{visible(json.dumps(value, ensure_ascii=False, sort_keys=True))}`"
 
 
 def _clip(text: str, limit: int = 160) -> str:
@@ -55,18 +70,22 @@ def rule(rule: Any) -> str:
     """A boundary rule in words: `run_command` with command "curl ...", or every call."""
     if not isinstance(rule, dict):
         return shown(rule)
-    tool = f"`{rule.get('tool')}`"
+    tool = f"`{visible(str(rule.get('tool')))}`"
     inputs = rule.get("inputs")
     if inputs is None:
         return f"{tool}, whatever its inputs"
     if isinstance(inputs, dict) and inputs:
         said = ", ".join(f"{k} {json.dumps(v, ensure_ascii=False)}" for k, v in inputs.items())
-        return f"{tool} with {_clip(said)}"
+        return f"{tool} with {visible(said)}"
     return f"{tool} with no inputs"
 
 
 def role_changes(before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[str]:
     """What a role may do differently: each text one change."""
+    return [visible(line) for line in _role_changes(before, after)]
+
+
+def _role_changes(before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[str]:
     if after is None:
         return ["its file is gone"]
     old = before or {}
@@ -113,6 +132,10 @@ def canonical_rule(item: Any) -> str:
 def mapping_changes(before: Any, after: Any, prefix: str = "") -> list[str]:
     """Each changed leaf of two settings mappings, said: `provider.base_url`: its address
     becomes `http://...`."""
+    return [visible(line) for line in _mapping_changes(before, after, prefix)]
+
+
+def _mapping_changes(before: Any, after: Any, prefix: str = "") -> list[str]:
     if isinstance(before, dict) and isinstance(after, dict):
         said: list[str] = []
         for key in sorted(set(before) | set(after), key=str):
@@ -122,7 +145,7 @@ def mapping_changes(before: Any, after: Any, prefix: str = "") -> list[str]:
             elif key not in before:
                 said += _added(place, str(key), after[key])
             elif before[key] != after[key]:
-                said += mapping_changes(before[key], after[key], place)
+                said += _mapping_changes(before[key], after[key], place)
         return said
     name = prefix.rsplit(".", 1)[-1]
     verb = _SAID.get(name)
@@ -148,4 +171,5 @@ def entry_words(entry: dict[str, Any]) -> str:
     subject = entry.get("section") or entry.get("scenario") or entry.get("change") or ""
     words = entry.get("words")
     said = f"{entry.get('id')}: {entry.get('kind')} {subject}".rstrip()
-    return f'{said}, words "{_clip(str(words), 100)}"' if words else said
+    said = f'{said}, words "{_clip(str(words), 100)}"' if words else said
+    return visible(said)
