@@ -120,7 +120,17 @@ def _provider(role: str | None) -> tuple[ProviderSettings, Provider]:
             "the script provider replays a file: there is no server to check",
             hint="unset SDD_PROVIDER to check the configured provider",
         )
+    _require_confirmed(role)  # this sends the key: only to an address she confirmed (§13)
     return settings, make_provider(settings)
+
+
+def _require_confirmed(role: str | None) -> None:
+    from sdd_git.roles.registry import find_role
+    from sdd_git.runner import trusted
+
+    root = current_root()
+    profile = find_role(root, role, use_cache=False)[0] if role is not None else None
+    trusted.require(root, [profile], doing="checking the provider")
 
 
 @provider.command("check")

@@ -33,6 +33,7 @@ def work(
     from sdd_git.runner.run import RunRequest, start
 
     refuse_inside_run()
+    _require_parts(root)
     route = decide(root, change_id)
     waiting = waiting_stop(root, route, change_id)
     if waiting is not None:
@@ -49,6 +50,16 @@ def work(
         route=route.as_event(),
     )
     return start(root, request, on_event=on_event)
+
+
+def _require_parts(root: Root) -> None:
+    """The product's parts route the work (who leads, who owns): they count once confirmed."""
+    from sdd_git.runner import trusted
+    from sdd_git.trust.pending import ledger_for, product_item
+
+    parts = product_item(root, ledger_for(root))
+    if parts is not None:
+        trusted.require(root, [], [parts], doing="routing the work")
 
 
 def waiting_stop(root: Root, route: Route, change_id: str) -> stops.Stop | None:

@@ -105,8 +105,7 @@ def fire(
             f"{name} is paused: nothing ran for event {event.id} (resume it with: sdd routine "
             f"resume {name})",
         )  # fmt: skip
-    if not rehearsal:
-        require_confirmed(root, routine)
+    require_confirmed(root, routine)
     with contextlib.ExitStack() as held:
         held.enter_context(
             lockfile.hold(

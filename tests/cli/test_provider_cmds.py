@@ -10,6 +10,7 @@ import pytest
 from sdd_git.root import Root
 from tests.conftest import SddRunner
 from tests.providers.loopback import PROXY_VARIABLES, Loopback, serve
+from tests.trusthelp import confirm
 
 MAIN = "sk-main-Zq8RmYx4TuV7wKp2Nd5H"
 LOCAL = "local-Kx9Wm2Pq7Zr4Tv8Yb3"
@@ -33,6 +34,7 @@ def local_config(root: Root, server: Loopback, extra: str = "") -> None:
     root.config.write_text(
         f"provider: {{kind: openai, model: qwen, base_url: '{server.url}/v1'{extra}}}\n"
     )
+    confirm(root, ".sdd/config.yaml")  # she wrote it herself
 
 
 def test_show_names_the_variable_and_its_host_never_the_value(sdd: SddRunner, root: Root) -> None:
@@ -100,6 +102,7 @@ def test_check_of_a_server_that_is_down_is_one_clear_error(sdd: SddRunner, root:
     root.config.write_text(
         f"provider: {{kind: openai, model: m, base_url: '{closed_port_url()}/v1'}}\n"
     )
+    confirm(root, ".sdd/config.yaml")
     result = sdd("provider", "check")
     assert result.code == 1 and "connection refused" in result.stderr
 
@@ -122,3 +125,16 @@ def test_check_refuses_the_script_provider(
     monkeypatch.setenv("SDD_PROVIDER", f"script:{script}")
     assert sdd("provider", "check").code == 2
     assert "provider: script" in sdd("provider", "show").stdout
+
+
+def test_check_sends_no_key_to_an_address_she_has_not_confirmed(
+    sdd: SddRunner, root: Root, server: Loopback
+) -> None:
+    """Settings that arrived by a merge name another host: `provider check` would send her key
+    there. It waits for her confirmation instead (CONTRACT §13)."""
+    root.config.write_text(
+        f"provider: {{kind: openai, model: qwen, base_url: '{server.url}/v1'}}\n"
+    )
+    result = sdd("provider", "check")
+    assert result.code == 3 and "sdd trust review" in result.stderr
+    assert server.requests == []
