@@ -488,6 +488,7 @@ def test_routine_test_with_a_missing_source_reports_it(
     make(sdd)
     with root.config.open("a") as config:
         config.write('watch: {build_results: ["build/*.xml"]}\n')
+    confirm(root, ".sdd/config.yaml")  # she wrote it herself
     script(tmp_path, monkeypatch, [])
     result = sdd("routine", "test", "main-build-watch")
     assert result.code == 1 and "missing: build/*.xml" in result.stdout

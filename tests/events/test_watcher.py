@@ -36,6 +36,7 @@ from tests.events.hookhelp import (
     script,
     wait_until,
 )
+from tests.trusthelp import confirm
 
 FAILING_JUNIT = (
     '<?xml version="1.0"?>\n<testsuites><testsuite name="t" tests="2" failures="1">\n'
@@ -108,6 +109,7 @@ def builds(root: Root, name: str = "build-watch") -> Root:
     routine(root, name, "main-build-failed")
     with root.config.open("a", encoding="utf-8") as handle:
         handle.write(BUILD_RESULTS)
+    confirm(root, ".sdd/config.yaml")  # she edited her settings and confirmed them
     (root.path / "build").mkdir()
     return root
 

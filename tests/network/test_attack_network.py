@@ -33,6 +33,7 @@ from tests.network.test_drive import (
 )
 from tests.network.test_route import set_scope
 from tests.runner.scripted import accepted_change, add_role, events, script, transcript
+from tests.trusthelp import confirm
 
 Money = tuple[Root, str]
 
@@ -49,6 +50,7 @@ def money(root: Root) -> Money:
         .replace("level: 10", "level: 50")
         .replace("delegation: deny", "delegation: allow")
     )
+    confirm(root, ".sdd/roles/money-lead/ROLE.md")  # she raised the lead (as `sdd role edit`)
     scopes.add_module(root, "money")
     scopes.add_service(root, "expenses", "money", owner="expenses-dev")
     scopes.add_service(root, "billing", "money", owner="billing-dev")

@@ -19,6 +19,7 @@ from sdd_git.records import acceptance, scopes
 from sdd_git.root import Root
 from tests.network.test_route import set_scope
 from tests.runner.scripted import accepted_change, add_role, script, transcript
+from tests.trusthelp import confirm
 
 SUMMARY = {"tool": "return_artifact", "args": {"kind": "summary", "ref": "-", "summary": "done"}}
 
@@ -30,6 +31,7 @@ def role_file(root: Root, name: str, level: int, delegation: str, scope: str) ->
         f"---\nrole: {name}\njob: Do {name} work\nlevel: {level}\n"
         f"toolPolicy.delegation: {delegation}\nproduces: code\nscope: {scope}\n---\nRules.\n"
     )
+    confirm(root, path.relative_to(root.path).as_posix())  # as `sdd role create` records it
 
 
 @pytest.fixture
@@ -44,6 +46,7 @@ def money(root: Root) -> tuple[Root, str]:
         .replace("level: 10", "level: 50")
         .replace("delegation: deny", "delegation: allow")
     )
+    confirm(root, ".sdd/roles/money-lead/ROLE.md")  # she raised the lead (as `sdd role edit`)
     scopes.add_module(root, "money")
     scopes.add_service(root, "expenses", "money", owner="expenses-dev")
     scopes.add_service(root, "billing", "money", owner="billing-dev")

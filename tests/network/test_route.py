@@ -17,6 +17,7 @@ from sdd_git.records import changes, scopes
 from sdd_git.root import Root
 from tests.conftest import SddRunner
 from tests.runner.scripted import accepted_change, add_role, events, script, transcript
+from tests.trusthelp import confirm
 
 
 def set_scope(root: Root, change_id: str, front: str) -> None:
@@ -214,6 +215,7 @@ def test_an_accepted_connection_hands_off_with_no_lead_and_other_decisions_uncha
     )
     config = money.config
     config.write_text(config.read_text().replace("messaging: on", "messaging: off"))
+    confirm(money, ".sdd/config.yaml")  # she edited her settings and confirmed them
     decisions_before = money.decisions.read_bytes()
     handoff = {
         "tool": "handoff",

@@ -24,6 +24,7 @@ from sdd_git.routines.routine import Routine, find_routine, listens
 from tests.conftest import commit_all, git
 from tests.routines.validators import actionlint, check_jsonschema
 from tests.runner.scripted import accepted_change, add_role, script, write_call
+from tests.trusthelp import confirm
 
 TRIGGERS = {
     "main-build-watch": "on: main-build-failed",
@@ -39,6 +40,7 @@ def _routine(root: Root, name: str, trigger: str, role: str = "builder") -> Rout
     path = root.sdd / "roles" / role / "routines" / f"{name}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f'{trigger}\ninput: "the source"\nexpected: "a short note"\n')
+    confirm(root, path.relative_to(root.path).as_posix())  # as `sdd routine create` records it
     return find_routine(root, f"{role}/{name}")
 
 

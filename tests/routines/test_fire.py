@@ -25,6 +25,7 @@ from tests.runner.scripted import (
     transcript,
     write_call,
 )
+from tests.trusthelp import confirm
 
 BUILD_WATCH = (
     'name: main-build-watch\non: main-build-failed\ninput: "the failed job\'s log"\n'
@@ -38,6 +39,7 @@ def routine(root: Root, text: str = BUILD_WATCH, name: str = "main-build-watch",
     path = root.sdd / "roles" / role / "routines" / f"{name}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
+    confirm(root, path.relative_to(root.path).as_posix())  # as `sdd routine create` records it
     return read_routine(path)
 
 
@@ -374,6 +376,7 @@ def test_an_unanswered_routine_stop_expires_and_never_runs(
 ) -> None:
     accepted_change(root)
     root.config.write_text(root.config.read_text().replace("timeout: 10m", "timeout: 2s"))
+    confirm(root, ".sdd/config.yaml")  # she edited her settings and confirmed them
     watcher(root)
     (root.path / "build").mkdir()
     (root.path / "build" / "junit.xml").write_text("FAIL\n")
@@ -397,6 +400,7 @@ def test_the_timeout_of_a_routine_stop_comes_from_the_config(
 ) -> None:
     accepted_change(root)
     root.config.write_text(root.config.read_text().replace("timeout: 10m", "timeout: 90s"))
+    confirm(root, ".sdd/config.yaml")  # she edited her settings and confirmed them
     watcher(root)
     (root.path / "build").mkdir()
     (root.path / "build" / "junit.xml").write_text("FAIL\n")
