@@ -76,6 +76,8 @@ def _list_row(r: RoleProfile, roles: tuple[RoleProfile, ...]) -> dict[str, Any]:
         # Added for every role file not shipped with sdd: whether she confirmed what it grants
         # ("trusted"), or not ("untrusted", "changed": see `sdd trust review`).
         row["trust"] = r.trust.state
+    elif r.source not in ("builtin", "template"):
+        row["trust"] = "trusted"
     return row
 
 
@@ -137,6 +139,8 @@ def _show_trust(view: dict[str, Any]) -> None:
 
     trust = view.get("trust")
     if not trust:
+        if view.get("source") not in ("builtin", "template"):
+            click.echo("trust: you confirmed what this file grants; it counts")
         return
     if trust["state"] == "trusted":
         when = f" at {trust['at']}" if trust.get("at") else ""
@@ -414,11 +418,11 @@ def role_trust(name: str, yes: bool) -> None:
     profile, warnings = find_role(root, name)
     _warn(warnings)
     trust = profile.trust
-    if trust is None:
+    if trust is None and profile.source in ("builtin", "template"):
         say(f"{name} is shipped with sdd; nothing to confirm")
         return
-    if trust.counts:
-        say(f"you confirmed what {name}'s file grants already ({trust.at}); it counts")
+    if trust is None or trust.counts:
+        say(f"you confirmed what {name}'s file grants already; it counts")
         return
     say(f"{trust.source} grants {name}:")
     for line in role_changes(None, trust.surface):

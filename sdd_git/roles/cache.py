@@ -10,7 +10,6 @@ use_cache=False)`): the boundary it enforces never comes from a file outside the
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
@@ -68,10 +67,10 @@ class RoleCache(ParseCache):
         cached = self._hit(key, fingerprint)
         if cached is not None:
             with contextlib.suppress(KeyError, TypeError, ValueError):
-                profile = _profile_from(cached["profile"], path, source)
                 grant = cached.get("grant")
-                if isinstance(grant, str):
-                    profile = dataclasses.replace(profile, grant_sha256=grant)
+                profile = _profile_from(
+                    cached["profile"], path, source, grant if isinstance(grant, str) else None
+                )
                 return profile, _render(cached, path)
         from sdd_git.roles.rolefile import parse_role
 
@@ -130,7 +129,9 @@ def _profile_to(profile: RoleProfile) -> dict[str, Any]:
     return data
 
 
-def _profile_from(data: dict[str, Any], path: Path | None, source: str) -> RoleProfile:
+def _profile_from(
+    data: dict[str, Any], path: Path | None, source: str, grant: str | None = None
+) -> RoleProfile:
     boundary = data["boundary"]
     spawnable = data["spawnable_roles"]
     return RoleProfile(
@@ -155,4 +156,5 @@ def _profile_from(data: dict[str, Any], path: Path | None, source: str) -> RoleP
         ),
         deferred_tools=data["deferred_tools"],
         tools=None if data["tools"] is None else tuple(data["tools"]),
+        grant_sha256=grant,
     )

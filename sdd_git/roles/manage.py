@@ -374,7 +374,7 @@ def trust(root: Root, profile: RoleProfile, how: str) -> Trusted:
     from sdd_git.trust import ledger
 
     if profile.trust is None:
-        raise UsageError(f"role '{profile.name}' is shipped with sdd: nothing to confirm")
+        raise UsageError(f"what '{profile.name}' grants counts already: nothing to confirm")
     with person_write(root):
         ledger.record(root, [(profile.trust.source, profile.trust.surface)], how)
     return Trusted(ledger.now(), profile.trust.source)

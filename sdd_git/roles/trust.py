@@ -67,26 +67,29 @@ def key_for(root: Root | None, profile: RoleProfile, where: Path | str | None = 
     place = where if where is not None else profile.path
     if place is None:
         return None
-    if isinstance(place, str) and not place.startswith("/"):
-        return place  # an entry point
-    path = Path(place)
+    text = str(place)
+    if isinstance(place, str) and not text.startswith("/"):
+        return text  # an entry point
+    # Strings, not pathlib: listing 1,000 roles makes this key 1,000 times.
     if root is not None:
-        with contextlib.suppress(ValueError):
-            return Path(os.path.abspath(path)).relative_to(root.path).as_posix()
-    return os.path.abspath(path)
+        inside = str(root.path) + os.sep
+        if text.startswith(inside) and ".." not in text:
+            return text[len(inside) :].replace(os.sep, "/")
+    return os.path.abspath(text)
 
 
 def apply_ledger(profile: RoleProfile, key: str | None, ledger: Ledger | None) -> RoleProfile:
     """The profile as sdd acts on it: whole when confirmed (or shipped, or on a CI engine,
-    `ledger` None), else with nothing its file grants in passing."""
+    `ledger` None), else with nothing its file grants in passing, and `trust` saying so.
+    A confirmed profile comes back as it was: `trust` None, as for a shipped one (see
+    `confirmed`)."""
     if key is None or ledger is None:
         return profile
     sha = grant_digest(profile)
     entry = ledger.entries.get(key)
     rules = profile.boundary.always_allow
     if entry is not None and entry.sha256 == sha:
-        trust = RulesTrust("trusted", key, rules, sha, entry.at, None, profile.hidden)
-        return dataclasses.replace(profile, trust=trust)
+        return profile  # confirmed: whole, as written (`trust` stays None)
     state = "changed" if entry is not None else "untrusted"
     trust = RulesTrust(state, key, rules, sha, None, surface(profile), profile.hidden)
     return dataclasses.replace(
@@ -95,6 +98,11 @@ def apply_ledger(profile: RoleProfile, key: str | None, ledger: Ledger | None) -
         hidden=False,
         trust=trust,
     )
+
+
+def confirmed(profile: RoleProfile) -> bool:
+    """Whether what the role's file grants counts (confirmed, shipped, or a CI engine)."""
+    return profile.trust is None or profile.trust.counts
 
 
 def ledger_for(root: Root | None) -> Ledger | None:

@@ -598,7 +598,7 @@ def test_show_and_list_say_whether_a_packs_rules_are_trusted(
     assert sdd("role", "trust", "helper", input="y\n").code == 0
     shown = sdd("role", "show", "helper")
     assert 'always allow: run_command {"command": "pytest -q"}' in shown.stdout
-    assert "you confirmed what this file grants at" in shown.stdout
+    assert "you confirmed what this file grants; it counts" in shown.stdout
     assert {r["name"]: r for r in listed(sdd)}["helper"]["trust"] == "trusted"
 
 

@@ -58,7 +58,7 @@ def test_a_packs_rules_count_only_after_she_trusts_them(
     assert 'always-allow gains `run_command` with command "pytest -q"' in result.stderr
     role, _ = find_role(root, "helper", use_cache=False)
     assert role.boundary.always_allow == (Rule("run_command", PYTEST),)
-    assert role.trust is not None and role.trust.state == "trusted"
+    assert role.trust is None  # confirmed: loaded whole, with nothing held back
     assert for_a_run(root) == (Rule("run_command", PYTEST),)
 
 
@@ -112,7 +112,7 @@ def test_a_role_she_creates_and_edits_counts_as_she_writes_it(sdd: SddRunner, ro
     assert sdd("role", "create", "helper", "--job", "Help").code == 0
     assert sdd("role", "edit", "helper", "--level", "3").code == 0
     role, _ = find_role(root, "helper", use_cache=False)
-    assert role.trust is not None and role.trust.counts and role.level == 3
+    assert role.trust is None and role.level == 3  # confirmed as she wrote it
 
 
 def test_a_person_command_on_a_merged_role_does_not_confirm_what_it_grants(
