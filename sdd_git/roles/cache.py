@@ -65,7 +65,8 @@ class RoleCache(ParseCache):
         store: bool,
     ) -> tuple[RoleProfile, list[str]]:
         cached = self._hit(key, fingerprint)
-        if cached is not None:
+        # An entry from before grant digests were kept is parsed again, once.
+        if cached is not None and isinstance(cached.get("grant"), str):
             with contextlib.suppress(KeyError, TypeError, ValueError):
                 grant = cached.get("grant")
                 profile = _profile_from(
