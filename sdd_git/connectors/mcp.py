@@ -29,10 +29,7 @@ imported: `sdd --help`, `sdd role list` and the rest of sdd do not pay its ~0.7 
 
 from __future__ import annotations
 
-import base64
-import binascii
 import importlib.util
-import json
 import os
 import re
 import shlex
@@ -58,11 +55,11 @@ from sdd_git.connectors.base import (
     Session,
     Unavailable,
 )
+from sdd_git.connectors.mcp_answer import rendered
 from sdd_git.connectors.mcp_sandbox import NOT_A_PROGRAM, Placement, placement
 from sdd_git.connectors.operations import forbidden_reason
 
 TIMEOUT_SECONDS = 30.0
-MAX_TEXT = 1_000_000  # characters of a tool's answer the role reads; the rest is cut, and said so
 CHILD_ENV = ("PATH", "HOME", "LANG")  # all a stdio server gets of sdd's own environment
 _STDERR_TAIL = 600
 _MAX_PAGES = 50  # of a tool listing: a server that never stops paging is cut off
@@ -211,19 +208,22 @@ class McpConnector:
 
         answer = _run(session, f"run {operation}", calling)
         content = [block for block in answer.get("content") or () if isinstance(block, dict)]
-        text = _rendered(content, answer.get("structuredContent"))
+        text = rendered(content, answer.get("structuredContent"))
+        # Where the server ran is said with its answer, whatever it is: the role reads it, and
+        # the person too, in the run's log and conversation.
         where = placement(session.name, session.settings)
         if answer.get("isError"):  # the tool's own failure, in its words (never a Missing)
             raise Refused(
                 f"{session.name}: tool {operation} answered with an error: "
                 f"{session.masked(_snippet(text)) or '(no words)'}"
+                + (f"; {where.warning}" if where.outside else "")
             )
         data = {
             "server": session.name,
             "tool": operation,
             "content": [str(block.get("type", "?")) for block in content],
         }
-        if where.outside:  # the person reads the result too, in the run's log and conversation
+        if where.outside:
             text = f"[note: {where.warning}]\n{text}"
         return Result(text, data)
 
@@ -301,7 +301,7 @@ def _target(session: Session) -> _Target:
     if product is not None and cwd is not None and _inside(Path(cwd), product):
         raise ConnectorError(
             f"{key}.cwd: {cwd} is inside the product, where a role can write; the server would "
-            "load code from it (python -m, npx) with all your rights, outside the sandbox",
+            "load code from it (python -m, npx) with the network and whatever the config gives it",
             hint=f"leave {key}.cwd out (the server starts in an empty folder of its own), or "
             "name a folder outside the product",
         )
@@ -360,10 +360,11 @@ def _refuse_product_code(
     name: str, key: str, product: Path, base: str | None, program: str, args: list[str]
 ) -> None:
     """Refuse a server whose program, or a file its command names (`python server.py`,
-    `node ./srv.js`, `--config=tools/x.json`), lies inside the product. The server runs with all
-    the person's rights and none of the sandbox, and a role may write product files: a file
-    there would be code a role could have written, run the next time any role reads through
-    this connector. A folder named as an argument (a repository a server reads) is data."""
+    `node ./srv.js`, `--config=tools/x.json`), lies inside the product. The server holds the
+    network and whatever the config hands it (her token), even in the sandbox, and all her
+    rights outside one; a role may write product files: a file there would be code a role could
+    have written, run the next time any role reads through this connector. A folder named as an
+    argument (a repository a server reads) is data."""
     said = f"{name}: the MCP server's command runs a file inside the product"
     hint = (
         f"install the server outside the product and name its full path in {key}.command; "
@@ -485,7 +486,7 @@ def _run(session: Session, doing: str, work: Callable[[Any], Awaitable[T]]) -> T
                     else _mapped(error, target, doing, progress, _tail(errlog), session.masked)
                 )
                 if target.placement.outside and target.placement.warning not in mapped.message:
-                    mapped.message += f" ({target.placement.warning})"
+                    mapped.message += f"; {target.placement.warning}"
                     mapped.args = (mapped.message,)
                 raise mapped from None
             finally:
@@ -599,49 +600,6 @@ def _wire(model: Any) -> dict[str, Any]:
     and 2, whose Python attribute names differ."""
     dumped = model.model_dump(by_alias=True, mode="json", exclude_none=True)
     return dumped if isinstance(dumped, dict) else {}
-
-
-# -- what the role reads ------------------------------------------------------------------------
-
-
-def _rendered(content: list[dict[str, Any]], structured: Any) -> str:
-    """The tool's answer as text: its text blocks, and every other block said by type and size
-    (an image is not something the role can read as text)."""
-    parts: list[str] = []
-    for block in content:
-        kind = block.get("type")
-        if kind == "text":
-            parts.append(str(block.get("text", "")))
-        elif kind in ("image", "audio"):
-            parts.append(f"[{kind}: {block.get('mimeType', '?')}, {_size(block.get('data'))}]")
-        elif kind == "resource_link":
-            named = f" ({block['name']})" if block.get("name") else ""
-            parts.append(f"[resource link: {block.get('uri', '?')}{named}]")
-        elif kind == "resource":
-            resource = block.get("resource") or {}
-            uri, mime = resource.get("uri", "?"), resource.get("mimeType")
-            if "text" in resource:
-                parts.append(f"[resource {uri}]\n{resource['text']}")
-            else:
-                parts.append(f"[resource {uri}: {mime or '?'}, {_size(resource.get('blob'))}]")
-        else:
-            parts.append(f"[{kind} content]")
-    if not parts and structured is not None:
-        parts.append(json.dumps(structured, indent=2, sort_keys=True))
-    text = "\n".join(parts)
-    if len(text) > MAX_TEXT:
-        text = text[:MAX_TEXT] + f"\n[... cut: {len(text) - MAX_TEXT} more characters]"
-    return text
-
-
-def _size(data: Any) -> str:
-    if not isinstance(data, str):
-        return "size unknown"
-    try:
-        count = len(base64.b64decode(data, validate=False))
-    except (binascii.Error, ValueError):
-        count = len(data) * 3 // 4
-    return f"{count} bytes"
 
 
 def _snippet(text: str, limit: int = 500) -> str:

@@ -100,21 +100,21 @@ def _launch(
     start = cwd or str(scratch)
     if os.name != "posix" or shell is None or env_program is None:
         return Launch(tuple(command), start, "none: no POSIX shell to start it from")
-    box = current()
-    label = box.label if sandboxed else OFF
-    inner = command
-    if sandboxed and box.name == "bwrap":
+    # Asked of the machine only for a sandboxed program: the first ask probes bubblewrap.
+    box = current() if sandboxed else None
+    inner, label = command, OFF if box is None else box.label
+    if box is not None and box.name == "bwrap":
         from sdd_git.sandbox import bwrap
 
         # bwrap sets HOME and TMPDIR to its private /tmp, and starts the program in `cwd`, or
         # in that /tmp: never in the product, where `python -m x` would load a file a role wrote.
         inner = bwrap.argv(box.binary, policy(product, scratch), command, chdir=cwd or "/tmp")
-    elif sandboxed and box.name == "landlock":
+    elif box is not None and box.name == "landlock":
         env.update(HOME=str(scratch), TMPDIR=str(scratch))
         enter = [sys.executable, "-E", "-P", "-m", "sdd_git.sandbox.enter", "--scratch"]
         enter += [str(scratch), *(["--product", str(product)] if product else []), "--"]
         inner = [*enter, *command]
-    elif sandboxed and box.name == "seatbelt":
+    elif box is not None and box.name == "seatbelt":
         from sdd_git.sandbox import seatbelt
 
         env.update(HOME=str(scratch), TMPDIR=str(scratch))

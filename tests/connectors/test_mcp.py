@@ -297,8 +297,10 @@ def test_the_server_process_is_gone_after_a_call(tmp_path: Path) -> None:
 
 def test_the_server_process_is_gone_after_a_timeout(tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
-    with pytest.raises(Unavailable, match="did not run sleep within 1 s; it was stopped"):
-        McpConnector().call(session(stdio(pid_file, timeout=1)), "sleep", {"seconds": 120})
+    # 5 s: the whole call's deadline covers the server's start, which takes about 1 s on a
+    # loaded machine; the sleep is what must time out.
+    with pytest.raises(Unavailable, match="did not run sleep within 5 s; it was stopped"):
+        McpConnector().call(session(stdio(pid_file, timeout=5)), "sleep", {"seconds": 120})
     assert gone_within(int(pid_file.read_text()))
 
 
