@@ -160,7 +160,7 @@ def _json_errors(as_json: bool) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _wake_waits(root: Root, origin: str, name: str, sender: str | None) -> Iterator[None]:
+def _wake_waits(root: Root, origin: str, wake: dict[str, str]) -> Iterator[None]:
     """A handoff's wake that meets a grant she has not confirmed waits for her (§13): kept,
     with the command that wakes it again once she confirms."""
     from sdd_git.trust.pending import WaitsForHer
@@ -173,9 +173,9 @@ def _wake_waits(root: Root, origin: str, name: str, sender: str | None) -> Itera
 
             from sdd_git.events.waiting import wait_wake
 
-            argv = [sys.executable, "-P", "-m", "sdd_git", *sys.argv[1:]]
-            what = f"the handoff from {sender or 'another role'} to {name}"
-            wait_wake(root, f"wake-{secrets.token_hex(4)}", what, argv, waits.items)
+            sender = wake["sender"] or "another role"
+            what = f"the handoff from {sender} to {wake['receiver']}"
+            wait_wake(root, f"wake-{secrets.token_hex(4)}", what, wake, waits.items)
         raise
 
 
@@ -277,7 +277,10 @@ def role_run(
         origin=origin,
         handoff_from=sender if origin == "role" else None,
     )
-    with _json_errors(as_json), _signals_once(), _wake_waits(root, origin, name, sender):
+    wake = {"receiver": name, "sender": sender or "", "reply_to": reply_to or "", "task": task}
+    if change:
+        wake["change"] = change
+    with _json_errors(as_json), _signals_once(), _wake_waits(root, origin, wake):
         outcome = start(root, request, on_event=_progress(as_json))
     _render(outcome, as_json, root)
     if not as_json and _interactive():

@@ -181,7 +181,9 @@ def accept(
     """Confirm the files named (None: every one), as `review` shows them now; then what waited
     on them runs. A name that matches nothing is an error, and nothing is confirmed."""
     from sdd_git.records.person import person_write
+    from sdd_git.trust.state import refuse_tracked_state
 
+    refuse_tracked_state(root, "confirming")  # what would run then must be sdd's own state
     items = unconfirmed(root)
     if paths is None:
         chosen = items
@@ -228,7 +230,9 @@ def forget(root: Root, paths: Iterable[str]) -> list[str]:
 
 def drop(root: Root, ids: list[str] | None) -> list[waiting.Waiting]:
     from sdd_git.records.person import person_write
+    from sdd_git.trust.state import refuse_tracked_state
 
+    refuse_tracked_state(root, "dropping what waits")
     with person_write(root):
         dropped = waiting.drop(root, ids)
     if ids is not None and not dropped:

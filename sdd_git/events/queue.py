@@ -17,8 +17,7 @@ from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError
 from sdd_git.root import Root
 from sdd_git.routines.routine import EVENT_KINDS, Event
-
-SOURCES = ("hook", "watcher", "schedule", "ci", "person")
+from sdd_git.routines.routine import EVENT_SOURCES as SOURCES
 
 
 def events_folder(root: Root) -> Path:
@@ -84,11 +83,16 @@ def event_text(root: Root, event: Event) -> str:
 
 
 def read_event(path: Path) -> Event:
+    """The event in `path`; its id must be the file's own name (every later path is built from
+    the id: one that says otherwise is not an event)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise RecordError(f"{path}: not an event ({exc})") from None
-    return Event.from_json(data, str(path))
+    event = Event.from_json(data, str(path))
+    if event.id != path.name.removesuffix(".json"):
+        raise RecordError(f"{path}: its id {event.id!r} is not its file's name")
+    return event
 
 
 def pending(root: Root) -> list[Event]:

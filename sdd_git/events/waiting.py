@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -21,6 +22,9 @@ from sdd_git.routines.routine import Event
 from sdd_git.sink import RUN_ID_ENV
 from sdd_git.trust.pending import Unconfirmed
 
+CHANGE_ID = re.compile(r"CH-\d{4,}\Z")
+ENTRY_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")  # an event's id, or a wake's
+
 
 @dataclass(frozen=True)
 class Waiting:
@@ -29,7 +33,7 @@ class Waiting:
     routines: tuple[str, ...]  # ROLE/NAME of each routine that waits (an event)
     items: tuple[dict[str, Any], ...]  # what it waits on: path, kind, name, changes
     event: dict[str, Any] | None = None
-    argv: tuple[str, ...] = ()  # a wake: our own CLI, started again once she confirms
+    wake: dict[str, str] | None = None  # a handoff's wake: receiver, sender, reply_to, change
     at: str = ""
 
     def as_json(self) -> dict[str, Any]:
@@ -39,7 +43,7 @@ class Waiting:
             "routines": list(self.routines),
             "waits_on": list(self.items),
             "event": self.event,
-            "argv": list(self.argv),
+            "wake": self.wake,
             "at": self.at,
         }
 
@@ -80,27 +84,51 @@ def wait_event(root: Root, event: Event, routine: str, items: tuple[Unconfirmed,
 
 
 def wait_wake(
-    root: Root, wake_id: str, what: str, argv: list[str], items: tuple[Unconfirmed, ...]
+    root: Root, wake_id: str, what: str, wake: dict[str, str], items: tuple[Unconfirmed, ...]
 ) -> Waiting:
-    """Keep a handoff's wake (our own CLI's argv) until she confirms what it waits on."""
-    entry = Waiting(wake_id, what, (), tuple(i.as_json() for i in items), None, tuple(argv), _now())
+    """Keep a handoff's wake until she confirms what it waits on. Only its fields are kept
+    (receiver, sender, the message it replies to, the change): the command that wakes it again
+    is built by sdd from them, never read from a file."""
+    entry = Waiting(wake_id, what, (), tuple(i.as_json() for i in items), None, dict(wake), _now())
     path = folder(root) / f"{wake_id}.json"
     write_text_atomic(path, _masked(root, json.dumps(entry.as_json(), sort_keys=True)))
     return entry
 
 
+def _wake_argv(wake: dict[str, Any]) -> list[str] | None:
+    """`sdd role run RECEIVER --origin role --from SENDER --reply-to MSG`, from checked names:
+    the woken run reads its task from the message it replies to."""
+    from sdd_git.roles.profile import NAME_PATTERN
+
+    receiver, sender = str(wake.get("receiver", "")), str(wake.get("sender", ""))
+    reply_to, change = str(wake.get("reply_to", "")), wake.get("change")
+    if not (NAME_PATTERN.match(receiver) and NAME_PATTERN.match(sender)):
+        return None
+    if not ENTRY_ID.match(reply_to) or (change is not None and not CHANGE_ID.match(str(change))):
+        return None
+    task = str(wake.get("task", ""))
+    argv = [sys.executable, "-P", "-m", "sdd_git", "role", "run", f"--task={task}"]
+    argv += ["--origin", "role", "--from", sender, "--reply-to", reply_to, "--json"]
+    argv += ["--change", str(change)] if change else []
+    return [*argv, "--", receiver]
+
+
 def _read(path: Path) -> Waiting | None:
+    """One waiting entry. Its id is its file's name, never what the file says (an id is part of
+    every path built from it), and it must look like an id."""
+    if not ENTRY_ID.match(path.stem):
+        return None
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
         with os.fdopen(fd, encoding="utf-8") as handle:
             data = json.load(handle)
         return Waiting(
-            str(data["id"]),
+            path.stem,
             str(data["what"]),
             tuple(str(r) for r in data.get("routines") or ()),
             tuple(i for i in data.get("waits_on") or () if isinstance(i, dict)),
             data.get("event") if isinstance(data.get("event"), dict) else None,
-            tuple(str(a) for a in data.get("argv") or ()),
+            data.get("wake") if isinstance(data.get("wake"), dict) else None,
             str(data.get("at") or ""),
         )
     except (OSError, ValueError, KeyError, TypeError):
@@ -127,9 +155,11 @@ def release(root: Root) -> list[Waiting]:
     for entry in entries(root):
         path = folder(root) / f"{entry.id}.json"
         if entry.event is not None:
-            write_text_atomic(events_folder(root) / f"{entry.id}.json", json.dumps(entry.event))
-        elif entry.argv:
-            _start(root, list(entry.argv))
+            # The event under the entry's own id (its file's name), whatever its text says.
+            event = {**entry.event, "id": entry.id}
+            write_text_atomic(events_folder(root) / f"{entry.id}.json", json.dumps(event))
+        elif entry.wake is not None and (argv := _wake_argv(entry.wake)) is not None:
+            _start(root, argv)
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
         released.append(entry)
@@ -154,7 +184,8 @@ def drop(root: Root, ids: list[str] | None) -> list[Waiting]:
 
 
 def _start(root: Root, argv: list[str]) -> None:
-    """sdd starting sdd, detached, as a hook does: never a command from a file."""
+    """sdd starting sdd, detached, as a hook does: our own module or CLI, with arguments built
+    here from checked names, never a command read from a file."""
     log = events_folder(root) / "worker.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k != RUN_ID_ENV}

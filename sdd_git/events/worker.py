@@ -59,6 +59,10 @@ def work(
     """Fire every waiting event's routines, unless another worker holds the lock (then it will
     see these events: it looks again after letting the lock go). `on_fired` is told each
     routine fired, `on_error` each one that could not be (both are also in `done/ID.json`)."""
+    from sdd_git.trust.state import refuse_tracked_state
+
+    # Events, stops and run logs that git tracks came with the repository: act on none.
+    refuse_tracked_state(root, "running the routines of waiting events")
     fired: list[Fired] = []
     tried: set[str] = set()  # an event whose file could not be moved is not tried forever
     while True:

@@ -21,6 +21,8 @@ from sdd_git.trust.words import mapping_changes
 
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,63}\Z")
 EVENT_KINDS = ("main-build-failed", "pr-merged", "push", "file-changed", "schedule")
+EVENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,255}\Z")  # hook ids hold a branch's '+'
+EVENT_SOURCES = ("hook", "watcher", "schedule", "ci", "person")
 # Triggers written as `on:`; `push` and `file-changed` take one argument (a branch, a glob).
 ON_TRIGGERS = ("main-build-failed", "pr-merged", "push", "file-changed")
 KEYS = ("name", "on", "schedule", "input", "expected", "boundary", "when_source_missing", "paused")
@@ -119,6 +121,10 @@ class Event:
         for key in ("branch", "routine"):
             if data.get(key) is not None and not isinstance(data[key], str):
                 raise RecordError(f"{where}: key '{key}' must be text, not {data[key]!r}")
+        if not EVENT_ID.match(data["id"]):  # every path of the queue is built from it
+            raise RecordError(f"{where}: key 'id': {data['id']!r} is not an event id")
+        if data.get("source") not in EVENT_SOURCES:
+            raise RecordError(f"{where}: key 'source': {data['source']!r} is not an event source")
         known = {"id", "kind", "ref", "at", "source", "branch", "routine"}
         return cls(
             id=data["id"],

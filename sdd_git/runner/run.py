@@ -671,8 +671,10 @@ def answer(
     comes from the `stop` event in the run log, and the stop file must still be there once the
     role's lock is held, so two answers (or an answer and "Stop now") cannot both act."""
     from sdd_git.records.person import refuse_inside_run
+    from sdd_git.trust.state import refuse_tracked_state
 
     refuse_inside_run()
+    refuse_tracked_state(root, "answering a stop")  # a stop and its log that git brought
     shown = stops.load(root, stop_id)
     if shown.kind == "reading":
         raise UsageError(

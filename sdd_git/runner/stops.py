@@ -98,8 +98,14 @@ def pending(root: Root) -> list[Stop]:
     folder = stops_folder(root)
     if not folder.is_dir():
         return []
+    from sdd_git.trust.state import tracked_state
+
+    # A stop file git tracks came with the repository: nobody here raised it.
+    tracked = {p.rsplit("/", 1)[-1] for p in tracked_state(root) if "/stops/" in p}
     found = []
     for path in sorted(folder.glob("stop-*.json")):
+        if path.name in tracked:
+            continue
         try:
             stop = load(root, path.stem)
         except (RecordError, TypeError):

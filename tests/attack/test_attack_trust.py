@@ -66,6 +66,32 @@ def never(check: Any, seconds: float = 3.0) -> bool:
     return True
 
 
+def worker_settled(repo: Root) -> None:
+    """The worker the merge started has ended (without draining the queue: one that refuses
+    leaves the events where they are)."""
+    from sdd_git.events.worker import lock_path
+
+    time.sleep(0.3)
+    wait_until(lambda: not lock_path(repo).exists(), 30, "the worker's end")
+
+
+def refused_then_cleared(repo: Root, result: Any) -> None:
+    """sdd refused to act on state git tracks, said why and how to clear it; she then does what
+    the hint says, and nothing of the attacker's state is left to act on."""
+    assert result.code == 1, result.stderr
+    assert "git tracks files in sdd's own state" in result.stderr
+    assert "git rm -r --cached -q .sdd/local .sdd/role-runs" in result.stderr
+    clear_tracked_state(repo)
+
+
+def clear_tracked_state(repo: Root) -> None:
+    import shutil
+
+    git(repo.path, "rm", "-r", "--cached", "-q", "--ignore-unmatch", ".sdd/local", ".sdd/role-runs")
+    shutil.rmtree(repo.local, ignore_errors=True)
+    shutil.rmtree(repo.sdd / "role-runs", ignore_errors=True)
+
+
 # --- sdd's own state, arriving by git ------------------------------------------------------------
 
 
@@ -96,10 +122,10 @@ def test_route_a_merged_waiting_wake_runs_its_command_when_she_accepts_something
         },
     )
     fetch_and_merge(repo)
-    worker_idle(repo)
+    worker_settled(repo)
     shown = sdd("trust", "review").stdout
     assert "approvals.timeout" in shown  # what she confirms is said
-    assert sdd("trust", "accept", "--all").code == 0
+    refused_then_cleared(repo, sdd("trust", "accept", "--all"))
     assert never(marker.exists), "the merged wake's argv ran as her when she confirmed a setting"
 
 
@@ -138,11 +164,11 @@ def test_route_a_merged_waiting_entry_whose_id_is_a_path_writes_and_deletes_outs
         },
     )
     fetch_and_merge(repo)
-    worker_idle(repo)
+    worker_settled(repo)
     if answer == "accept":
-        assert sdd("trust", "accept", "--all").code == 0
+        refused_then_cleared(repo, sdd("trust", "accept", "--all"))
     else:
-        assert sdd("trust", "drop", "--all").code == 0
+        refused_then_cleared(repo, sdd("trust", "drop", "--all"))
     time.sleep(0.3)
     assert victim.exists(), f"`sdd trust {answer}` deleted {victim}"
     assert victim.read_text() == '{"hers": true}\n', f"`sdd trust {answer}` overwrote {victim}"
@@ -172,15 +198,14 @@ def test_route_a_merged_queue_event_whose_id_is_a_path_makes_the_worker_write_ou
     planted = repo.local / "events" / "ev-planted.json"
     try:
         fetch_and_merge(repo)
-        wait_until(
-            lambda: list((repo.local / "events" / "done").glob("ev-hook-pr-merged-*.json")),
-            what="the merge's own event to be done",
-        )
-        time.sleep(0.5)
+        worker_settled(repo)
         written = target.with_suffix(".json")
         assert not written.exists(), f"the worker wrote the attacker's JSON to {written}"
+        log = (repo.local / "events" / "worker.log").read_text()
+        assert "git tracks files in sdd's own state" in log  # said where her worker says things
     finally:
-        planted.unlink(missing_ok=True)  # it never leaves the queue: let the fixture end
+        planted.unlink(missing_ok=True)
+        clear_tracked_state(repo)  # the refused queue: let the fixture end
 
 
 def stop_files(repo: Root, role: str, command: str, shown: str) -> dict[str, str]:
@@ -242,14 +267,16 @@ def test_route_a_merged_stop_and_its_run_log_run_the_strangers_command_when_she_
         stop_files(repo, "helper", f"touch {marker}", "Read the file README.md."),
     )
     fetch_and_merge(repo)
-    worker_idle(repo)
+    worker_settled(repo)
     monkeypatch.setenv("SDD_PROVIDER", touch_script(tmp_path, "true"))
     listed = sdd("stops")
+    assert "stop-abcdef" not in listed.stdout  # a stop git tracks is nobody's here
     allowed = sdd("allow", "stop-abcdef")
     assert not (repo.path / marker).exists(), (
         f"a stop that arrived by git ran its command when she allowed it: {listed.stdout}"
         f"{allowed.stderr}"
     )
+    refused_then_cleared(repo, allowed)
 
 
 # --- decisions, QA results and stages -------------------------------------------------------------
