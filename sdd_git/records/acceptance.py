@@ -237,6 +237,12 @@ def record_qa(root: Root, ref: str, result: str, words: str) -> QaResult:
         find_scenario(pack.folder, scenario_id)
         results = load_results(pack.folder)
         entry = QaResult(scenario_id, result, words, decisions.now_iso())
+        from sdd_git.records.scenarios import qa_key
+        from sdd_git.trust import ledger
+
+        # Hers in the same step (CONTRACT §13): a result that arrives by git counts for nothing.
+        key = qa_key(change_id, len(results) + 1)
+        ledger.record(root, [(key, entry.as_dict())], "sdd qa record")
         write_text_atomic(qa_path(pack.folder), dump_yaml([r.as_dict() for r in [*results, entry]]))
         return entry
 
@@ -247,6 +253,14 @@ def replace_decision(root: Root, decision_id: str, words: str) -> Decision:
     with person_write(root):
         log = decisions.load(root)
         old = log.by_id(decision_id)
+        if not log.counts(old):
+            # What a replacement carries is the old decision's subject: from an entry she never
+            # confirmed (or an id given twice), that subject is anyone's.
+            raise RecordError(
+                f"{decision_id} is not a decision you confirmed (it arrived or changed without "
+                "you, or its id appears twice): replacing it would carry its subject over",
+                hint="read it first: sdd trust review",
+            )
         newer = log.replaced_by(decision_id)
         if newer is not None:
             raise RecordError(

@@ -89,7 +89,8 @@ class DecisionLog:
         while current.kind == "replace" and current.id not in seen:
             seen.add(current.id)
             target = current.get("replaces")
-            found = next((e for e in self.entries if e.id == target), None)
+            # Only through decisions that count: a merged entry under her id decides nothing.
+            found = next((e for e in self.entries if e.id == target and self.counts(e)), None)
             if found is None:
                 return "replace"
             current = found

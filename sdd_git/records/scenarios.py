@@ -137,6 +137,26 @@ def load_results(change_folder: Path) -> list[QaResult]:
     return results
 
 
+def qa_key(change_id: str, number: int) -> str:
+    """Her ledger's key for the `number`th result (1-based) of a change's qa.yaml."""
+    return f"changes/{change_id}/qa.yaml#{number}"
+
+
+def unconfirmed_results(change_id: str, change_folder: Path, results: list[QaResult]) -> set[int]:
+    """The numbers (1-based) of the results her ledger does not hold: they count for nothing."""
+    from sdd_git.root import Root
+    from sdd_git.trust.pending import ledger_for
+
+    ledger = ledger_for(Root(change_folder.parent.parent))
+    if ledger is None:
+        return set()
+    return {
+        n
+        for n, r in enumerate(results, 1)
+        if not ledger.confirmed(qa_key(change_id, n), r.as_dict())
+    }
+
+
 def latest_result(results: list[QaResult], scenario_id: str) -> QaResult | None:
     matching = [r for r in results if r.scenario == scenario_id]
     return matching[-1] if matching else None
@@ -165,6 +185,8 @@ class ScenarioStatus:
 
 def statuses(change_id: str, change_folder: Path, log: DecisionLog) -> list[ScenarioStatus]:
     results = load_results(change_folder)
+    ignored = unconfirmed_results(change_id, change_folder, results)
+    counted = [r for n, r in enumerate(results, 1) if n not in ignored]
     acceptances = [d for d in log.active("accept-scenario") if d.get("change") == change_id]
     failures = [d for d in log.active("accept-failure") if d.get("change") == change_id]
     out = []
@@ -172,8 +194,8 @@ def statuses(change_id: str, change_folder: Path, log: DecisionLog) -> list[Scen
         accepted = next(
             (d for d in reversed(acceptances) if d.get("scenario") == scenario.id), None
         )
-        latest = latest_result(results, scenario.id)
-        latest_number = results.index(latest) + 1 if latest is not None else None
+        latest = latest_result(counted, scenario.id)
+        latest_number = _number_of(results, latest) if latest is not None else None
         failure = next(
             (
                 d
@@ -204,3 +226,8 @@ def parse_scenario_ref(text: str) -> tuple[str, str]:
             f"{text!r} is not a scenario reference", hint="name a scenario as CH-0001/SC-1"
         )
     return change_id, scenario_id
+
+
+def _number_of(results: list[QaResult], result: QaResult) -> int:
+    """The 1-based number of this very result in the file (the same result may repeat)."""
+    return next(n for n, r in enumerate(results, 1) if r is result)

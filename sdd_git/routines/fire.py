@@ -548,8 +548,9 @@ def event_from_data(
     """The event `--event JSON` names for this routine, its defaults filled: `kind` the
     routine's, `source` ci, `branch` the routine's branch (push) or the main branch, `id` and
     `at` new. Refused (nothing written) when it is not an event this routine listens to."""
-    from sdd_git.events.queue import SOURCES, new_event_id
+    from sdd_git.events.queue import new_event_id
     from sdd_git.routines.routine import EVENT_KINDS
+    from sdd_git.routines.routine import EVENT_SOURCES as SOURCES
 
     if not isinstance(data, dict):
         raise UsageError("--event must be a JSON object", hint='e.g. --event \'{"ref": "abc123"}\'')

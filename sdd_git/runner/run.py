@@ -46,6 +46,7 @@ from sdd_git.runner.state import (
     stop_requested,
     tool_result,
 )
+from sdd_git.trust.ledger import on_ci_engine
 
 OnEvent = Callable[[Event], None]  # told each run-log event as it is written
 
@@ -245,7 +246,9 @@ def start(
                 node_ask_first=_node_ask_first(root, plan.change, request.route)
                 + _routine_ask_first(request.routine),
                 rehearsal=bool((request.routine or {}).get("rehearsal")),
-                unattended=bool((request.routine or {}).get("unattended")) or not saved_rules,
+                unattended=bool((request.routine or {}).get("unattended"))
+                or not saved_rules
+                or on_ci_engine(),  # in CI nobody answers: no saved rule runs an action
                 connectors=mentions.connectors,
             )
             if critic is not None:
@@ -349,8 +352,10 @@ def _replay(
         root, started.get("change"), next((e for e in events if e.get("event") == "route"), None)
     ) + _routine_ask_first(started.get("routine_rules"))
     state.rehearsal = bool((started.get("routine_rules") or {}).get("rehearsal"))
-    state.unattended = bool((started.get("routine_rules") or {}).get("unattended")) or (
-        started.get("saved_rules") is False
+    state.unattended = (
+        bool((started.get("routine_rules") or {}).get("unattended"))
+        or started.get("saved_rules") is False
+        or on_ci_engine()
     )
     state.connectors = _attached(started)
     last_calls: list[ToolCall] = []

@@ -48,7 +48,23 @@ def digest(surface: Any) -> str:
 
 
 def canonical(surface: Any) -> str:
-    return json.dumps(surface, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(jsonable(surface), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def jsonable(value: Any) -> Any:
+    """A YAML value as plain JSON, with nothing lost: a key that is not text (`on:` read as
+    True, a number) and a value JSON has no word for (a date) keep their type in the text, so
+    two different files never share a surface, and none breaks the hash."""
+    if isinstance(value, dict):
+        return {
+            (k if isinstance(k, str) else f"{type(k).__name__}:{k!r}"): jsonable(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return {"yaml": type(value).__name__, "value": str(value)}
 
 
 def ledger_path(root: Root) -> Path:

@@ -72,7 +72,9 @@ def yaml_surface(path: Path) -> Any:
 
     if not path.is_file():
         return None
-    return read_yaml(path)
+    from sdd_git.trust.ledger import jsonable
+
+    return jsonable(read_yaml(path))
 
 
 def settings_item(root: Root, ledger: Ledger | None) -> Unconfirmed | None:
