@@ -186,20 +186,44 @@ def routine_edit(
     _warn_problems(root)
 
 
-def _pause_command(command: str, paused: bool, help_text: str) -> None:
-    @routine.command(command, help=help_text)
-    @click.argument("name")
-    def run(name: str) -> None:
-        from sdd_git.routines.manage import set_paused
+@routine.command("pause")
+@click.argument("name")
+def routine_pause(name: str) -> None:
+    """Pause a routine: its events run nothing until you resume it."""
+    from sdd_git.routines.manage import set_paused
 
-        root = current_root()
-        changed = set_paused(root, name, paused)
-        say(f"{changed.role}/{changed.name}: {'paused' if paused else 'running again'}")
-        _warn_problems(root)
+    root = current_root()
+    changed = set_paused(root, name, True)
+    say(f"{changed.role}/{changed.name}: paused")
+    _warn_problems(root)
 
 
-_pause_command("pause", True, "Pause a routine: its events run nothing until you resume it.")
-_pause_command("resume", False, "Resume a paused routine.")
+@routine.command("resume")
+@click.argument("name")
+@click.option("--yes", is_flag=True, help="Confirm it as shown without asking.")
+def routine_resume(name: str, yes: bool) -> None:
+    """Resume a paused routine. One you have not confirmed (it came with a template or a merge)
+    is shown first, every field, and counts once you say yes."""
+    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.routines.manage import set_paused
+    from sdd_git.routines.routine import find_routine, pending_item
+    from sdd_git.trust.pending import ledger_for
+
+    refuse_inside_run()  # before the question: a role run never gets to answer it
+    root = current_root()
+    found = find_routine(root, name)
+    confirms = pending_item(root, found, ledger_for(root)) is None  # hers already
+    if not confirms:
+        say(f"{found.role}/{found.name} is not one you have confirmed; it would:")
+        _show_fields(root, found)
+        confirms = _confirm("Confirm it, as shown, and resume it?", yes, f"sdd routine resume "
+                            f"{name} --yes")  # fmt: skip
+        if not confirms:
+            say("nothing was changed; it stays paused")
+            return
+    changed = set_paused(root, name, False, confirms=confirms)
+    say(f"{changed.role}/{changed.name}: running again")
+    _warn_problems(root)
 
 
 @routine.command("delete")

@@ -13,6 +13,7 @@ rest waits unconfirmed. A pack's rules she has not confirmed never come along wh
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -270,28 +271,34 @@ def _install(
 
 
 def _pause_routines(folder: Path) -> None:
-    """Write `paused: true` into each routine file (comments and key order kept). A file that
-    does not load as a routine is left as it is: it fires nothing anyway."""
+    """Write `paused: true` into each routine file (comments and key order kept). A routine
+    that cannot be paused so that sdd reads it paused (the editor reads it another way than
+    sdd does: a key given twice) is left out of the copy: it never arrives running. A file
+    that is no routine at all fires nothing, and is left as it is."""
     import io
 
     from ruamel.yaml import YAML
 
+    from sdd_git.routines.routine import read_routine
     from sdd_git.yamlio import round_trip_load
 
     for path in sorted(folder.glob("*.yaml")):
         editor = YAML(typ="rt")
         editor.width = 4096
         editor.preserve_quotes = True
-        try:
+        with contextlib.suppress(Exception):  # a file the editor cannot pause is judged below
             document = round_trip_load(editor, path.read_text(encoding="utf-8"), path)
-        except (RecordError, OSError, UnicodeDecodeError):
-            continue
-        if not hasattr(document, "insert"):
-            continue
-        document["paused"] = True
-        buffer = io.StringIO()
-        editor.dump(document, buffer)
-        write_text_atomic(path, buffer.getvalue())
+            if hasattr(document, "insert"):
+                document["paused"] = True
+                buffer = io.StringIO()
+                editor.dump(document, buffer)
+                write_text_atomic(path, buffer.getvalue())
+        try:
+            runs = not read_routine(path).paused  # as sdd will read it
+        except RecordError:
+            runs = False  # not a routine sdd would run: it fires nothing, and is left as it is
+        if runs:
+            path.unlink()
 
 
 def edit(root: Root, name: str, updates: dict[str, Any], description: str | None = None) -> Path:

@@ -167,10 +167,11 @@ def edit(
     return _change(root, name, updates)
 
 
-def set_paused(root: Root, name: str, paused: bool) -> Routine:
-    """Pause or resume a routine: a paused routine runs nothing when its event comes."""
-    # Resuming is her saying that this routine may run: it confirms the routine as it is.
-    return _change(root, name, {"paused": paused}, confirms=not paused)
+def set_paused(root: Root, name: str, paused: bool, *, confirms: bool = False) -> Routine:
+    """Pause or resume a routine: a paused routine runs nothing when its event comes.
+    `confirms`: she was shown the routine and said yes (`sdd routine resume`), so it is hers
+    as it is; otherwise it is hers only if it was before (see `ledger.record_written`)."""
+    return _change(root, name, {"paused": paused}, confirms=confirms)
 
 
 def delete(root: Root, name: str) -> Routine:

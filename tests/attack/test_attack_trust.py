@@ -405,7 +405,7 @@ def test_route_resuming_a_merged_paused_routine_confirms_what_she_was_never_show
     fetch_and_merge(repo)
     worker_idle(repo)
     resumed = sdd("routine", "resume", "weekly")
-    assert resumed.code == 0
+    assert resumed.code in (0, 2)  # 2: no terminal to ask her, nothing written
     said = resumed.stdout + resumed.stderr
     still_waits = ".sdd/roles/spec-steward/routines/weekly.yaml" in review_paths(repo)
     assert still_waits or words in said, (
@@ -432,10 +432,12 @@ def test_route_a_template_routine_ruamel_cannot_read_arrives_unpaused_though_sai
     )
     added = sdd("role", "add", str(folder), "--yes")
     assert added.code == 0, added.stderr
-    installed = read_routine(repo.sdd / "roles" / "notes" / "routines" / "on-merge.yaml")
-    assert "arrived paused" not in added.stderr or installed.paused, (
+    path = repo.sdd / "roles" / "notes" / "routines" / "on-merge.yaml"
+    # Left out of the copy (it cannot be paused surely), or there and paused.
+    assert not path.exists() or read_routine(path).paused, (
         f"told 'paused', the template's routine listens: {added.stderr}"
     )
+    assert "notes/on-merge" not in added.stderr or read_routine(path).paused
 
 
 def test_route_a_skill_outside_sdd_skills_is_hidden_from_review_and_never_waited_on(
@@ -1199,7 +1201,8 @@ def test_route_a_planted_queue_event_for_the_strangers_routine_waits(
 ) -> None:
     """Route: the pull request adds a routine of a role of theirs and force-adds a queued
     event addressed to it (`routine`, a schedule slot, `"source": "person"`). The merge's
-    worker takes it; the routine waits, and no run starts."""
+    worker refuses a queue that git tracks, and no run starts; once she clears it as told,
+    nothing of it is left to run."""
     rule = run_command_rule("touch planted.txt")
     event = {
         "id": "ev-planted-1",
@@ -1221,9 +1224,11 @@ def test_route_a_planted_queue_event_for_the_strangers_routine_waits(
         },
     )
     fetch_and_merge(repo)
-    wait_until(lambda: waiting_for(repo, "hourly"), what="the stranger's routine to wait")
-    worker_idle(repo)
+    worker_settled(repo)
     assert runs_of(repo, "hourly") == [] and not (repo.path / "planted.txt").exists()
+    log = (repo.local / "events" / "worker.log").read_text()
+    assert "git tracks files in sdd's own state" in log
+    clear_tracked_state(repo)
 
 
 def test_route_a_handoff_whose_task_names_another_sender_carries_no_rules(

@@ -214,6 +214,7 @@ def test_edit_pause_and_resume_keep_the_persons_comments(
     path = routine_file(root)
     path.parent.mkdir(parents=True)
     path.write_text(COMMENTED)
+    confirm(root, path.relative_to(root.path).as_posix())  # she wrote it in her editor
     edited = sdd("routine", "edit", "main-build-watch", "--expected", "a diagnosis: yes, short")
     assert edited.code == 0, edited.stderr
     assert sdd("routine", "pause", "main-build-watch").code == 0
