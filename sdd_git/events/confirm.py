@@ -49,7 +49,7 @@ def unconfirmed(root: Root) -> list[Unconfirmed]:
     """Every grant in the product her ledger does not hold (none on a CI engine)."""
     from sdd_git.records import decisions
     from sdd_git.roles.registry import load_registry
-    from sdd_git.roles.trust import role_item, skill_items
+    from sdd_git.roles.trust import all_skill_names, role_item, skill_items
     from sdd_git.routines.routine import load_routines, pending_item
     from sdd_git.trust.words import entry_words
 
@@ -69,9 +69,7 @@ def unconfirmed(root: Root) -> list[Unconfirmed]:
         pending = pending_item(root, routine, ledger)
         if pending is not None:
             found.append(pending)
-    skills = root.sdd / "skills"
-    names = sorted(p.name for p in skills.iterdir() if p.is_dir()) if skills.is_dir() else []
-    found += skill_items(root, names, ledger)
+    found += skill_items(root, all_skill_names(root), ledger)
     if root.decisions.is_file():
         log = decisions.load(root)
         ids = [e.id for e in log.entries]

@@ -167,24 +167,36 @@ def role_item(profile: RoleProfile, ledger: Ledger | None) -> Unconfirmed | None
 
 
 def skill_items(root: Root, names: Iterable[str], ledger: Ledger | None) -> list[Unconfirmed]:
-    """The product's skills among `names` whose front matter she has not confirmed."""
-    from sdd_git.roles.skills import front_matter
+    """The product's skills among `names` (None: every one) whose front matter she has not
+    confirmed, wherever the product keeps them (`.sdd/skills/`, `.agents/`, `.claude/`,
+    `.github/skills/`): a run is offered them from all of those."""
+    from sdd_git.roles.skills import discover, front_matter
 
     if ledger is None:
         return []
+    catalog = discover(root.path)
+    wanted = list(names)
     found: list[Unconfirmed] = []
-    for name in names:
-        path = root.sdd / "skills" / name / "SKILL.md"
-        key = f".sdd/skills/{name}/SKILL.md"
-        if not path.is_file():
+    for name in wanted:
+        skill = catalog.get(name)
+        if skill is None:
             continue
+        path = skill.path
+        key = (
+            path.relative_to(root.path).as_posix() if path.is_relative_to(root.path) else str(path)
+        )
         front = front_matter(path)
         if ledger.confirmed(key, front):
             continue
         changes = mapping_changes(ledger.before(key) or {}, front)
-        found.append(
-            Unconfirmed(
-                key, "skill", f"skill {name}", tuple(changes) or ("it changed",), front, path
-            )
+        item = Unconfirmed(
+            key, "skill", f"skill {name}", tuple(changes) or ("it changed",), front, path
         )
+        found.append(item)
     return found
+
+
+def all_skill_names(root: Root) -> list[str]:
+    from sdd_git.roles.skills import discover
+
+    return sorted(discover(root.path).skills)

@@ -557,7 +557,7 @@ def accept_draft(root: Root, name: str, *, force: bool = False) -> Path:
     from sdd_git.trust import ledger
 
     # She accepted it, as she read it: its front matter is hers (CONTRACT §13).
-    key = f".sdd/skills/{name}/SKILL.md"
+    key = target.relative_to(root.path).as_posix()
     ledger.record(root, [(key, front_matter(target))], "sdd skill save --accept")
     return target
 
