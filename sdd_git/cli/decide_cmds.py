@@ -20,6 +20,14 @@ def _report(acceptance: object, subject: str) -> None:
         say(f"{subject} was already accepted by {decision.id}; nothing was added")
     else:
         say(f'accepted {subject}: decision {decision.id}, in your words: "{decision.words}"')
+    if acceptance.text is not None:
+        from sdd_git.trust.words import visible
+
+        # What she accepted, whole: the file may have changed since she last read it (a merge
+        # can rewrite a draft); `sdd correct reading` and `sdd decision replace` undo it.
+        say("the text accepted:")
+        for line in acceptance.text.splitlines():
+            say(f"  {visible(line)}")
     click.echo(decision.id)
 
 

@@ -34,6 +34,7 @@ READING_SECTION = "S1"
 class Acceptance:
     decision: Decision
     already: bool  # the same thing was already accepted by this decision; nothing was appended
+    text: str | None = None  # the section's text as accepted, heading included: said to her
 
 
 def _words(words: str | None, default: str) -> str:
@@ -59,7 +60,7 @@ def _accept_section(root: Root, spec: Spec, section_id: str, words: str) -> Acce
     log = decisions.load(root)
     existing = log.section_acceptance(section.full_id, section.hash)
     if existing is not None:
-        return Acceptance(existing, already=True)
+        return Acceptance(existing, already=True, text=section.text)
     decision = decisions.append(
         root,
         "accept-section",
@@ -68,7 +69,7 @@ def _accept_section(root: Root, spec: Spec, section_id: str, words: str) -> Acce
         hash=section.hash,
         change=spec.meta.get("change") if isinstance(spec.meta.get("change"), str) else None,
     )
-    return Acceptance(decision, already=False)
+    return Acceptance(decision, already=False, text=section.text)
 
 
 def accept_reading(root: Root, change_id: str, words: str | None = None) -> Acceptance:

@@ -155,7 +155,7 @@ def create(
         folder = find_template(root, template)
         text, parsed = _read_template(folder / "ROLE.md")
         offered = parsed.profile.boundary.always_allow
-        keep = is_shipped(folder) or _confirmed(confirm, parsed.profile, folder / "ROLE.md")
+        keep = is_shipped(folder, root) or _confirmed(confirm, parsed.profile, folder / "ROLE.md")
         updates.setdefault("label", _label_for(name))
         with person_write(root):
             _refuse_existing(root, name)
@@ -553,7 +553,7 @@ def add(root: Root, source: str, name: str | None = None, confirm: Confirm | Non
     _check_name(base)
     offered = parsed.profile.boundary.always_allow
     # Shipped with sdd counts as shipped; anything else is asked before the lock is taken.
-    shipped = folder is not None and is_shipped(folder)
+    shipped = folder is not None and is_shipped(folder, root)
     keep = shipped or _confirmed(confirm, parsed.profile, role_md)
     with person_write(root):
         new_name = _unique_name(root, base, "")

@@ -41,9 +41,14 @@ def find_template(root: Root | None, name_or_dir: str) -> Path:
     )
 
 
-def is_shipped(folder: Path) -> bool:
-    """Whether a template folder is one shipped with sdd (its rules come with the tool)."""
+def is_shipped(folder: Path, root: Root | None = None) -> bool:
+    """Whether a template folder is one shipped with sdd (its rules come with the tool). A
+    folder inside the product never is: where the product is sdd's own source checkout, its
+    templates/ is also what a pull request can change."""
     try:
-        return folder.resolve().parent == shipped_dir().resolve()
+        resolved = folder.resolve()
+        if root is not None and resolved.is_relative_to(root.path.resolve()):
+            return False
+        return resolved.parent == shipped_dir().resolve()
     except OSError:
         return False

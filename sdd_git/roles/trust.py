@@ -62,11 +62,15 @@ def grant_digest(profile: RoleProfile) -> str:
 def key_for(root: Root | None, profile: RoleProfile, where: Path | str | None = None) -> str | None:
     """The ledger's key for a role's file: its path in the product, the absolute path of a
     user pack, or the entry point that carries a package's pack. None: shipped with sdd."""
-    if profile.source in SHIPPED_SOURCES:
-        return None
     place = where if where is not None else profile.path
-    if place is None:
+    if profile.source == "builtin" or place is None:
         return None
+    if profile.source == "template":
+        # Shipped with sdd, unless it lies in the product: where the product is sdd's own
+        # checkout, its templates/ is the product's, and anyone's by a pull request.
+        in_product = root is not None and str(place).startswith(str(root.path) + os.sep)
+        if not in_product:
+            return None
     text = str(place)
     if isinstance(place, str) and not text.startswith("/"):
         return text  # an entry point
