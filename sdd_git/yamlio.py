@@ -22,8 +22,72 @@ except AttributeError:  # pragma: no cover - PyYAML built without libyaml
     _Loader = yaml.SafeLoader
 
 
+MAX_VALUES_THROUGH_ALIASES = 10_000  # a file's values once its aliases are expanded
+MAX_YAML_BYTES = 2 * 1024 * 1024
+
+
+def _refuse_alias_bombs(text: str, source: Path) -> None:
+    """Aliases can make a kilobyte expand to gigabytes (CONTRACT §6: YAML from the repo
+    refuses aliases beyond a small bound). Counted on the composed nodes, where an alias is the
+    same node again, so the count costs what the file holds; only where the text has both an
+    anchor and an alias, so ordinary files pay nothing."""
+    if "&" not in text or "*" not in text:
+        return
+    try:
+        root = yaml.compose(text, Loader=_Loader)
+    except yaml.YAMLError:
+        return  # the load below says what is wrong, with the line
+    done: dict[int, int] = {}  # a node's values, aliases expanded
+    on_path: set[int] = set()  # the nodes being counted: one met again is a loop
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, leaving = stack.pop()
+        if node is None:
+            continue
+        key = id(node)
+        parts = _parts(node)
+        if leaving:
+            on_path.discard(key)
+            done[key] = 1 + sum(done[id(part)] for part in parts)
+            if done[key] > MAX_VALUES_THROUGH_ALIASES:
+                raise RecordError(
+                    f"{display(source)}: its aliases expand to more than "
+                    f"{MAX_VALUES_THROUGH_ALIASES:,} values",
+                    hint="write the values out, or use fewer aliases (an alias bomb is refused)",
+                )
+            continue
+        if key in done:
+            continue
+        on_path.add(key)
+        stack.append((node, True))
+        for part in parts:
+            if id(part) in on_path:
+                raise RecordError(
+                    f"{display(source)}: an alias refers to the value that holds it",
+                    hint="write the value out instead of the alias",
+                )
+            if id(part) not in done:
+                stack.append((part, False))
+
+
+def _parts(node: Any) -> list[Any]:
+    if isinstance(node, yaml.MappingNode):
+        return [v for pair in node.value for v in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
 def parse_yaml(text: str, source: Path, line_offset: int = 0) -> Any:
-    """Parse YAML text; a syntax error names the file and the line (1-based)."""
+    """Parse YAML text; a syntax error names the file and the line (1-based). A file over
+    2 MiB, or whose aliases expand beyond a bound, is refused."""
+    if len(text) > MAX_YAML_BYTES:
+        raise RecordError(
+            f"{display(source)}: {len(text):,} characters is more than a settings or record "
+            f"file may hold ({MAX_YAML_BYTES:,})",
+            hint="split it, or remove what does not belong there",
+        )
+    _refuse_alias_bombs(text, source)
     try:
         return yaml.load(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:

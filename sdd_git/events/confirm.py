@@ -60,7 +60,13 @@ def unconfirmed(root: Root) -> list[Unconfirmed]:
     for item in (settings_item(root, ledger), product_item(root, ledger)):
         if item is not None:
             found.append(item)
-    for profile in load_registry(root).roles:
+    from sdd_git.errors import RecordError
+
+    try:
+        profiles = load_registry(root).roles
+    except RecordError:
+        profiles = ()  # settings that do not load: said as the settings' own item above
+    for profile in profiles:
         role = role_item(profile, ledger)
         if role is not None:
             found.append(role)

@@ -149,6 +149,8 @@ def _mapping_changes(before: Any, after: Any, prefix: str = "") -> list[str]:
         return said
     name = prefix.rsplit(".", 1)[-1]
     verb = _SAID.get(name)
+    if name in _ADDRESSES:
+        return [f"`{prefix}`: {verb} {address(after)} (was {address(before)})"]
     if verb is not None:
         return [f"`{prefix}`: {verb} {shown(after)} (was {shown(before)})"]
     return [f"`{prefix}` becomes {shown(after)} (was {shown(before)})"]
@@ -161,9 +163,34 @@ def _added(place: str, name: str, value: Any) -> list[str]:
             out += _added(f"{place}.{key}", str(key), value[key])
         return out
     verb = _SAID.get(name)
+    if name in _ADDRESSES:
+        return [f"`{place}`: {verb} {address(value)}"]
     if verb is not None:
         return [f"`{place}`: {verb} {shown(value)}"]
     return [f"`{place}` is set to {shown(value)}"]
+
+
+_ADDRESSES = ("base_url", "url")
+
+
+def address(value: Any) -> str:
+    """An address as she must read it: where her key goes. A letter that only looks like an
+    ASCII one (a Cyrillic a in a provider's name) is written out, and the host is given as DNS
+    spells it, so a look-alike never reads as her provider."""
+    if not isinstance(value, str) or value.isascii():
+        return shown(value)
+    from urllib.parse import urlsplit
+
+    spelt = "".join(c if c.isascii() else f"\\u{ord(c):04x}" for c in value)
+    host = urlsplit(value).hostname or ""
+    try:
+        dns = host.encode("idna").decode("ascii")
+    except UnicodeError:
+        dns = "a name DNS cannot spell"
+    return (
+        f"`{visible(spelt)}` (its address has letters that only look like plain ones: the host "
+        f"is {dns})"
+    )
 
 
 def entry_words(entry: dict[str, Any]) -> str:
