@@ -223,7 +223,7 @@ class Roots:
     roles_1000: Path
 
 
-def build_roots(base: Path) -> Roots:
+def build_roots(base: Path, sdd: list[str], env: dict[str, str]) -> Roots:
     changes_1000 = make_root(base / "changes-1000")
     for number in range(1, 1001):
         add_change(changes_1000, number)
@@ -232,6 +232,10 @@ def build_roots(base: Path) -> Roots:
     reviser()
     roles_1000 = make_root(base / "roles-1000")
     add_roles(roles_1000, 1000)
+    for root in (changes_1000, spec_200, roles_1000):
+        # Written here as the person commands write them: she confirms them, as she would
+        # (CONTRACT §13), so a role's `hidden` and rules count.
+        sdd_untimed(sdd, root, env, "trust", "accept", "--all")
     return Roots(
         changes_1000=changes_1000,
         spec_200=spec_200,
@@ -265,6 +269,7 @@ def sdd_untimed(sdd: list[str], root: Path, env: dict[str, str], *args: str) -> 
 def make_run_root(folder: Path, sdd: list[str], env: dict[str, str]) -> Path:
     """A root with an accepted reading, made by the person commands themselves, and a README."""
     root = make_root(folder)
+    sdd_untimed(sdd, root, env, "trust", "accept", "--all")  # the settings make_root wrote
     sdd_untimed(sdd, root, env, "change", "new", "I need search to work")
     sdd_untimed(sdd, root, env, "correct", "reading", "CH-0001", "Search.\n\n- C1: x")
     sdd_untimed(sdd, root, env, "accept", "reading", "CH-0001")
@@ -691,7 +696,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"bytecode: {compile_package()}")
     with tempfile.TemporaryDirectory(prefix="sdd-bench-") as tmp, provider_stub() as stub:
         base = Path(tmp).resolve()
-        roots = build_roots(base)
+        roots = build_roots(base, sdd, env)
         run_roots = build_run_roots(base, sdd, env)
         os.sync()  # let the writeback of thousands of new files finish before anything is timed
         # sdd caches a parsed file only once it is 2 s old (sdd_git/parsecache.py), as a person's

@@ -236,9 +236,8 @@ def test_route_a_merged_role_with_a_saved_rule_and_a_routine_runs_nothing_and_hi
     monkeypatch.setenv("SDD_SANDBOX", "none")
     monkeypatch.setenv(
         "SDD_PROVIDER",
-        script(tmp_path, [{"tool_calls": [{"tool": "run_command",
-                                          "args": {"command": f"touch {marker}", "purpose": "fix"}}]},
-                          {"say": "Done."}]),
+        script(tmp_path, [{"tool_calls": [{"tool": "run_command", "args": {
+            "command": f"touch {marker}", "purpose": "fix"}}]}, {"say": "Done."}]),
     )  # fmt: skip
     helper = HELPER.replace("MARKER", str(marker))
     stranger_branch(
@@ -364,9 +363,8 @@ def test_route_an_event_that_says_it_came_from_a_hook_keeps_saved_rules_off_in_c
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.setenv(
         "SDD_PROVIDER",
-        script(tmp_path, [{"tool_calls": [{"tool": "run_command",
-                                          "args": {"command": "touch ran-in-ci.txt", "purpose": "note"}}]},
-                          {"say": "Done."}]),
+        script(tmp_path, [{"tool_calls": [{"tool": "run_command", "args": {
+            "command": "touch ran-in-ci.txt", "purpose": "note"}}]}, {"say": "Done."}]),
     )  # fmt: skip
     from sdd_git.roles.manage import add_always_allow
 
@@ -424,8 +422,8 @@ def test_route_a_handoff_from_a_lower_role_does_not_carry_the_receivers_saved_ru
     assert sdd("role", "create", "lead", "--job", "Lead", "--level", "60",
                "--delegation", "allow").code == 0  # fmt: skip
     add_always_allow(repo, "deployer", "run_command", {"command": "touch borrowed.txt"})
-    calls = [{"tool_calls": [{"tool": "run_command", "args": {"command": "touch borrowed.txt", "purpose": "deploy"}}]},
-             {"say": "Done."}]  # fmt: skip
+    touch = {"command": "touch borrowed.txt", "purpose": "deploy"}
+    calls = [{"tool_calls": [{"tool": "run_command", "args": touch}]}, {"say": "Done."}]
     (tmp_path / "a").mkdir()
     monkeypatch.setenv("SDD_PROVIDER", script(tmp_path / "a", calls))
     woken = sdd("role", "run", "deployer", "--origin", "role", "--from", "intern", "--json",
