@@ -279,7 +279,6 @@ def _pause_routines(folder: Path) -> None:
 
     from ruamel.yaml import YAML
 
-    from sdd_git.routines.routine import read_routine
     from sdd_git.yamlio import round_trip_load
 
     for path in sorted(folder.glob("*.yaml")):
@@ -293,12 +292,24 @@ def _pause_routines(folder: Path) -> None:
                 buffer = io.StringIO()
                 editor.dump(document, buffer)
                 write_text_atomic(path, buffer.getvalue())
-        try:
-            runs = not read_routine(path).paused  # as sdd will read it
-        except RecordError:
-            runs = False  # not a routine sdd would run: it fires nothing, and is left as it is
-        if runs:
+        if _would_run(path):
             path.unlink()
+
+
+def _would_run(path: Path) -> bool:
+    """Whether a routine file reads, as sdd's loader reads it, as a routine that is not paused
+    (a trigger, and no `paused: true`). Decided on the parsed file, not on the routine's rules,
+    which live above roles."""
+    from sdd_git.yamlio import parse_yaml
+
+    try:
+        data = parse_yaml(path.read_text(encoding="utf-8"), path)
+    except (RecordError, OSError, UnicodeDecodeError):
+        return False  # not a file sdd would load: it fires nothing, and is left as it is
+    if not isinstance(data, dict):
+        return False
+    triggered = any(k in data for k in ("on", True, "schedule"))
+    return triggered and data.get("paused") is not True
 
 
 def edit(root: Root, name: str, updates: dict[str, Any], description: str | None = None) -> Path:

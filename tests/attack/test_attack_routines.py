@@ -58,6 +58,11 @@ def routine(
     path = root.sdd / "roles" / role / "routines" / f"{name}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
+    from tests.trusthelp import confirm
+
+    # Her routine (and whatever else she wrote by hand for it), as `sdd routine create` and
+    # `sdd trust accept` record them: these routes attack the run, not the ledger.
+    confirm(root)
     return read_routine(path)
 
 

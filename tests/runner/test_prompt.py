@@ -11,6 +11,7 @@ import pytest
 from sdd_git.root import Root
 from tests.conftest import SddRunner
 from tests.runner.scripted import accepted_change, add_role, events, script, transcript
+from tests.trusthelp import confirm
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "skills"
 
@@ -104,6 +105,7 @@ def test_a_roles_skills_are_named_in_its_system_prompt_and_load_with_use_skill(
     accepted_change(root)
     install(root, "webapp-testing", ".claude/skills")
     add_role(root, "tester", extra="skills: [webapp-testing, no-such-skill]\n")
+    confirm(root)  # she installed the skill herself
     helper = ".claude/skills/webapp-testing/scripts/with_server.py"
     calls = [
         {"tool_calls": [{"tool": "use_skill", "args": {"name": "webapp-testing"}}]},
