@@ -84,6 +84,16 @@ def refused_then_cleared(repo: Root, result: Any) -> None:
     clear_tracked_state(repo)
 
 
+def said_in_log(repo: Root) -> None:
+    """The worker the merge started refused the tracked state, and said so in its log."""
+    log = repo.local / "events" / "worker.log"
+
+    def said() -> bool:
+        return log.is_file() and "git tracks files in sdd's own state" in log.read_text()
+
+    wait_until(said, 30, "the worker's refusal in worker.log")
+
+
 def clear_tracked_state(repo: Root) -> None:
     import shutil
 
@@ -201,8 +211,7 @@ def test_route_a_merged_queue_event_whose_id_is_a_path_makes_the_worker_write_ou
         worker_settled(repo)
         written = target.with_suffix(".json")
         assert not written.exists(), f"the worker wrote the attacker's JSON to {written}"
-        log = (repo.local / "events" / "worker.log").read_text()
-        assert "git tracks files in sdd's own state" in log  # said where her worker says things
+        said_in_log(repo)  # said where her worker says things
     finally:
         planted.unlink(missing_ok=True)
         clear_tracked_state(repo)  # the refused queue: let the fixture end
@@ -1226,8 +1235,7 @@ def test_route_a_planted_queue_event_for_the_strangers_routine_waits(
     fetch_and_merge(repo)
     worker_settled(repo)
     assert runs_of(repo, "hourly") == [] and not (repo.path / "planted.txt").exists()
-    log = (repo.local / "events" / "worker.log").read_text()
-    assert "git tracks files in sdd's own state" in log
+    said_in_log(repo)
     clear_tracked_state(repo)
 
 
