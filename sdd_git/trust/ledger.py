@@ -162,8 +162,10 @@ def _own_folder(folder: Path) -> str | None:
         return None
     if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
         return f"{folder} is not a folder of its own (a link, or a file)"
-    if info.st_uid != os.getuid() or info.st_mode & 0o022:
-        return f"{folder} is not yours alone (another user owns it or may write in it)"
+    if info.st_uid != os.getuid():
+        return f"{folder} is not yours alone (another user owns it)"
+    if info.st_mode & 0o022:
+        return f"{folder} is not yours alone (others may write in it): sdd makes it yours alone"
     return None
 
 
@@ -237,7 +239,7 @@ def _read(root: Root) -> Ledger:
 def _writing(root: Root) -> Iterator[tuple[dict[str, Entry], dict[str, Any]]]:
     """The ledger's entries and shown surfaces to change, written back, anchored, atomically."""
     why = _own_folder(root.local)
-    if why is not None:
+    if why is not None and "sdd makes it yours alone" not in why:
         from sdd_git.errors import RecordError
 
         raise RecordError(
@@ -245,6 +247,10 @@ def _writing(root: Root) -> Iterator[tuple[dict[str, Entry], dict[str, Any]]]:
             hint="remove .sdd/local (sdd keeps only local state there) and run the command again",
         )
     root.local.mkdir(parents=True, exist_ok=True)
+    info = os.lstat(root.local)
+    if info.st_uid == os.getuid() and info.st_mode & 0o022:
+        # Made under a umask that lets her group write (002): her state is hers alone.
+        os.chmod(root.local, stat.S_IMODE(info.st_mode) & ~0o022)
     with lockfile.hold(root.local / "locks" / "trust.lock", wait_seconds=10):
         current = _read(root)
         entries = dict(current.entries)

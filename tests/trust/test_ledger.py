@@ -91,3 +91,15 @@ def test_a_person_command_never_confirms_in_passing_what_she_had_not(root: Root)
     merged = {"level": 50}
     assert not ledger.record_written(root, "k", merged, {"level": 50, "x": 1}, "edit")
     assert ledger.read(root).confirmed("k", after)
+
+
+def test_a_state_folder_made_under_umask_002_is_made_hers_alone_when_she_confirms(
+    root: Root,
+) -> None:
+    """Many systems give each user a group of her own and umask 002: `.sdd/local` is then
+    group-writable, which the ledger refuses to trust; her next confirmation closes it."""
+    os.chmod(root.local, 0o775)
+    assert ledger.read(root).problem is not None
+    ledger.record(root, [("k", SURFACE)], "test")
+    assert os.stat(root.local).st_mode & 0o022 == 0
+    assert ledger.read(root).confirmed("k", SURFACE)
