@@ -36,6 +36,7 @@ from tests.connectors.core_support import calls, configure, file_keyring, script
 from tests.connectors.loopback import Reply, json_reply
 from tests.connectors.loopback_trackers import Loopback
 from tests.runner.scripted import accepted_change, add_role, events, script
+from tests.trusthelp import confirm
 
 __all__ = ["file_keyring"]  # every test gets a keyring of its own, never the person's
 
@@ -426,6 +427,7 @@ def test_an_event_naming_a_connector_attaches_nothing_to_a_routines_run(
     path.parent.mkdir(parents=True)
     path.write_text('name: on-src\non: file-changed "src/**"\ninput: the file\n'
                     "expected: a note\npaused: false\n")  # fmt: skip
+    confirm(root)  # her routine, as `sdd routine create` records it
     (root.path / "src").mkdir()
     (root.path / "src" / "notes @github").write_text("x\n")
     _reads_issue(tmp_path, monkeypatch)
@@ -447,6 +449,7 @@ def test_a_routines_own_input_attaches_what_it_names(
     path.parent.mkdir(parents=True)
     path.write_text('name: nightly\nschedule: "0 6 * * *"\ninput: issue 7 on @github\n'
                     "expected: a note\npaused: false\n")  # fmt: skip
+    confirm(root)  # her routine, as `sdd routine create` records it
     _reads_issue(tmp_path, monkeypatch)
     event = Event("ev-2", "schedule", "2026-11-30T06:00", "2026-11-30T06:00:00Z", "schedule",
                   routine="nightly")  # fmt: skip
