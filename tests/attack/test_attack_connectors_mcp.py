@@ -217,7 +217,10 @@ def test_a_server_of_the_same_user_cannot_read_sdds_environment_through_proc() -
         f"import sys; sys.path.insert(0, {str(repo)!r})\n"
         "from sdd_git.connectors.base import Session\n"
         "from sdd_git.connectors.mcp import McpConnector\n"
-        f"settings = {{'command': [sys.executable, {str(HOSTILE)!r}], 'timeout': 20}}\n"
+        # sandbox: off, the case where only sdd's own flag stands between the server and sdd's
+        # environment (in the sandbox, sdd is not even in the server's pid namespace).
+        f"settings = {{'command': [sys.executable, {str(HOSTILE)!r}], 'timeout': 20, "
+        "'sandbox': 'off'}\n"
         "print(McpConnector().call(Session('docs', '', None, settings), 'parent_env', {}).text)\n"
     )
     env = {**os.environ, "SECRET_FOR_THE_PROC_ROUTE": "proc-route-secret-9f8e7d", "HOME": "/tmp"}
