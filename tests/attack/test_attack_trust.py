@@ -654,6 +654,7 @@ def test_route_a_popped_stash_of_the_strangers_files_sends_nothing(
     assert sdd_cli(repo, "role", "run", "helper", "--task", "go").returncode == 3
     assert attacker.requests == [] and not (repo.path / "popped.txt").exists()
     assert sdd("trust", "accept", "--all").code == 0
+    worker_idle(repo)  # the routine that waited runs now, and holds its role meanwhile
     assert sdd_cli(repo, "role", "run", "spec-steward", "--task", "read the README").returncode == 0
     assert attacker.requests, "after her yes the run reaches the address she confirmed"
 
