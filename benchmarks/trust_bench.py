@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import add_roles  # noqa: E402  (the same 1,000 role files as benchmarks/run.py)
+from run import add_roles  # the same 1,000 role files as benchmarks/run.py
 
 
 def sdd_argv() -> list[str]:
