@@ -293,6 +293,8 @@ def scene(tmp_path: Path, proxy: RecordingProxy) -> Scene:
     person(made, "init", "--product", "Expenses")
     config = folder / ".sdd" / "config.yaml"
     config.write_text(re.sub(r"(?m)^provider:.*\n", CONFIG, config.read_text()))
+    # She edited her settings by hand; she confirms them, as `sdd` asks her to (CONTRACT §13).
+    person(made, "trust", "accept", ".sdd/config.yaml")
     (folder / "README.md").write_text(
         "# Expenses\n\nA list of expenses, one a line: date, what, amount.\n\n"
         f"Deploy: GITHUB_TOKEN={CANARIES['GITHUB_TOKEN']} ./deploy.sh\n"
