@@ -81,7 +81,12 @@ def dispatch(
         )
         return Dispatched()
     verdict = guard.check(
-        call.name, call.args, state.root.path, offered, connectors=state.connectors
+        call.name,
+        call.args,
+        state.root.path,
+        offered,
+        connectors=state.connectors,
+        change=state.change,
     )
     if (
         isinstance(verdict, guard.Rejection)

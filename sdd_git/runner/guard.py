@@ -18,9 +18,11 @@ from typing import Any
 
 from sdd_git.runner.code_runners import BASH_BUILTINS, PRODUCT_PROGRAM_FOLDERS
 from sdd_git.sandbox.policy import (
+    AGENT_FILE_NAMES,
     RECORD_FOLDERS,
     RULE_FILE_NAMES,
     RULE_FOLDERS,
+    hooks_folder,
     python_environments,
     rule_link_targets,
     sdd_home,
@@ -29,6 +31,7 @@ from sdd_git.tools.catalog import CONNECTOR_TOOLS, TOOL_CLASSES
 
 PROTECTED_TOP = RECORD_FOLDERS  # the old name, kept for anyone who imports it
 _RULE_NAMES = frozenset(name.casefold() for name in RULE_FILE_NAMES)
+_AGENT_NAMES = frozenset(name.casefold() for name in AGENT_FILE_NAMES)
 _RULE_FOLDER_PARTS = tuple(tuple(p.casefold() for p in f.split("/")) for f in RULE_FOLDERS)
 # A folder copied, moved or linked whole is searched for role and skill files up to this many
 # entries; a bigger one makes the command uncertain instead.
@@ -37,6 +40,8 @@ _WRITE_PATH_ARGS = {"write_file": ("path",), "delete_file": ("path",)}
 _READ_PATH_ARGS = {"read_file": ("path",), "list_files": ("path",), "search_files": ("path",)}
 # The older tools that act on a code host or a deploy target through a connector.
 _CODE_HOST_TOOLS = ("open_pull_request", "merge_pull_request", "deploy")
+# The drafts that write into a change: only ever the run's own.
+_CHANGE_DRAFTS = ("draft_reading", "draft_plan", "draft_scenarios")
 
 
 @dataclass(frozen=True)
@@ -59,8 +64,10 @@ def check(
     root: Path,
     offered: Iterable[str],
     connectors: Iterable[str] = (),
+    change: str | None = None,
 ) -> Rejection | Clearance:
-    """`connectors`: the connectors attached to the run (`@NAME` in its task)."""
+    """`connectors`: the connectors attached to the run (`@NAME` in its task); `change`: the
+    change the run works on, the only one its drafts may write."""
     if tool not in TOOL_CLASSES:
         return Rejection("unknown_tool", f"there is no tool '{tool}' for roles")
     if tool in CONNECTOR_TOOLS and tool not in offered:
@@ -74,6 +81,15 @@ def check(
         return Rejection("bad_input", "an argument holds a NUL byte, which no path or command may")
     if tool in CONNECTOR_TOOLS:
         return _connector_call(tool, args, root, tuple(connectors))
+    if tool in _CHANGE_DRAFTS:
+        named = str(args.get("change") or "").strip()
+        if named != change:
+            mine = f"this run works on {change}" if change else "this run works on no change"
+            return Rejection(
+                "other_change",
+                f"{tool} names {named or 'no change'}, and {mine}; a draft stays in its run's "
+                "own change",
+            )
     if tool in _CODE_HOST_TOOLS:
         problem = _code_host_call(tool, args, root)
         if problem is not None:
@@ -297,6 +313,11 @@ def _rule_problem(root: Path, value: Any, whole_tree: bool = False) -> Rejection
             return Rejection(
                 "protected_path", f"{value} defines a role or a skill; {_RULES_MESSAGE}"
             )
+        if path.name.casefold() in _AGENT_NAMES:
+            return Rejection(
+                "protected_path",
+                f"{value} gives another agent or git its rules; {_RULES_MESSAGE}",
+            )
     home = _resolved_sdd_home()
     for path in (lexical, resolved):
         if _within(path, home) or (whole_tree and _within(home, path)):
@@ -307,14 +328,18 @@ def _rule_problem(root: Path, value: Any, whole_tree: bool = False) -> Rejection
         if path != base and base not in path.parents:
             continue
         parts = tuple(p.casefold() for p in path.relative_to(base).parts)
-        for folder, rule in zip(RULE_FOLDERS, _RULE_FOLDER_PARTS, strict=True):
+        hooks = hooks_folder(base)
+        folders = [*zip(RULE_FOLDERS, _RULE_FOLDER_PARTS, strict=True)]
+        if hooks:
+            folders.append((hooks, tuple(p.casefold() for p in hooks.split("/"))))
+        for folder, rule in folders:
             inside = parts[: len(rule)] == rule
             above = whole_tree and rule[: len(parts)] == parts and os.path.lexists(base / folder)
             if inside or above:
                 return Rejection(
                     "protected_path",
-                    f"{value} is in {folder}/, which defines roles, skills and their rules; "
-                    f"{_RULES_MESSAGE}",
+                    f"{value} is in {folder}/, which holds rules for roles or other agents, "
+                    f"or code that git or CI runs; {_RULES_MESSAGE}",
                 )
     return None
 
@@ -338,8 +363,9 @@ def _within(path: Path, folder: Path) -> bool:
 
 
 def _rule_file_within(folder: Path) -> str | None:
-    """The first role or skill file under `folder` (a folder copied, moved or linked whole), as
-    an absolute path; None when it holds none or is no folder; "" when it is too big to search."""
+    """The first role, skill or agent rule file under `folder` (a folder copied, moved or linked
+    whole), as an absolute path; None when it holds none or is no folder; "" when it is too big
+    to search."""
     if not folder.is_dir():
         return None
     seen = 0
@@ -348,7 +374,7 @@ def _rule_file_within(folder: Path) -> str | None:
         if seen > _SOURCE_SCAN_LIMIT:
             return ""
         for name in files + dirs:
-            if name.casefold() in _RULE_NAMES:
+            if name.casefold() in _RULE_NAMES or name.casefold() in _AGENT_NAMES:
                 return str(Path(top) / name)
     return None
 

@@ -8,7 +8,8 @@ their must-not-match examples do not.
 
 The examples assume a product folder holding `changes/CH-0001/qa.yaml`, a symlink
 `notes.md -> changes/CH-0001/qa.yaml`, a symlink `records -> memory`, a folder
-`pack/builder/ROLE.md` and a file `.claude/agents/reviewer.md`; `~` is the person's home.
+`pack/builder/ROLE.md`, a file `.claude/agents/reviewer.md` and a file `guide/AGENTS.md`; `~` is
+the person's home.
 """
 
 from __future__ import annotations
@@ -713,9 +714,53 @@ ROUTES: tuple[Route, ...] = (
             "src/role.py",
             "ROLE.md.txt",
             "src/templates/page.html",
-            ".github/workflows/ci.yml",
-            ".claude/notes.md",
             "agents/x.md",
+            ".github/ISSUE_TEMPLATE/bug.md",
+        ),
+    ),
+    Route(
+        "file-tools-write-agent-rule-files",
+        "write_file or delete_file on a file that gives another agent in the repository its rules "
+        "or tools, or that git, CI or an editor runs: .claude/, CLAUDE.md, AGENTS.md, "
+        ".github/copilot-instructions.md, .github/workflows/, .codex/, .cursor/, .mcp.json, "
+        ".vscode/, .gitattributes, git hook folders",
+        "write_file",
+        "path",
+        "protected_path",
+        must_match=(
+            ".claude/settings.json",
+            ".claude/settings.local.json",
+            ".claude/notes.md",
+            ".CLAUDE/Settings.json",
+            "CLAUDE.md",
+            "docs/CLAUDE.md",
+            "CLAUDE.local.md",
+            "AGENTS.md",
+            "src/AGENTS.md",
+            "agents.md",
+            "AGENTS.override.md",
+            ".github/copilot-instructions.md",
+            ".github/agents/helper.agent.md",
+            ".github/workflows/ci.yml",
+            ".github/workflows",
+            ".codex/config.toml",
+            ".codex/rules/sdd.rules",
+            ".cursor/rules/x.mdc",
+            ".mcp.json",
+            ".vscode/tasks.json",
+            ".vscode/settings.json",
+            ".gitattributes",
+            "src/.gitattributes",
+            ".githooks/pre-commit",
+            ".husky/pre-commit",
+            "src/../AGENTS.md",
+        ),
+        must_not_match=(
+            "docs/agents-guide.md",
+            "src/claude.py",
+            ".github/dependabot.yml",
+            "vscode/notes.md",
+            "mcp.json.example",
         ),
     ),
     Route(
@@ -748,15 +793,28 @@ ROUTES: tuple[Route, ...] = (
             "echo x > ~/.sdd/roles/x/ROLE.md",
             "cp x ~/.sdd/roles/a/notes.md",
             "rm -rf ~/.sdd",
+            "rm -rf .github/workflows",
+            "echo '{}' > .claude/settings.json",
+            "sed -i s/deny/allow/ .claude/settings.json",
+            "cat x >> AGENTS.md",
+            "cp evil.md CLAUDE.md",
+            "echo '* filter=x' > .gitattributes",
+            "mv .mcp.json /tmp/",
+            "tee .github/copilot-instructions.md < x",
+            "echo x > .codex/rules/sdd.rules",
+            "echo x > .vscode/tasks.json",
+            "echo x > .husky/pre-commit",
+            "mv guide /tmp/guide",
         ),
         must_not_match=(
             "echo x > docs/roles.md",
+            "cat AGENTS.md",
+            "grep deny .claude/settings.json",
             "cat docs/ROLE.md",
             "grep -r ROLE.md .",
             "cp README.md docs/",
             "mv a.md docs/b.md",
             "echo x > src/templates/page.html",
-            "rm -rf .github/workflows",
             "cp -r src /tmp/src",
             "ls ~/.sdd",
         ),

@@ -75,7 +75,7 @@ def argv(binary: str, policy: Policy, command: list[str], chdir: str | None = No
     out += ["--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
     product = str(policy.product)
     out += ["--bind", product, product]
-    for path in policy.read_only:
+    for path in (*policy.read_only, *policy.kept):
         out += ["--ro-bind", str(path), str(path)]
     # A product that is read-only as a whole (a server's, sandbox/server.py) gets no stand-ins:
     # nothing can make a folder in it, bwrap included (its mount points would fail).

@@ -27,11 +27,12 @@ from typing import IO
 from sdd_git.sandbox import tamper
 from sdd_git.sandbox.choose import Sandbox, current
 from sdd_git.sandbox.policy import (
-    RULE_FILE_NAMES,
+    PROTECTED_FILE_NAMES,
     RULE_FOLDERS,
     SHELL_START_FILES,
     Policy,
     dotenv_files,
+    hooks_folder,
     policy_for,
     sdd_home,
     site_folders,
@@ -105,7 +106,8 @@ def protected_tree(policy: Policy, box: Sandbox) -> list[Path]:
     path; only a rule folder that did not exist yet could be made, so those are watched. Under
     anything weaker: the protected parts of the product, the person's git and sdd configuration
     in HOME (also where it does not exist yet)."""
-    rule_folders = [policy.product / name for name in RULE_FOLDERS]
+    hooks = hooks_folder(policy.product)
+    rule_folders = [policy.product / name for name in (*RULE_FOLDERS, *([hooks] if hooks else []))]
     if box.name == "bwrap":
         return [p for p in rule_folders if not os.path.lexists(p)]
     home = policy.home
@@ -119,7 +121,8 @@ def protected_tree(policy: Policy, box: Sandbox) -> list[Path]:
         *installed_sdd(),
     ]
     dotenv = [policy.product / name for name in dotenv_files(policy.product)]
-    return list(dict.fromkeys([*policy.read_only, *rule_folders, *dotenv, *extra]))
+    kept = [*policy.read_only, *policy.kept]
+    return list(dict.fromkeys([*kept, *rule_folders, *dotenv, *extra]))
 
 
 def installed_sdd() -> list[Path]:
@@ -250,7 +253,7 @@ def run(
         watched = protected_tree(policy, box)
         site = site_folders() if box.name != "bwrap" else []
         before = tamper.take(watched, site)
-        rule_files_before = tamper.rule_files(policy.product, RULE_FILE_NAMES)
+        rule_files_before = tamper.rule_files(policy.product, PROTECTED_FILE_NAMES)
         reaping = _become_subreaper()
         argv, preexec, child_env, cleanup = _launch(box, policy, command, env, scratch)
         try:
@@ -312,9 +315,10 @@ def run(
 
 
 def _planted_rule_files(product: Path, before: set[str]) -> list[str]:
-    """A ROLE.md or SKILL.md the command made anywhere in the product: removed, and reported.
+    """A ROLE.md, SKILL.md or another agent's rule file (AGENTS.md, CLAUDE.md, .mcp.json...) the
+    command made anywhere in the product: removed, and reported.
     No kernel rule can name every future path of a file by its name, so this is checked."""
-    made = sorted(tamper.rule_files(product, RULE_FILE_NAMES) - before)
+    made = sorted(tamper.rule_files(product, PROTECTED_FILE_NAMES) - before)
     for name in made:
         with contextlib.suppress(OSError):
             os.unlink(name)

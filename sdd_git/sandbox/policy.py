@@ -12,18 +12,37 @@ from pathlib import Path
 
 # Inside the product folder: the person's record, sdd's own files and git's folder.
 RECORD_FOLDERS = ("memory", "changes", ".sdd", ".git")
-# Folders that define roles, skills and routines, or carry rules for them: rules come only from
-# the person, so no role writes here either.
+# Folders that define roles, skills and routines, carry rules for them or for the other agents
+# working in the same repository (Claude Code, Codex, Cursor, Copilot, VS Code tasks), or hold
+# code that git, CI or an editor runs by itself: rules come only from the person, so no role
+# writes here either.
 RULE_FOLDERS = (
     "templates",
     ".agents/skills",
-    ".claude/agents",
-    ".claude/skills",
+    ".claude",
+    ".codex",
+    ".cursor",
+    ".vscode",
     ".github/agents",
     ".github/skills",
+    ".github/workflows",
+    ".githooks",
+    ".husky",
 )
 # A file with one of these names defines a role or a skill wherever it lives.
 RULE_FILE_NAMES = ("ROLE.md", "SKILL.md")
+# A file with one of these names gives another agent its rules, its tools or a filter git runs,
+# wherever it lives (Claude Code and Codex read nested CLAUDE.md and AGENTS.md too).
+AGENT_FILE_NAMES = (
+    "CLAUDE.md",
+    "CLAUDE.local.md",
+    "AGENTS.md",
+    "AGENTS.override.md",
+    ".mcp.json",
+    "copilot-instructions.md",
+    ".gitattributes",
+)
+PROTECTED_FILE_NAMES = RULE_FILE_NAMES + AGENT_FILE_NAMES
 PROTECTED_IN_PRODUCT = RECORD_FOLDERS + RULE_FOLDERS
 # Under the person's home: files that sign in somewhere. Hidden, not only read-only.
 CREDENTIALS = (
@@ -111,6 +130,10 @@ class Policy:
     scratch: Path  # a private folder that stands for /tmp and HOME inside the sandbox
     home: Path  # the person's real home: read-only
     network: bool
+    # Files kept as they are where a single file can be made read-only (bubblewrap, Seatbelt),
+    # and put back by the tamper check elsewhere: Landlock cannot keep one file in a folder whose
+    # other files stay writable, and making the folder read-only would stop ordinary work there.
+    kept: tuple[Path, ...] = ()
 
 
 def runtime_folder() -> Path | None:
@@ -157,10 +180,46 @@ def site_folders() -> list[Path]:
     return [Path(f).resolve() for f in dict.fromkeys(folders)]
 
 
+def hooks_folder(product: Path) -> str | None:
+    """The folder `core.hooksPath` in the product's own git config names, relative to the
+    product, when it lies inside it: git runs what is there at the next commit. Read from the
+    file, without git, because the guard asks on every write."""
+    try:
+        with open(product / ".git" / "config", encoding="utf-8", errors="replace") as handle:
+            text = handle.read(1 << 20)
+    except OSError:
+        return None
+    section = ""
+    found = None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("["):
+            section = stripped.strip("[]").strip().casefold()
+        elif section == "core" and stripped.casefold().startswith("hookspath"):
+            _, _, value = stripped.partition("=")
+            found = value.strip().strip('"') or None
+    if found is None:
+        return None
+    path = Path(os.path.normpath(product.resolve() / os.path.expanduser(found)))
+    base = product.resolve()
+    if path == base or not path.is_relative_to(base):
+        return None
+    relative = path.relative_to(base).as_posix()
+    return None if relative.split("/", 1)[0] == ".git" else relative
+
+
+def agent_files(product: Path) -> list[Path]:
+    """Every existing file in the product named like another agent's rule file."""
+    from sdd_git.sandbox.tamper import rule_files
+
+    return [Path(name) for name in sorted(rule_files(product, AGENT_FILE_NAMES))]
+
+
 def policy_for(product: Path, scratch: Path, network: bool) -> Policy:
     base = product.resolve()
     read_only: list[Path] = []
-    for name in PROTECTED_IN_PRODUCT:
+    hooks = hooks_folder(base)
+    for name in (*PROTECTED_IN_PRODUCT, *([hooks] if hooks else [])):
         path = base / name
         if os.path.lexists(path):
             read_only.append(path)
@@ -179,4 +238,5 @@ def policy_for(product: Path, scratch: Path, network: bool) -> Policy:
         scratch=scratch,
         home=home,
         network=network,
+        kept=tuple(p for p in agent_files(base) if p not in read_only),
     )

@@ -119,9 +119,10 @@ def profile(policy: Policy) -> str:
     out.append(_rule("allow", "file-write*", writable))
     terminals = [f"(literal {quote(device)})" for device in ("/dev/tty", "/dev/ptmx")]
     out.append(_rule("allow", "file-ioctl", [*terminals, '(regex #"^/dev/ttys[0-9]+$")']))
-    if policy.read_only:
+    if policy.read_only or policy.kept:
         out.append("\n; Read-only inside the product: after the write allow, so it wins.\n")
-        denied = [item for path in policy.read_only for item in _filters(path, "subpath")]
+        kept = (*policy.read_only, *policy.kept)
+        denied = [item for path in kept for item in _filters(path, "subpath")]
         out.append(_rule("deny", "file-write*", denied))
     if policy.hidden:
         out.append("\n; Last of all, so that no allow above reaches a credential file.\n")

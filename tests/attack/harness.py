@@ -499,8 +499,12 @@ class Attack:
                 for name in filenames:
                     found[f"{label}/{(rel / name).as_posix()}"] = here / name
 
-        for name in ("memory", "changes", "templates", ".claude", ".agents"):
+        for name in ("memory", "changes", "templates", ".claude", ".agents", ".codex", ".cursor"):
             tree(p / name, f"product:{name}")
+        for name in (".vscode", ".githooks", ".husky", ".mcp.json"):
+            tree(p / name, f"product:{name}")
+        tree(p / ".github" / "workflows", "product:.github/workflows")
+        tree(p / ".github" / "copilot-instructions.md", "product:.github/copilot-instructions.md")
         tree(p / ".sdd", "product:.sdd", skip=("role-runs", "local"))
         tree(p / ".github" / "agents", "product:.github/agents")
         tree(p / ".github" / "skills", "product:.github/skills")
@@ -509,7 +513,7 @@ class Attack:
         for dirpath, dirnames, filenames in os.walk(p):
             dirnames[:] = [d for d in dirnames if d not in (".git", "node_modules", ".venv")]
             for name in filenames:
-                if name in ("ROLE.md", "SKILL.md"):
+                if name in ("ROLE.md", "SKILL.md", "AGENTS.md", "CLAUDE.md", ".gitattributes"):
                     path = Path(dirpath) / name
                     found[f"product:{path.relative_to(p).as_posix()}"] = path
         for name in (".gitconfig", ".config/git", ".sdd", ".netrc", ".aws", ".ssh", ".bashrc"):

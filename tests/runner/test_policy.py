@@ -40,6 +40,8 @@ def product(root: Root) -> Path:
     (root.path / "pack" / "builder" / "ROLE.md").write_text("---\nname: builder\n---\n")
     (root.path / ".claude" / "agents").mkdir(parents=True)
     (root.path / ".claude" / "agents" / "reviewer.md").write_text("a reviewer\n")
+    (root.path / "guide").mkdir()
+    (root.path / "guide" / "AGENTS.md").write_text("Be brief.\n")
     return root.path
 
 

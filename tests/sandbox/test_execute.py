@@ -182,3 +182,47 @@ def test_the_tamper_check_sees_a_same_size_rewrite_with_its_time_put_back(
     )
     assert done.tampered == ("memory/decisions.yaml",)
     assert (folder / "memory/decisions.yaml").read_text() == "[]\n"
+
+
+OTHER_AGENTS_FILES = {
+    ".claude/settings.json": '{"permissions": {"deny": ["Bash(sdd next)"]}}\n',
+    "AGENTS.md": "Never run sdd next.\n",
+    "src/AGENTS.md": "Nested rules.\n",
+    ".github/workflows/ci.yml": "on: push\n",
+    ".github/copilot-instructions.md": "Be careful.\n",
+    ".gitattributes": "*.txt text\n",
+    ".vscode/tasks.json": "{}\n",
+    ".husky/pre-commit": "#!/bin/sh\n",
+    "tools/hooks/pre-commit": "#!/bin/sh\n",
+}
+PLANTED = (
+    "CLAUDE.md",
+    ".mcp.json",
+    ".codex/rules/x.rules",
+    ".cursor/rules/x.mdc",
+    "docs/CLAUDE.md",
+)
+
+
+@pytest.mark.parametrize("name", ["bwrap", "landlock", "none"])
+def test_other_agents_rule_files_and_hook_folders_stay_as_they_were(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """Issue 21: after one allowed command, a role replaced the deny rules `sdd agents install
+    claude` wrote with allows. Every other agent's rule file, the workflows, the editor's tasks and
+    the hook folders (also the one `core.hooksPath` names) are kept; what it made is removed."""
+    use(monkeypatch, name)
+    folder = product(tmp_path)
+    (folder / ".git" / "config").write_text("[core]\n\thooksPath = tools/hooks\n")
+    for path, text in OTHER_AGENTS_FILES.items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_text(text)
+    (folder / "docs").mkdir()
+    rewrite = "; ".join(f"echo pwned > {path}" for path in OTHER_AGENTS_FILES)
+    plant = "; ".join(f"mkdir -p $(dirname {path}); echo pwned > {path}" for path in PLANTED)
+    done = sh(folder, f"{rewrite}; {plant}; echo ok > src/app.py")
+    for path, text in OTHER_AGENTS_FILES.items():
+        assert (folder / path).read_text() == text, (name, path, done.output)
+    for path in PLANTED:
+        assert not (folder / path).exists(), (name, path)
+    assert (folder / "src/app.py").read_text() == "ok\n"
