@@ -6,6 +6,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from sdd_git.statefolders import make_folder
+
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Write `text` (UTF-8, newlines as given) to `path` atomically."""
@@ -13,8 +15,10 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write `data` to `path` through a temp file in the same folder, fsync'd, then renamed over."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write `data` to `path` through a temp file in the same folder, fsync'd, then renamed over.
+
+    A file of sdd's own state is written only into a state folder that is hers alone."""
+    make_folder(path.parent)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -20,7 +20,7 @@ def roles_config(root: Root | None) -> RolesConfig:
         return RolesConfig()
     from sdd_git.yamlio import read_mapping
 
-    data = read_mapping(root.config)
+    data = read_mapping(root.config, root.path)
     section = data.get("roles") or {}
     where = display(root.config)
     if not isinstance(section, dict):
@@ -49,7 +49,7 @@ def messaging_on(root: Root | None) -> bool:
         return True
     from sdd_git.yamlio import read_mapping
 
-    value = read_mapping(root.config).get("messaging", True)
+    value = read_mapping(root.config, root.path).get("messaging", True)
     if value is None or value is True or value is False:
         return value is not False
     if isinstance(value, str) and value.strip().lower() in ("on", "off", "true", "false"):

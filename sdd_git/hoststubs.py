@@ -9,7 +9,9 @@ Each host gets what its own documentation says it loads, and nothing it would ig
   `.claude/settings.json` gets `permissions.deny` rules, so the host itself refuses the person's
   commands whatever the model decides.
 - Copilot: `.github/copilot-instructions.md`, and the setup steps workflow that puts `sdd` on the
-  PATH of the cloud agent's environment (without it, every instruction to run `sdd` fails).
+  PATH of the cloud agent's environment (without it, every instruction to run `sdd` fails). It
+  installs sdd from the source her confirmed settings pin (`ci.install`, see sdd_git.cipins),
+  never by a bare name: with none pinned, `sdd agents install copilot` writes nothing.
 - Ollama gets nothing: a bare model cannot run commands. Ollama is an sdd provider instead.
 
 A person's file is never overwritten: markdown gets one marked sdd section, settings.json and the
@@ -21,12 +23,13 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from sdd_git import __version__
 from sdd_git.atomicfile import write_text_atomic
+from sdd_git.cipins import CHECKOUT, CHECKOUT_TAG, SETUP_PYTHON, SETUP_PYTHON_TAG, InstallSource
 from sdd_git.errors import SddError, UsageError
 from sdd_git.records.person import refuse_inside_run
 from sdd_git.root import Root
@@ -165,7 +168,7 @@ def _claude_section(imports_agents_already: bool) -> str:
     )
 
 
-def _setup_workflow() -> str:
+def _setup_workflow(source: InstallSource) -> str:
     # The shape follows GitHub's example: a workflow holding one job named copilot-setup-steps,
     # run by hand or when the file changes so the steps can be checked in the Actions tab.
     return f"""\
@@ -192,29 +195,40 @@ jobs:
     permissions:
       contents: read
     steps:
-{_steps_yaml(setup_python=True, indent=6)}"""
+{_steps_yaml(source, checkout=source.needs_checkout, setup_python=True, indent=6)}"""
 
 
-def _steps_yaml(setup_python: bool, indent: int, comment: bool = True) -> str:
+def _install_run(source: InstallSource) -> str:
+    return "\n".join([*source.shell("python"), "sdd --version"]) + "\n"
+
+
+def _steps_yaml(
+    source: InstallSource, checkout: bool, setup_python: bool, indent: int, comment: bool = True
+) -> str:
     pad = " " * indent
     lines: list[str] = []
+    if checkout:  # her requirements file (ci.install) is read from the repository
+        lines += [
+            "- name: Check out the repository",
+            f"  uses: {CHECKOUT} # {CHECKOUT_TAG}",
+            "  with:",
+            "    persist-credentials: false",
+        ]
     if setup_python:
         lines += [
             "- name: Set up Python",
-            "  uses: actions/setup-python@v5",
+            f"  uses: {SETUP_PYTHON} # {SETUP_PYTHON_TAG}",
             "  with:",
             '    python-version: "3.12"',
         ]
     lines.append(f"- name: {INSTALL_STEP_NAME}")
     if comment:  # ruamel.yaml misplaces a comment inside an appended step, so a merge has none
         lines.append(
-            "  # The sdd version that wrote this file; edit the line to install it elsewhere."
+            "  # From ci.install of .sdd/config.yaml; run `sdd agents install copilot` after "
+            "changing it."
         )
-    lines += [
-        "  run: |",
-        f'    python -m pip install "sdd-git=={__version__}"',
-        "    sdd --version",
-    ]
+    lines.append("  run: |")
+    lines += [f"    {line}" for line in _install_run(source).splitlines()]
     return "".join(f"{pad}{line}\n" for line in lines)
 
 
@@ -357,12 +371,22 @@ def _step_installs_sdd(step: Any) -> bool:
     return step.get("name") == INSTALL_STEP_NAME or "sdd-git" in run
 
 
-def merge_workflow(existing: str | None, rel: str = COPILOT_SETUP) -> str:
-    """The setup steps workflow with a step installing sdd; the person's steps and comments kept."""
+def _uses(step: Any, action: str) -> bool:
+    return isinstance(step, dict) and str(step.get("uses", "")).startswith(action + "@")
+
+
+def merge_workflow(
+    existing: str | None, source: Callable[[], InstallSource], rel: str = COPILOT_SETUP
+) -> str:
+    """The setup steps workflow with a step installing sdd from the pinned source (`source()`,
+    asked only when sdd writes that step); the person's steps and comments kept. sdd's own step
+    (named Install sdd) is brought to the pinned source, so a bare `sdd-git==` an older sdd
+    wrote goes; a step of hers that installs sdd her own way is left as it is."""
     if existing is None or existing.strip() == "":
-        return _setup_workflow()
+        return _setup_workflow(source())
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
+    from ruamel.yaml.scalarstring import LiteralScalarString
 
     editor = YAML(typ="rt")
     editor.width = 4096
@@ -381,40 +405,58 @@ def merge_workflow(existing: str | None, rel: str = COPILOT_SETUP) -> str:
     job = jobs.get(COPILOT_JOB) if isinstance(jobs, dict) else None
     steps = job.get("steps") if isinstance(job, dict) else None
     if not isinstance(steps, list):
+        pinned = source()
         raise SddError(
             f"{rel} has no `jobs.{COPILOT_JOB}.steps` list, so sdd cannot add its step",
             hint=f"add these steps to the `{COPILOT_JOB}` job by hand:\n"
-            + _steps_yaml(setup_python=True, indent=2),
+            + _steps_yaml(pinned, pinned.needs_checkout, setup_python=True, indent=2),
         )
-    if any(_step_installs_sdd(step) for step in steps):
-        return existing
-    has_python = any(
-        isinstance(step, dict) and str(step.get("uses", "")).startswith("actions/setup-python")
-        for step in steps
-    )
-    for step in editor.load(_steps_yaml(setup_python=not has_python, indent=0, comment=False)):
-        steps.append(step)
+    ours = [
+        step for step in steps if isinstance(step, dict) and step.get("name") == INSTALL_STEP_NAME
+    ]
+    if any(_step_installs_sdd(step) for step in steps) and not ours:
+        return existing  # her own way of installing sdd
+    pinned = source()
+    checkout = pinned.needs_checkout and not any(_uses(step, "actions/checkout") for step in steps)
+    if ours and not checkout:
+        if all(str(step.get("run", "")) == _install_run(pinned) for step in ours):
+            return existing
+        for step in ours:
+            step["run"] = LiteralScalarString(_install_run(pinned))
+    else:
+        where = steps.index(ours[0]) if ours else len(steps)
+        has_python = any(_uses(step, "actions/setup-python") for step in steps[:where])
+        python = not has_python and not ours
+        added = editor.load(_steps_yaml(pinned, checkout, python, indent=0, comment=False))
+        for step in ours:
+            steps.remove(step)
+        for offset, step in enumerate(added):
+            steps.insert(where + offset, step)
     buffer = io.StringIO()
     editor.dump(document, buffer)
     text = buffer.getvalue()
-    _check_only_steps_added(existing, text, rel)
+    _check_only_sdd_steps_changed(existing, text, rel, pinned)
     return text
 
 
-def _check_only_steps_added(before: str, after: str, rel: str) -> None:
+def _check_only_sdd_steps_changed(before: str, after: str, rel: str, pinned: InstallSource) -> None:
     # ruamel.yaml keeps comments and order, but a value it cannot round-trip must not change
-    # silently: the new file must read as the old one plus sdd's steps, nothing else.
+    # silently: the new file must read as the old one, but for sdd's steps.
     import yaml
 
     old, new = yaml.safe_load(before), yaml.safe_load(after)
-    new_steps = new["jobs"][COPILOT_JOB]["steps"]
     old_steps = old["jobs"][COPILOT_JOB]["steps"]
-    new["jobs"][COPILOT_JOB]["steps"] = new_steps[: len(old_steps)]
+    mine = yaml.safe_load(_steps_yaml(pinned, True, setup_python=True, indent=0, comment=False))
+    new["jobs"][COPILOT_JOB]["steps"] = [
+        step for step in new["jobs"][COPILOT_JOB]["steps"]
+        if not _step_installs_sdd(step) and (step in old_steps or step not in mine)
+    ]  # fmt: skip
+    old["jobs"][COPILOT_JOB]["steps"] = [s for s in old_steps if not _step_installs_sdd(s)]
     if new != old:
         raise SddError(
             f"{rel}: could not add the sdd step without changing other values",
             hint=f"add these steps to the `{COPILOT_JOB}` job by hand:\n"
-            + _steps_yaml(setup_python=True, indent=2),
+            + _steps_yaml(pinned, pinned.needs_checkout, setup_python=True, indent=2),
         )
 
 
@@ -459,8 +501,12 @@ def plan(root: Root, host: str) -> InstallReport:
             tree.texts[instructions_real] = merge_section(
                 instructions_text, _agents_section(), COPILOT_INSTRUCTIONS
             )
+        from sdd_git.cipins import install_source
+
         workflow_real, workflow_text = tree.read(COPILOT_SETUP)
-        tree.texts[workflow_real] = merge_workflow(workflow_text)
+        tree.texts[workflow_real] = merge_workflow(
+            workflow_text, lambda: install_source(root, "writing Copilot's setup steps")
+        )
     return InstallReport(host=host, files=tree.planned(), reads=HOST_READS[host], dry_run=True)
 
 

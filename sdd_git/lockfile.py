@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from sdd_git.errors import LockError
+from sdd_git.statefolders import make_folder
 
 DEFAULT_WAIT_SECONDS = 3.0
 _POLL_SECONDS = 0.05
@@ -120,8 +121,10 @@ def _take_over(path: Path) -> bool:
 def hold(
     path: Path, wait_seconds: float | None = None, stale_hint: str | None = None
 ) -> Iterator[None]:
-    """Hold the lock at `path`; wait up to `wait_seconds` for another holder, then fail."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Hold the lock at `path`; wait up to `wait_seconds` for another holder, then fail.
+
+    A lock in sdd's state is taken only in a state folder that is hers alone."""
+    make_folder(path.parent)
     deadline = time.monotonic() + (DEFAULT_WAIT_SECONDS if wait_seconds is None else wait_seconds)
     while True:
         try:

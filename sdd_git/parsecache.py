@@ -17,6 +17,8 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from sdd_git import statefolders
+
 SHARDS = 16
 VERSION = 1
 RACY_NS = 2_000_000_000
@@ -36,6 +38,11 @@ def fingerprint(path: Path | str) -> tuple[str, bool]:
 
 class ParseCache:
     def __init__(self, folder: Path | None) -> None:
+        state = statefolders.state_folder_of(folder) if folder is not None else None
+        if state is not None and statefolders.problem(state) is not None:
+            # A linked or shared `.sdd/local` is refused where state is written; a cache only
+            # costs time, so it goes without one, and never reads what another planted there.
+            folder = None
         self.folder = folder  # None: a cache that remembers nothing
         self.shards: dict[int, dict[str, Any]] = {}
         self.used: set[str] = set()

@@ -8,7 +8,10 @@ from pathlib import Path
 from sdd_git.errors import SddError
 
 CONFIG_RELATIVE = Path(".sdd") / "config.yaml"
-GITIGNORE_ENTRIES = (".sdd/role-runs/", ".sdd/local/")
+# No trailing slash: `.sdd/local/` matches only a folder, so a link committed in its place
+# (`.sdd/local -> /tmp/x`) would not be ignored. An older file's slashed lines are kept; these are
+# added beside them.
+GITIGNORE_ENTRIES = (".sdd/role-runs", ".sdd/local")
 
 DEFAULT_CONFIG = """\
 # sdd settings. Environment overrides: SDD_PROVIDER, SDD_MODEL, SDD_BASE_URL, SDD_API_KEY.
@@ -141,8 +144,8 @@ def _set_product_name(root: Root, product: str) -> None:
     from sdd_git.atomicfile import write_text_atomic
     from sdd_git.yamlio import edit_mapping, read_mapping
 
-    if read_mapping(root.product).get("name") != product:
-        write_text_atomic(root.product, edit_mapping(root.product, {"name": product}))
+    if read_mapping(root.product, root.path).get("name") != product:
+        write_text_atomic(root.product, edit_mapping(root.product, {"name": product}, root.path))
 
 
 def _inside_git_work_tree(folder: Path) -> bool:

@@ -8,6 +8,7 @@ survive a round trip.
 from __future__ import annotations
 
 import io
+import os
 from pathlib import Path
 from typing import Any
 
@@ -102,18 +103,34 @@ def parse_yaml(text: str, source: Path, line_offset: int = 0) -> Any:
         raise RecordError(f"{display(source)}: malformed YAML: {exc}") from None
 
 
-def read_yaml(path: Path) -> Any:
+def read_text(path: Path, within: Path | None) -> str:
+    """A file's text. `within` is the product folder holding it: the file is then read with no
+    link followed at any name below it, only if it is a regular file, and from a state folder
+    only if that is hers alone. None is for a file she named outside the product."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        if within is None:
+            return path.read_text(encoding="utf-8")
+        from sdd_git import beneath, statefolders
+
+        statefolders.check(path)
+        return beneath.read_text(within, path)
+    except (FileNotFoundError, NotADirectoryError):
         raise RecordError(f"{display(path)}: file not found") from None
     except UnicodeDecodeError as exc:
         raise RecordError(f"{display(path)}: not UTF-8 text ({exc.reason})") from None
-    return parse_yaml(text, path)
 
 
-def read_mapping(path: Path) -> dict[str, Any]:
-    data = read_yaml(path)
+def exists(path: Path, within: Path | None) -> bool:
+    """Whether anything is at `path` (a link too: reading it then says why it is refused)."""
+    return os.path.lexists(path) if within is not None else path.exists()
+
+
+def read_yaml(path: Path, within: Path | None) -> Any:
+    return parse_yaml(read_text(path, within), path)
+
+
+def read_mapping(path: Path, within: Path | None) -> dict[str, Any]:
+    data = read_yaml(path, within)
     if not isinstance(data, dict):
         raise RecordError(
             f"{display(path)}:1: expected a mapping of keys to values, found {type(data).__name__}",
@@ -122,11 +139,11 @@ def read_mapping(path: Path) -> dict[str, Any]:
     return data
 
 
-def read_list(path: Path) -> list[Any]:
+def read_list(path: Path, within: Path | None) -> list[Any]:
     """A top-level YAML list; a missing or empty file is an empty list."""
-    if not path.exists():
+    if not exists(path, within):
         return []
-    data = read_yaml(path)
+    data = read_yaml(path, within)
     if data is None:
         return []
     if not isinstance(data, list):
@@ -176,12 +193,12 @@ def refuse_surrogates(data: Any) -> None:
             refuse_surrogates(value)
 
 
-def edit_mapping(path: Path, updates: dict[str, Any]) -> str:
+def edit_mapping(path: Path, updates: dict[str, Any], within: Path | None) -> str:
     """The text of the YAML mapping at `path` with `updates` applied, comments and order kept."""
     from ruamel.yaml import YAML
 
-    original = path.read_text(encoding="utf-8")
-    expected = read_mapping(path)
+    original = read_text(path, within)
+    expected = read_mapping(path, within)
     expected.update(updates)
     editor = YAML(typ="rt")
     editor.width = 4096

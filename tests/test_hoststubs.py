@@ -89,9 +89,18 @@ def _outside_a_run(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SDD_RUN_ID", raising=False)
 
 
+GIT_PIN = "git+https://github.com/acme/sdd.git@3f1c2a9be4d07c6815e2fa03b9d84c7e5a61f0d2"
+
+
 @pytest.fixture
 def root(tmp_path: Path) -> Root:
-    return init_root(tmp_path / "p", product="p").root
+    from tests.trusthelp import confirm
+
+    made = init_root(tmp_path / "p", product="p").root
+    # Where Copilot's setup steps install sdd from: her pinned, confirmed source (ci.install).
+    made.config.write_text(made.config.read_text() + f"ci: {{install: '{GIT_PIN}'}}\n")
+    confirm(made, ".sdd/config.yaml")
+    return made
 
 
 def _files_under(folder: Path) -> dict[str, bytes]:
@@ -373,8 +382,27 @@ def test_setup_steps_follow_githubs_documented_shape(root: Root) -> None:
     steps = job["steps"]
     assert any(str(step.get("uses", "")).startswith("actions/setup-python@") for step in steps)
     install_step = next(step for step in steps if step.get("name") == "Install sdd")
-    assert f'pip install "sdd-git=={__version__}"' in install_step["run"]
-    assert "sdd --version" in install_step["run"]
+    assert install_step["run"] == f"python -m pip install 'sdd-git @ {GIT_PIN}'\nsdd --version\n"
+
+
+def test_an_install_step_an_older_sdd_wrote_with_a_bare_name_is_pinned(root: Root) -> None:
+    target = root.path / ".github/workflows/copilot-setup-steps.yml"
+    target.parent.mkdir(parents=True)
+    target.write_text(
+        "on: workflow_dispatch\njobs:\n  copilot-setup-steps:\n    runs-on: ubuntu-latest\n"
+        "    steps:\n      - uses: actions/setup-python@v5\n      - name: Install sdd\n"
+        f'        run: |\n          python -m pip install "sdd-git=={__version__}"\n'
+        "          sdd --version\n      - run: echo mine\n",
+        encoding="utf-8",
+    )
+    install(root, "copilot")
+    text = target.read_text("utf-8")
+    assert "sdd-git==" not in text
+    steps = _steps(target)
+    assert [step.get("name") for step in steps] == [None, "Install sdd", None]
+    assert steps[1]["run"] == f"python -m pip install 'sdd-git @ {GIT_PIN}'\nsdd --version\n"
+    assert steps[2] == {"run": "echo mine"}
+    assert install(root, "copilot").written == ()
 
 
 def test_copilot_instructions_carry_the_sdd_section(root: Root) -> None:

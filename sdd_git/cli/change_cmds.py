@@ -102,6 +102,8 @@ def _render(view: dict[str, Any]) -> None:
     for section in view["sections"]:
         by = f" by {section['accepted_by']}" if section["accepted_by"] else ""
         echo(f"  {section['id']} {section['title']}: {section['state']}{by}")
+        # The sha256 `sdd accept ... --hash` takes: she accepts the text she read, or nothing.
+        echo(f"    sha256: {section['hash']}")
         for line in section["text"].splitlines():
             echo(f"      {line}")
     if view["scenarios"]:
@@ -119,6 +121,23 @@ def _render(view: dict[str, Any]) -> None:
         if row["failure_accepted_by"]:
             outcome += f" (failure accepted by {row['failure_accepted_by']})"
         echo(f"  {row['id']} {row['title']}: {state}; {outcome}")
+        echo(f"    sha256: {row['hash']}")
+        for key in ("steps", "expected"):  # with the title, what that sha256 covers
+            first, *more = str(row[key]).splitlines() or [""]
+            echo(f"      {key}: {first}")
+            for line in more:
+                echo(f"        {line}")
+    proposal = view["proposal"]
+    if proposal is not None:
+        echo("a role proposed another reading (your words stay the reading until you choose):")
+        for line in proposal["text"].splitlines():
+            echo(f"      {line}")
+        echo(f"    take it: sdd correct reading {view['id']} --proposal")
+    plan = view["plan"]
+    if plan is not None:
+        state = f"accepted by {plan['accepted_by']}" if plan["accepted_by"] else "not accepted"
+        echo(f"plan: {plan['file']}: {state}")
+        echo(f"    sha256: {plan['hash']}")
     if view["decisions"]:
         echo("decisions:")
     for entry in view["decisions"]:

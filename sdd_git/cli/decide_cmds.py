@@ -9,6 +9,13 @@ from sdd_git.cli.output import current_root, emit_json, json_option, say, table
 WORDS_OPTION = click.option(
     "--words", help="The decision's words (default: the change's own words)."
 )
+HASH_OPTION = click.option(
+    "--hash",
+    "shown",
+    metavar="H",
+    help="Accept only the text whose sha256 is H (sdd change show prints it); refused if it"
+    " changed since.",
+)
 
 
 def _report(acceptance: object, subject: str) -> None:
@@ -24,7 +31,7 @@ def _report(acceptance: object, subject: str) -> None:
         from sdd_git.trust.words import visible
 
         # What she accepted, whole: the file may have changed since she last read it (a merge
-        # can rewrite a draft); `sdd correct reading` and `sdd decision replace` undo it.
+        # can rewrite a draft); --hash refuses that, `sdd decision replace` undoes it.
         say("the text accepted:")
         for line in acceptance.text.splitlines():
             say(f"  {visible(line)}")
@@ -39,21 +46,23 @@ def accept() -> None:
 @accept.command("reading")
 @click.argument("change_id", metavar="CH")
 @WORDS_OPTION
-def accept_reading(change_id: str, words: str | None) -> None:
+@HASH_OPTION
+def accept_reading(change_id: str, words: str | None, shown: str | None) -> None:
     """Accept the drafted reading (section S1) of CH; her words become the decision."""
     from sdd_git.records.acceptance import accept_reading as run
 
-    _report(run(current_root(), change_id, words), f"the reading of {change_id}")
+    _report(run(current_root(), change_id, words, shown), f"the reading of {change_id}")
 
 
 @accept.command("section")
 @click.argument("ref", metavar="SPEC#Sn")
 @WORDS_OPTION
-def accept_section(ref: str, words: str | None) -> None:
+@HASH_OPTION
+def accept_section(ref: str, words: str | None, shown: str | None) -> None:
     """Accept a hand-written section, e.g. SPEC-0001#S2."""
     from sdd_git.records.acceptance import accept_section as run
 
-    _report(run(current_root(), ref, words), ref)
+    _report(run(current_root(), ref, words, shown), ref)
 
 
 @accept.command("scenario")
@@ -62,21 +71,23 @@ def accept_section(ref: str, words: str | None) -> None:
 @click.option(
     "--words", help="The decision's words (default: the scenario's title and expectation)."
 )
-def accept_scenario(ref: str, optional: bool, words: str | None) -> None:
+@HASH_OPTION
+def accept_scenario(ref: str, optional: bool, words: str | None, shown: str | None) -> None:
     """Accept a scenario; it is required unless --optional."""
     from sdd_git.records.acceptance import accept_scenario as run
 
-    _report(run(current_root(), ref, optional, words), ref)
+    _report(run(current_root(), ref, optional, words, shown), ref)
 
 
 @accept.command("plan")
 @click.argument("change_id", metavar="CH")
 @WORDS_OPTION
-def accept_plan(change_id: str, words: str | None) -> None:
+@HASH_OPTION
+def accept_plan(change_id: str, words: str | None, shown: str | None) -> None:
     """Accept the drafted plan of CH (changes/CH/plan.yaml); it becomes binding."""
     from sdd_git.records.acceptance import accept_plan as run
 
-    _report(run(current_root(), change_id, words), f"the plan of {change_id}")
+    _report(run(current_root(), change_id, words, shown), f"the plan of {change_id}")
 
 
 @accept.command("failure")
@@ -98,13 +109,37 @@ def correct() -> None:
 
 @correct.command("reading")
 @click.argument("change_id", metavar="CH")
-@click.argument("words")
-def correct_reading(change_id: str, words: str) -> None:
-    """Replace the reading of CH with your WORDS. It stays unaccepted until you accept it."""
-    from sdd_git.records.acceptance import correct_reading as run
+@click.argument("words", required=False)
+@click.option(
+    "--proposal", is_flag=True, help="Take the reading a role proposed beside your correction."
+)
+def correct_reading(change_id: str, words: str | None, proposal: bool) -> None:
+    """Replace the reading of CH with your WORDS, or with a role's proposed reading. It stays
+    unaccepted until you accept it, and no role's draft replaces your words."""
+    from sdd_git.errors import UsageError
 
-    spec = run(current_root(), change_id, words)
-    say(f"the reading of {change_id} ({spec.id}#S1) now holds your words; it is not accepted yet")
+    if proposal == (words is not None):
+        raise UsageError(
+            "give your words, or --proposal to take the reading a role proposed",
+            hint=f'sdd correct reading {change_id} "what you mean"',
+        )
+    if proposal:
+        from sdd_git.records.proposals import take_proposal
+
+        spec = take_proposal(current_root(), change_id)
+        say(
+            f"the reading of {change_id} ({spec.id}#S1) now holds the proposed reading; "
+            "it is not accepted yet"
+        )
+    else:
+        from sdd_git.records.acceptance import correct_reading as run
+
+        assert words is not None
+        spec = run(current_root(), change_id, words)
+        say(
+            f"the reading of {change_id} ({spec.id}#S1) now holds your words; "
+            "it is not accepted yet"
+        )
     click.echo(f"{spec.id}#S1")
 
 

@@ -133,6 +133,20 @@ def _terminated(signum: int, frame: object) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    # Everything sdd prints reaches her terminal as text: a control, bidirectional or zero-width
+    # character from a file, a merge or a model is written out as an escape (`\u202e`), in
+    # JSON too, where that escape reads back as the same character.
+    from sdd_git.shown_text import visible_stream
+
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = visible_stream(sys.stdout), visible_stream(sys.stderr)
+    try:
+        _main(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _main(argv: list[str] | None) -> None:
     import signal
 
     from sdd_git.cli.interrupts import keep_interrupts

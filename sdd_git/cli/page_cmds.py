@@ -44,7 +44,24 @@ def page(folder: str | None, port: int | None, no_browser: bool) -> None:
     openers: list[Path] = []
 
     def announce(served: Served) -> None:
-        say("her page is served on 127.0.0.1 only; Ctrl-C stops it")
+        from sdd_git.page.serve import OWNER_CHECKED, RANDOM_ADDRESS
+
+        if served.wall == OWNER_CHECKED:
+            say(
+                f"your page is served on {served.host} only, and answers your own programs"
+                " alone; Ctrl-C stops it"
+            )
+        elif served.wall == RANDOM_ADDRESS:
+            say(
+                f"your page is served on {served.host} only, a random loopback address (this"
+                " system does not say who owns a connection); Ctrl-C stops it"
+            )
+        else:
+            say(
+                f"your page is served on {served.host} only; this system neither says who owns a"
+                " connection nor serves on another loopback address, so another user of this"
+                " computer who has your cookie could use it; Ctrl-C stops it"
+            )
         click.echo(served.url)
         if not no_browser:
             import webbrowser

@@ -488,6 +488,10 @@ def routine_export(name: str, engine: str | None, out: Path | None) -> None:
 
     if engine is None:
         raise UsageError("say which engine", hint="add --github-actions, --gitlab-ci or --jenkins")
+    from sdd_git.records.person import refuse_inside_run
+
+    if out is not None:
+        refuse_inside_run()  # before anything is read: a role run writes no CI file
     root = current_root()
     found = find_routine(root, name)
     text = export_definition(root, found, engine)
@@ -495,9 +499,7 @@ def routine_export(name: str, engine: str | None, out: Path | None) -> None:
         click.echo(text, nl=not text.endswith("\n"))
         return
     from sdd_git.atomicfile import write_text_atomic
-    from sdd_git.records.person import refuse_inside_run
 
-    refuse_inside_run()
     write_text_atomic(out, text)
     say(f"wrote the {engine} definition of {found.role}/{found.name}")
     click.echo(_relative(out))

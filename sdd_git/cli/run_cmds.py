@@ -439,7 +439,7 @@ def stops_show_command(stop_id: str, as_json: bool) -> None:
     for key, value in stop.args.items():
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         click.echo(f"--- {visible(key, keep_newlines=False)} ({len(text):,} characters) ---")
-        click.echo(visible(text))
+        click.echo(visible(text, keep_newlines=True))
     click.echo(f"choices: {', '.join(stop.choices) or 'none'}")
 
 

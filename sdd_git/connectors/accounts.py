@@ -132,7 +132,7 @@ def _write_entry(root: Root, name: str, base_url: str | None) -> bool:
             return False
         from sdd_git.trust import pending
 
-        before = pending.yaml_surface(root.config)
+        before = pending.yaml_surface(root.config, root.path)
         write_text_atomic(root.config, text)
         pending.record_settings(root, before, f"sdd connect {name}", existed=True)
     return True

@@ -10,7 +10,8 @@
 `base_url` is the service's API root (documented paths are appended); a service with one
 public host has a default. `token_env` names the variable that holds the token (CI, tests);
 without one the token comes from the OS keyring (`sdd connect NAME`). `reads` lists operations
-of a connector the table does not know (an MCP server's tools) that the person declares reads.
+of a connector the table does not know (an MCP server's tools) that the person declares reads,
+`acts` those she offers as acts (each stops for her); an MCP tool in neither is not offered.
 Every other key is kept for the connector as its settings (`repo`, `project`, `command`...).
 No token is ever written here: a key that holds one is refused."""
 
@@ -60,6 +61,7 @@ class ConnectorConfig:
     token_env: str | None = None
     reads: tuple[str, ...] = ()
     settings: Mapping[str, Any] = field(default_factory=dict)  # every other key
+    acts: tuple[str, ...] = ()
 
     @property
     def table_kind(self) -> str:
@@ -89,7 +91,7 @@ def _raw(root: Root) -> dict[str, Any]:
         return {}
     from sdd_git.yamlio import read_mapping
 
-    return read_mapping(root.config)
+    return read_mapping(root.config, root.path)
 
 
 def load_connectors(root: Root) -> dict[str, ConnectorConfig]:
@@ -158,16 +160,11 @@ def _one(where: str, name: str, value: Any) -> ConnectorConfig:
             "committed; tokens never live in the repository",
             hint=f"name a variable instead ({key}.token_env: VAR), or run: sdd connect {name}",
         )
-    reads = value.get("reads", [])
-    if isinstance(reads, str):
-        reads = [r.strip() for r in reads.split(",") if r.strip()]
-    if not isinstance(reads, list) or not all(isinstance(r, str) and r for r in reads):
-        raise RecordError(
-            f"{where}: key '{key}.reads' must be a list of operation names",
-            hint=f"{key}.reads: [search_docs, get_page]",
-        )
+    reads, acts = (_names(where, key, value, k) for k in ("reads", "acts"))
     settings = {
-        str(k): v for k, v in value.items() if k not in ("kind", "base_url", "token_env", "reads")
+        str(k): v
+        for k, v in value.items()
+        if k not in ("kind", "base_url", "token_env", "reads", "acts")
     }
     if _names_x(name, kind, [base_url, *(v for v in settings.values() if isinstance(v, str))]):
         raise RecordError(
@@ -180,7 +177,21 @@ def _one(where: str, name: str, value: Any) -> ConnectorConfig:
             f"{where}: key '{key}.file' must name the script of canned answers",
             hint=f"{key}: {{kind: script, like: github, file: tests/github.yaml}}",
         )
-    return ConnectorConfig(name, kind, base_url, token_env, tuple(reads), settings)
+    return ConnectorConfig(name, kind, base_url, token_env, reads, settings, acts)
+
+
+def _names(where: str, key: str, value: dict[str, Any], part: str) -> tuple[str, ...]:
+    """`reads:` or `acts:` of one connector: a list of operation names (or one comma-joined)."""
+    names = value.get(part, [])
+    if isinstance(names, str):
+        names = [n.strip() for n in names.split(",") if n.strip()]
+    if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+        example = "[search_docs, get_page]" if part == "reads" else "[rename_page]"
+        raise RecordError(
+            f"{where}: key '{key}.{part}' must be a list of operation names",
+            hint=f"{key}.{part}: {example}",
+        )
+    return tuple(names)
 
 
 def _secret_in(value: Any, path: str = "") -> str | None:

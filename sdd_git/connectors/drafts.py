@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from sdd_git import lockfile
+from sdd_git import lockfile, statefolders
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError, UsageError
 from sdd_git.root import Root
@@ -69,7 +69,7 @@ def keep_draft(
     from sdd_git.roles.conversation import add_message
 
     folder = drafts_folder(root)
-    folder.mkdir(parents=True, exist_ok=True)
+    statefolders.make_folder(folder)
     with lockfile.hold(folder / ".lock"):
         numbers = [
             int(m.group(1)) for p in folder.glob("DR-*.json") if (m := DRAFT_ID.match(p.stem))

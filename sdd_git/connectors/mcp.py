@@ -3,15 +3,14 @@
 
     connectors:
       docs: {kind: mcp, command: [npx, -y, "@acme/docs-mcp"], env: {DOCS_TOKEN: $DOCS_TOKEN},
-             reads: [search_docs, get_page]}
+             reads: [search_docs, get_page], acts: [rename_page]}
       tracker: {kind: mcp, url: "https://mcp.acme.dev/mcp", token_env: TRACKER_TOKEN, timeout: 60}
 
-What a tool *is* is never the server's word. A tool is a read only when the person's config lists
-it in `reads`; every other tool is an act as the person, so it stops, whatever its annotations
-say: `readOnlyHint` and `destructiveHint` are only shown in the operation's words, as what the
-server claims (the MCP specification itself says clients must not decide on them). The rules of
-`operations.forbidden_reason` (a release, an acceptance, a QA result, a stage move, an sdd person
-command in an argument) apply to every tool name and every call.
+What a tool *is* is never the server's word (`mcp_tools`): a tool is offered only when her
+confirmed config lists it, a read under `reads`, an act that stops under `acts`, whatever its
+annotations say; and one whose name or description is the person's (a release, an acceptance, a
+QA result, a stage move) is refused, as are the calls `operations.forbidden_reason` refuses (an
+sdd person command in an argument).
 
 A call starts the server, initializes, calls one tool and stops the server, within `timeout`
 seconds (30 by default); nothing it started outlives the call. A stdio server runs in the
@@ -41,11 +40,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
+from sdd_git.childenv import CHILD_ENV  # all a stdio server gets of sdd's own environment
 from sdd_git.connectors import mcp_reaping
 from sdd_git.connectors.base import (
-    ACT,
-    FORBIDDEN,
-    READ,
     ConnectorError,
     Missing,
     NotSignedIn,
@@ -56,11 +53,14 @@ from sdd_git.connectors.base import (
     Unavailable,
 )
 from sdd_git.connectors.mcp_answer import rendered
+from sdd_git.connectors.mcp_command import inside, path_outside, refuse_product_code
 from sdd_git.connectors.mcp_sandbox import NOT_A_PROGRAM, Placement, placement
+from sdd_git.connectors.mcp_tools import McpTool, listed, not_offered, operation_of, refusal
 from sdd_git.connectors.operations import forbidden_reason
 
+__all__ = ["CHILD_ENV", "McpConnector", "McpTool", "operation_of"]
+
 TIMEOUT_SECONDS = 30.0
-CHILD_ENV = ("PATH", "HOME", "LANG")  # all a stdio server gets of sdd's own environment
 _STDERR_TAIL = 600
 _MAX_PAGES = 50  # of a tool listing: a server that never stops paging is cut off
 # JSON-RPC error codes. MCP's "resource not found" is the one clear not-found a server can give;
@@ -74,136 +74,62 @@ _SECRET_NAME = re.compile(r"token|secret|passw|api_?key|credential|private_?key|
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class McpTool:
-    """One tool as the server lists it: its name, its words and what it claims of itself."""
-
-    name: str
-    description: str = ""
-    read_only_hint: bool | None = None  # annotations: hints the server gives, never rules
-    destructive_hint: bool | None = None
-    required: tuple[str, ...] = ()
-    optional: tuple[str, ...] = ()
-
-    @classmethod
-    def from_wire(cls, wire: Mapping[str, Any]) -> McpTool:
-        """From the tool's JSON as the protocol carries it (camelCase keys)."""
-        hints = wire.get("annotations") or {}
-        schema = wire.get("inputSchema") or {}
-        properties = schema.get("properties") or {}
-        required = tuple(str(name) for name in schema.get("required") or ())
-        return cls(
-            name=str(wire.get("name", "")),
-            description=str(wire.get("description") or ""),
-            read_only_hint=_flag(hints.get("readOnlyHint")),
-            destructive_hint=_flag(hints.get("destructiveHint")),
-            required=required,
-            optional=tuple(str(name) for name in properties if name not in required),
-        )
-
-    def claims(self) -> str:
-        """What the server says the tool does, in words (shown, never obeyed)."""
-        if self.read_only_hint:
-            return "the server says it only reads"
-        if self.destructive_hint:
-            return "the server says it may delete or overwrite"
-        if self.destructive_hint is False:
-            return "the server says it only adds"
-        if self.read_only_hint is False:
-            return "the server says it changes things"
-        return "the server gives no hints"
-
-
-def _flag(value: Any) -> bool | None:
-    return value if isinstance(value, bool) else None
-
-
-def operation_of(tool: McpTool, server: str, reads: Iterable[str] = ()) -> Operation:
-    """The operation a tool is under the repository's rules: forbidden when its name says so,
-    a read only when the config declares it one, else an act that stops."""
-    where = f"{_literal(tool.name)} of MCP server {_literal(server)}"
-    fields = [name for name in tool.required if _VARIABLE.match(name)]
-    with_args = (" with " + ", ".join(f"{name}={{{name}}}" for name in fields)) if fields else ""
-    reason = forbidden_reason(tool.name, {})
-    if reason is not None:
-        return Operation(
-            tool.name, FORBIDDEN, f"run {where}", tool.required, tool.optional, why=reason
-        )
-    if tool.name in set(reads):
-        return Operation(
-            tool.name,
-            READ,
-            f"read with {where}{with_args} (a read by the config; {tool.claims()})",
-            tool.required,
-            tool.optional,
-            record=f"what {where}{with_args} returns",
-        )
-    return Operation(
-        tool.name,
-        ACT,
-        f"run {where}{with_args} as you ({tool.claims()}; not a read in the config)",
-        tool.required,
-        tool.optional,
-    )
-
-
-def _literal(text: str) -> str:
-    """`text` safe inside an Operation's words, which are filled in with str.format."""
-    return text.replace("{", "{{").replace("}", "}}")
-
-
 class McpConnector:
     """One configured MCP server. Built with a session (`McpConnector(session)`), `operations()`
-    lists its tools as operations; built bare (as the registry does), it knows none until a
-    call names the server (`operations_for(session)`)."""
+    lists the tools her config offers as operations; built bare (as the registry does), it
+    knows none until a call names the server (`operations_for(session)`)."""
 
     name = "mcp"
     needs_token = False  # a token is used when the config names one; many servers need none
 
-    def __init__(self, session: Session | None = None, reads: Iterable[str] = ()) -> None:
+    def __init__(
+        self, session: Session | None = None, reads: Iterable[str] = (), acts: Iterable[str] = ()
+    ) -> None:
         self._session = session
-        self._reads = tuple(reads)
+        self._reads, self._acts = tuple(reads), tuple(acts)
         self._listed: dict[str, Operation] | None = None
 
     def operations(self) -> Mapping[str, Operation]:
         if self._session is None:
             return {}
         if self._listed is None:
-            self._listed = self.operations_for(self._session, self._reads)
+            self._listed = self.operations_for(self._session, self._reads, self._acts)
         return self._listed
 
-    def operations_for(self, session: Session, reads: Iterable[str] = ()) -> dict[str, Operation]:
-        """The server's tools as operations, classified by the config's `reads`, never by
-        the tools' own annotations."""
-        declared = (*_declared_reads(session), *reads)
-        return {
-            tool.name: operation_of(tool, session.name, declared) for tool in self.tools(session)
-        }
+    def operations_for(
+        self, session: Session, reads: Iterable[str] = (), acts: Iterable[str] = ()
+    ) -> dict[str, Operation]:
+        """The server's tools that her config offers (`reads`, `acts`), as operations; never
+        classified by the tools' own annotations, and none that the config does not list."""
+        offered_reads = (*listed(session.settings, "reads"), *reads)
+        offered_acts = (*listed(session.settings, "acts"), *acts)
+        found = {}
+        for tool in self.tools(session):
+            operation = operation_of(tool, session.name, offered_reads, offered_acts)
+            if operation is not None:
+                found[tool.name] = operation
+        return found
 
     def tools(self, session: Session) -> list[McpTool]:
         """The server's tools, as it lists them (all pages)."""
-
-        async def listing(client: Any) -> list[dict[str, Any]]:
-            tools: list[dict[str, Any]] = []
-            cursor: str | None = None
-            for _ in range(_MAX_PAGES):
-                page = _wire(await _list_tools(client, cursor))
-                tools.extend(page.get("tools") or ())
-                cursor = page.get("nextCursor")
-                if not cursor:
-                    break
-            return tools
-
-        return [McpTool.from_wire(wire) for wire in _run(session, "list its tools", listing)]
+        return _run(session, "list its tools", _listing)
 
     def call(self, session: Session, operation: str, args: Mapping[str, Any]) -> Result:
-        """Call one tool. The dispatch has classified it and stopped for an act; the forbidden
-        rules are applied again here, so no route reaches a forbidden tool."""
+        """Call one tool her config offers. The dispatch has classified it and stopped for an
+        act; here again a tool the config does not list, or whose name or (listed in this same
+        session, before the call is sent) description is the person's, is refused, so no route
+        reaches it."""
+        reads, acts = listed(session.settings, "reads"), listed(session.settings, "acts")
+        if operation not in reads and operation not in acts:
+            raise Refused(f"{session.name}: {not_offered(session.name, operation, reads, acts)}")
         reason = forbidden_reason(operation, args)
         if reason is not None:
             raise Refused(f"{session.name}: {reason}")
 
         async def calling(client: Any) -> dict[str, Any]:
+            why = refusal(await _listing(client), operation, session.name)
+            if why is not None:
+                raise Refused(f"{session.name}: {why}")
             return _wire(await client.call_tool(operation, dict(args)))
 
         answer = _run(session, f"run {operation}", calling)
@@ -228,11 +154,17 @@ class McpConnector:
         return Result(text, data)
 
 
-def _declared_reads(session: Session) -> tuple[str, ...]:
-    reads = session.settings.get("reads") or ()
-    if isinstance(reads, str):
-        reads = [part.strip() for part in reads.split(",")]
-    return tuple(str(name) for name in reads if name)
+async def _listing(client: Any) -> list[McpTool]:
+    """The server's tools, as it lists them (all pages)."""
+    tools: list[dict[str, Any]] = []
+    cursor: str | None = None
+    for _ in range(_MAX_PAGES):
+        page = _wire(await _list_tools(client, cursor))
+        tools.extend(page.get("tools") or ())
+        cursor = page.get("nextCursor")
+        if not cursor:
+            break
+    return [McpTool.from_wire(wire) for wire in tools]
 
 
 # -- reaching the server ------------------------------------------------------------------------
@@ -292,13 +224,17 @@ def _target(session: Session) -> _Target:
         or not all(isinstance(part, str) and part for part in command)
     ):
         raise ConnectorError(f"{key}.command must be a list of words (argv)", hint=example)
+    extra = settings.get("args", [])  # `command` + `args`, as other MCP clients write them
+    if not isinstance(extra, list) or not all(isinstance(part, str) for part in extra):
+        raise ConnectorError(f"{key}.args must be a list of words", hint=example)
+    command = [*command, *extra]
     where = placement(session.name, settings)  # a wrong `sandbox:` is refused before it starts
     product = _product(settings)
     env = _child_env(session, key)
     if product is not None:
-        env["PATH"] = _path_outside(env.get("PATH", ""), product)
+        env["PATH"] = path_outside(env.get("PATH", ""), product)
     cwd = _folder(settings, key)
-    if product is not None and cwd is not None and _inside(Path(cwd), product):
+    if product is not None and cwd is not None and inside(Path(cwd), product):
         raise ConnectorError(
             f"{key}.cwd: {cwd} is inside the product, where a role can write; the server would "
             "load code from it (python -m, npx) with the network and whatever the config gives it",
@@ -311,7 +247,9 @@ def _target(session: Session) -> _Target:
         program = str(Path(base) / program)
     found = shutil.which(program, path=env.get("PATH", "")) if "/" not in program else program
     if found and product is not None:
-        _refuse_product_code(session.name, key, product, base, found, command[1:])
+        # Never code a role could have written: it would run with the server's reach, and
+        # with all her rights where the server runs outside the sandbox.
+        refuse_product_code(session.name, key, product, base, found, command[1:], env)
     if not found or not os.access(found, os.X_OK):
         raise Unavailable(
             f"{session.name}: cannot start the MCP server: {command[0]!r} is not a program "
@@ -330,59 +268,9 @@ def _target(session: Session) -> _Target:
     )
 
 
-# -- never code a role could have written: it would run with the server's reach, and with all --
-# -- her rights where the server runs outside the sandbox (sandbox: off, or none on the machine) --
-
-
 def _product(settings: Mapping[str, Any]) -> Path | None:
     root = settings.get("root")
     return Path(root).resolve() if isinstance(root, str) and root else None
-
-
-def _inside(path: Path, product: Path) -> bool:
-    try:
-        return path.resolve().is_relative_to(product)
-    except (OSError, RuntimeError):
-        return True  # a loop of links: not trusted
-
-
-def _path_outside(path: str, product: Path) -> str:
-    """The child's PATH without its entries inside the product (an activated product `.venv`,
-    `./node_modules/.bin`) and without relative ones: a role can write there."""
-    kept = [
-        entry for entry in path.split(os.pathsep)
-        if entry and os.path.isabs(entry) and not _inside(Path(entry), product)
-    ]  # fmt: skip
-    return os.pathsep.join(kept)
-
-
-def _refuse_product_code(
-    name: str, key: str, product: Path, base: str | None, program: str, args: list[str]
-) -> None:
-    """Refuse a server whose program, or a file its command names (`python server.py`,
-    `node ./srv.js`, `--config=tools/x.json`), lies inside the product. The server holds the
-    network and whatever the config hands it (her token), even in the sandbox, and all her
-    rights outside one; a role may write product files: a file there would be code a role could
-    have written, run the next time any role reads through this connector. A folder named as an
-    argument (a repository a server reads) is data."""
-    said = f"{name}: the MCP server's command runs a file inside the product"
-    hint = (
-        f"install the server outside the product and name its full path in {key}.command; "
-        "a role can change any file of the product"
-    )
-    if _inside(Path(program), product):
-        raise ConnectorError(f"{said} ({program}), where a role can write", hint=hint)
-    for arg in args:
-        for word in (arg, arg.partition("=")[2]):
-            if not word or (word.startswith("-") and word == arg):
-                continue
-            candidate = Path(word) if os.path.isabs(word) else Path(base or product) / word
-            try:
-                is_file = candidate.is_file()
-            except OSError:
-                continue
-            if is_file and _inside(candidate, product):
-                raise ConnectorError(f"{said} ({word}), where a role can write", hint=hint)
 
 
 def _folder(settings: Mapping[str, Any], key: str) -> str | None:

@@ -111,7 +111,7 @@ def session_for(
     require_base_url(root, config)
     found = token if token is not None else find_token(config)
     settings = {**dict(config.settings), "kind": config.kind, "reads": list(config.reads),
-                "root": str(root.path)}  # fmt: skip
+                "acts": list(config.acts), "root": str(root.path)}  # fmt: skip
     return Session(
         name=config.name,
         base_url=config.base_url,

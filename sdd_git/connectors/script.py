@@ -98,7 +98,7 @@ class ScriptConnector:
             raise ConnectorError(f"connector {session.name}: the script file {path} is a link")
         if not path.is_file():
             raise RecordError(f"connector {session.name}: no script file {path}")
-        script = read_mapping(path)
+        script = read_mapping(path, None)  # not a link (above); wherever she keeps it
         self._script = script
         like = session.settings.get("like")
         self._like = like if isinstance(like, str) else ""

@@ -155,7 +155,7 @@ def build_result_globs(root: Root) -> tuple[str, ...]:
         return ()
     from sdd_git.yamlio import read_mapping
 
-    data = read_mapping(root.config)
+    data = read_mapping(root.config, root.path)
     section = data.get("watch")
     if section is None:
         return ()

@@ -13,6 +13,7 @@ import secrets
 import time
 from pathlib import Path
 
+from sdd_git import statefolders
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError
 from sdd_git.root import Root
@@ -86,8 +87,10 @@ def read_event(path: Path) -> Event:
     """The event in `path`; its id must be the file's own name (every later path is built from
     the id: one that says otherwise is not an event)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        data = json.loads(statefolders.read_text(path))
+    except statefolders.StateFolderError:
+        raise  # the whole folder is refused, not this one event
+    except (OSError, ValueError, RecordError) as exc:
         raise RecordError(f"{path}: not an event ({exc})") from None
     event = Event.from_json(data, str(path))
     if event.id != path.name.removesuffix(".json"):
@@ -99,6 +102,7 @@ def pending(root: Root) -> list[Event]:
     """The events not yet done, oldest first. A file that is not an event is set aside in
     `bad/` (it would otherwise block the queue forever) and left for the person to read."""
     folder = events_folder(root)
+    statefolders.check(folder)
     if not folder.is_dir():
         return []
     found = []
@@ -120,7 +124,7 @@ def pending(root: Root) -> list[Event]:
 def mark_done(root: Root, event: Event) -> None:
     """Move the event to `done/`; an event already moved is left as it is."""
     target = done_folder(root)
-    target.mkdir(parents=True, exist_ok=True)
+    statefolders.make_folder(target)
     with contextlib.suppress(FileNotFoundError):
         os.replace(events_folder(root) / f"{event.id}.json", target / f"{event.id}.json")
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sdd_git import statefolders
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.events.queue import done_folder, events_folder
 from sdd_git.root import Root
@@ -187,7 +188,7 @@ def _start(root: Root, argv: list[str]) -> None:
     """sdd starting sdd, detached, as a hook does: our own module or CLI, with arguments built
     here from checked names, never a command read from a file."""
     log = events_folder(root) / "worker.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
+    statefolders.make_folder(log.parent)
     env = {k: v for k, v in os.environ.items() if k != RUN_ID_ENV}
     with open(log, "ab") as sink:
         subprocess.Popen(  # our own module or CLI, argv only

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from sdd_git import lockfile
+from sdd_git import lockfile, statefolders
 from sdd_git.errors import LockError, SddError
 from sdd_git.events.watcher import DEFAULT_GRACE_SECONDS, Say, Watcher, say_on_stderr, stamp
 from sdd_git.root import Root
@@ -155,7 +155,7 @@ def detach(root: Root, *, grace: float = DEFAULT_GRACE_SECONDS) -> int:
     the log) and return its pid once it watches."""
     _refuse_second(root)
     log = log_path(root)
-    log.parent.mkdir(parents=True, exist_ok=True)
+    statefolders.make_folder(log.parent)
     started_at = time.time()
     # -P: `python -m` run in the product folder would put it first on the import path, and a
     # module there (yaml.py, watchdog.py, a branch's sdd_git/) would run with all her rights.

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sdd_git import lockfile
+from sdd_git import lockfile, statefolders
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import LockError, SddError
 from sdd_git.events.queue import done_folder, events_folder, mark_done, pending
@@ -223,9 +223,11 @@ def _detach(root: Root) -> None:
     stdin from /dev/null, and stdout and stderr appended to the worker log."""
     with contextlib.suppress(OSError):  # already a session leader
         os.setsid()
-    log_path(root).parent.mkdir(parents=True, exist_ok=True)
+    statefolders.make_folder(log_path(root).parent)
     null = os.open(os.devnull, os.O_RDONLY)
-    log = os.open(log_path(root), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    log = os.open(
+        log_path(root), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600
+    )
     os.dup2(null, 0)
     os.dup2(log, 1)
     os.dup2(log, 2)

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from sdd_git import statefolders
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import SddError
 from sdd_git.network.node import fingerprint
@@ -85,20 +86,20 @@ class Network:
     # --- the ledger ---------------------------------------------------------------------------
 
     def ledger(self) -> dict[str, Any]:
-        if not self.ledger_path.is_file():
+        try:
+            text = statefolders.read_text(self.ledger_path)
+        except FileNotFoundError:
             return {"change": self.change, "plan": None, "rebuilds": 0, "stalls": 0, "rounds": []}
-        loaded: dict[str, Any] = json.loads(self.ledger_path.read_text(encoding="utf-8"))
+        loaded: dict[str, Any] = json.loads(text)
         return loaded
 
     def save(self, ledger: dict[str, Any]) -> None:
-        self.ledger_path.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(self.ledger_path, json.dumps(ledger, indent=2, sort_keys=True) + "\n")
 
     def event(self, kind: str, **fields: Any) -> None:
-        self.events_path.parent.mkdir(parents=True, exist_ok=True)
         line = {"event": kind, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **fields}
-        with open(self.events_path, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+        text = json.dumps(line, ensure_ascii=False) + "\n"
+        statefolders.append(self.events_path, text.encode("utf-8"), sync=False)
 
     # --- where each node is, from its runs ----------------------------------------------------
 
@@ -158,9 +159,10 @@ class Network:
         return views
 
     def _events(self) -> list[dict[str, Any]]:
-        if not self.events_path.is_file():
+        try:
+            lines = statefolders.read_text(self.events_path).splitlines()
+        except FileNotFoundError:
             return []
-        lines = self.events_path.read_text(encoding="utf-8").splitlines()
         return [json.loads(line) for line in lines if line.strip()]
 
 
@@ -446,7 +448,7 @@ def _max_children(root: Root) -> int:
 
     if not root.config.is_file():
         return DEFAULT_MAX_CHILDREN
-    network = read_mapping(root.config).get("network") or {}
+    network = read_mapping(root.config, root.path).get("network") or {}
     value = network.get("max_children") if isinstance(network, dict) else None
     return value if isinstance(value, int) and value > 0 else DEFAULT_MAX_CHILDREN
 

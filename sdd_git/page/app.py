@@ -68,9 +68,10 @@ def create_app(
     token: str,
     start_folder: Path | None = None,
     port: int | Callable[[], int] = 0,
+    host: str = "127.0.0.1",
 ) -> Any:
     """The guarded page. `port` is the port the server listens on (or a callable that tells
-    it): the guard accepts only Host values naming that port."""
+    it), `host` its loopback address: the guard accepts only Host values naming them."""
     from sdd_git.page.security import PageGuard
 
-    return PageGuard(build_app(root, start_folder), token, port)
+    return PageGuard(build_app(root, start_folder), token, port, host)

@@ -22,6 +22,7 @@ script may be kept) and keep its addresses out of other sites' referrers.
 
 from __future__ import annotations
 
+import errno
 import hmac
 import html
 import ipaddress
@@ -129,11 +130,11 @@ def require_loopback(host: str) -> None:
         )
 
 
-def loopback_socket(port: int = 0) -> socket.socket:
-    """A listening TCP socket on 127.0.0.1 (port 0: a free one), for uvicorn's `sockets=`.
-    Binding here, before the server starts, is what makes the port known to the guard and
-    makes the loopback-only bind a fact rather than a setting."""
-    host = bind_host()
+def loopback_socket(port: int = 0, host: str | None = None) -> socket.socket:
+    """A listening TCP socket on 127.0.0.1 (or another loopback `host`; port 0: a free one),
+    for uvicorn's `sockets=`. Binding here, before the server starts, is what makes the port
+    known to the guard and makes the loopback-only bind a fact rather than a setting."""
+    host = host or bind_host()
     require_loopback(host)
     # IPPROTO_TCP named, not left 0: asyncio turns Nagle's algorithm off only on connections of
     # a socket that says it is TCP. Left on, a page's body waited for the browser's delayed ACK
@@ -154,8 +155,31 @@ def loopback_socket(port: int = 0) -> socket.socket:
     return sock
 
 
-def allowed_hosts(port: int) -> frozenset[str]:
-    """The Host values that name the page: its loopback names with its real port."""
+def random_loopback_socket(port: int = 0) -> socket.socket | None:
+    """A listening socket on a random address of 127.0.0.0/8 other than 127.0.0.1, where the
+    system cannot name a connection's owner: her cookie, scoped by host, then goes to no page
+    on 127.0.0.1, nor on any address another user has not guessed (one in 16 million). None
+    where only 127.0.0.1 can be bound (macOS gives loopback no other address by default)."""
+    for _ in range(8):
+        host = f"127.{secrets.randbelow(256)}.{secrets.randbelow(256)}.{1 + secrets.randbelow(254)}"
+        if host == LOOPBACK_HOST:
+            continue
+        try:
+            return loopback_socket(port, host)
+        except UsageError as exc:
+            if isinstance(exc.__cause__, OSError) and exc.__cause__.errno == errno.EADDRNOTAVAIL:
+                return None
+            if port:  # that port is taken there: another address may have it free
+                continue
+            raise
+    return None
+
+
+def allowed_hosts(port: int, host: str = LOOPBACK_HOST) -> frozenset[str]:
+    """The Host values that name the page: its loopback names with its real port (only its own
+    address when that is not 127.0.0.1: localhost and [::1] would not reach it)."""
+    if host != LOOPBACK_HOST:
+        return frozenset({f"{host}:{port}"})
     return frozenset({f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"})
 
 
@@ -187,10 +211,16 @@ def _cookies(values: Iterable[str]) -> dict[str, list[str]]:
 
 
 class PageGuard:
-    """ASGI middleware: `PageGuard(app, token, port)`. `port` is the port the server really
-    listens on, or a callable that answers it once known."""
+    """ASGI middleware: `PageGuard(app, token, port, host)`. `port` is the port the server
+    really listens on, or a callable that answers it once known; `host` its address."""
 
-    def __init__(self, app: ASGIApp, token: str, port: int | Callable[[], int]) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        token: str,
+        port: int | Callable[[], int],
+        host: str = LOOPBACK_HOST,
+    ) -> None:
         if not token:
             raise ValueError("PageGuard needs the one-time token")
         self.app = app
@@ -198,6 +228,7 @@ class PageGuard:
         self._token_spent = False
         self._sessions: list[str] = []
         self._port = port
+        self._host = host
 
     def port(self) -> int:
         return self._port() if callable(self._port) else self._port
@@ -222,12 +253,13 @@ class PageGuard:
             await _plain(send, 403, "the page answers only requests from this machine")
             return
         hosts = headers.get("host", [])
-        if len(hosts) != 1 or not port or hosts[0].lower() not in allowed_hosts(port):
+        if len(hosts) != 1 or not port or hosts[0].lower() not in allowed_hosts(port, self._host):
             # Also what stops DNS rebinding: the attacker's name is in Host, never ours.
+            also = f" (or localhost:{port})" if self._host == LOOPBACK_HOST else ""
             await _plain(
                 send,
                 421,
-                f"this page answers only at http://127.0.0.1:{port}/ (or localhost:{port});"
+                f"this page answers only at http://{self._host}:{port}/{also};"
                 f" the request named {', '.join(hosts) or 'no host'}",
             )
             return

@@ -1,5 +1,7 @@
-"""Serve the page on 127.0.0.1 only, with a fresh one-time token, until Ctrl-C (or until the
-server is told to stop, for tests)."""
+"""Serve the page on loopback only, with a fresh one-time token, until Ctrl-C (or until the
+server is told to stop, for tests), to her alone: on Linux every connection whose client socket
+another user owns is refused when it is made; elsewhere the page listens on a random loopback
+address (see sdd_git.page.peer)."""
 
 from __future__ import annotations
 
@@ -11,11 +13,21 @@ from typing import Any
 
 from sdd_git.root import Root
 
+# What keeps another user of this computer out (Served.wall): the owner of each connection's
+# client socket, checked; a random loopback address; or only the cookie (nothing else could be
+# had here).
+OWNER_CHECKED = "owner"
+RANDOM_ADDRESS = "address"
+COOKIE_ONLY = "cookie"
+REFUSED_TEXT = "This page belongs to another user of this computer.\n"
+
 
 @dataclass(frozen=True)
 class Served:
     url: str  # the first URL, with the one-time token
     port: int
+    host: str = "127.0.0.1"
+    wall: str = OWNER_CHECKED
 
 
 def prepare(
@@ -25,16 +37,67 @@ def prepare(
     import uvicorn
 
     from sdd_git.page.app import create_app
-    from sdd_git.page.security import bind_host, loopback_socket, new_token, refuse_inside_run
+    from sdd_git.page.peer import can_tell_owners
+    from sdd_git.page.security import (
+        loopback_socket,
+        new_token,
+        random_loopback_socket,
+        refuse_inside_run,
+    )
 
     refuse_inside_run()
     token = new_token()
     sock = loopback_socket(port or 0)  # bound before the URL is printed: the URL always answers
-    chosen = int(sock.getsockname()[1])
-    app = create_app(root, token, start_folder, lambda: chosen)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    wall = OWNER_CHECKED
+    if not can_tell_owners():
+        elsewhere = random_loopback_socket(port or 0)
+        if elsewhere is not None:
+            sock.close()
+            sock, wall = elsewhere, RANDOM_ADDRESS
+        else:
+            wall = COOKIE_ONLY
+    host, chosen = str(sock.getsockname()[0]), int(sock.getsockname()[1])
+    app = create_app(root, token, start_folder, lambda: chosen, host)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        http=hers_only() if wall == OWNER_CHECKED else "auto",
+    )
     server = uvicorn.Server(config)
-    return sock, server, Served(f"http://{bind_host()}:{chosen}/?token={token}", chosen)
+    url = f"http://{host}:{chosen}/?token={token}"
+    return sock, server, Served(url, chosen, host, wall)
+
+
+def hers_only() -> type[Any]:
+    """uvicorn's HTTP protocol, refusing each connection whose client socket is not hers as
+    the connection is made: once per connection, so a kept-alive one costs nothing more, and
+    before a byte of its request is read."""
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    from sdd_git.page.peer import is_hers
+    from sdd_git.page.security import SECURITY_HEADERS
+
+    body = REFUSED_TEXT.encode()
+    head = [
+        b"HTTP/1.1 403 Forbidden",
+        b"content-type: text/plain; charset=utf-8",
+        b"content-length: " + str(len(body)).encode(),
+        b"connection: close",
+        *(name + b": " + value for name, value in SECURITY_HEADERS),
+    ]
+    refused = b"\r\n".join(head) + b"\r\n\r\n" + body
+
+    class HersOnly(AutoHTTPProtocol):  # type: ignore[misc,valid-type]
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            peer = transport.get_extra_info("peername")
+            if not is_hers(peer, transport.get_extra_info("sockname")):
+                transport.write(refused)
+                transport.close()
+
+    return HersOnly
 
 
 def opener_file(url: str) -> Path:

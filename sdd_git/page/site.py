@@ -9,11 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse
 
+from sdd_git import statefolders
 from sdd_git.page.jobs import Jobs
 from sdd_git.root import Root
+from sdd_git.shown_text import visible
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATIC = Path(__file__).parent / "static"
@@ -32,6 +35,7 @@ class Site:
             autoescape=select_autoescape(["html"]),
             trim_blocks=True,
             lstrip_blocks=True,
+            finalize=shown,
         )
         self.templates.globals["static_version"] = static_version()
 
@@ -66,11 +70,23 @@ class Site:
             "args": args,
             "origin": "page",
         }
-        path = self.root.local / PAGE_LOG
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(masker_for(self.root.path)(json.dumps(line, ensure_ascii=False)) + "\n")
-            handle.flush()
+        text = masker_for(self.root.path)(json.dumps(line, ensure_ascii=False)) + "\n"
+        statefolders.append(self.root.local / PAGE_LOG, text.encode("utf-8"), sync=False)
+
+
+def shown(value: Any) -> Any:
+    """Every value a template prints, as text: its control, bidirectional and zero-width
+    characters written out (`\\u202e`) before it is HTML-escaped, newlines kept (a reading has
+    many lines). A role's words, a file name or a command reach her page the same way."""
+    if isinstance(value, Markup):  # already HTML (a macro's output): its text made visible too
+        return Markup(visible(str(value), keep_newlines=True))
+    if isinstance(value, str):
+        return visible(value, keep_newlines=True)
+    if value is None or isinstance(value, int | float):
+        return value
+    if hasattr(value, "__html__"):
+        return Markup(visible(str(value.__html__()), keep_newlines=True))
+    return visible(str(value), keep_newlines=True)
 
 
 def static_version() -> str:

@@ -3,6 +3,7 @@ release. Each action calls the one core function its person command calls, and n
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -83,8 +84,8 @@ async def change_new(request: Request) -> Response:
 
 def change_view(request: Request, change_id: str, **extra: Any) -> Response:
     from sdd_git.network.drive import status as network_status
-    from sdd_git.records import changes, stages
-    from sdd_git.records.plan import load_plan, plan_accepted
+    from sdd_git.records import changes, decisions, stages
+    from sdd_git.records.plan import acceptance_of, plan_path, read_plan
     from sdd_git.records.view import describe_change
 
     site = site_of(request)
@@ -93,11 +94,17 @@ def change_view(request: Request, change_id: str, **extra: Any) -> Response:
     pack = changes.load(root, change_id)
     plan = None
     plan_decision = None
+    plan_file: dict[str, str] | None = None
     nodes: tuple[Any, ...] = ()
     try:
-        plan = load_plan(root, change_id)
-        if plan is not None:
-            accepted = plan_accepted(root, change_id)
+        path = plan_path(root, change_id)
+        if path.is_file():
+            # The hash her accept form carries is of the very bytes shown here.
+            data = path.read_bytes()
+            plan, digest = read_plan(path)
+            if hashlib.sha256(data).hexdigest() == digest:
+                plan_file = {"text": data.decode("utf-8"), "hash": digest}
+            accepted = acceptance_of(decisions.load(root), change_id, digest)
             plan_decision = accepted.id if accepted else None
             if plan_decision:
                 nodes = network_status(root, change_id)
@@ -118,6 +125,7 @@ def change_view(request: Request, change_id: str, **extra: Any) -> Response:
         stops=_open_stops(root, change_id),
         roles=_roles(root),
         plan=plan,
+        plan_file=plan_file,
         plan_decision=plan_decision,
         nodes=nodes,
         next_target=target,
@@ -148,17 +156,43 @@ async def view(request: Request, change_id: str, **extra: Any) -> Response:
 
 
 async def _act(
-    request: Request, change_id: str, action: str, args: dict[str, Any], call: Any
+    request: Request,
+    change_id: str,
+    action: str,
+    args: dict[str, Any],
+    call: Any,
+    read: str = "text",
 ) -> Response:
     """Run one person action (off the event loop: it takes the record's lock); log it as the
-    page's; show the change again, with what happened or the error."""
+    page's; show the change again, with what happened or the error. An acceptance of a `read`
+    that changed since her page showed it records nothing and shows it again."""
+    from sdd_git.records.acceptance import ChangedWhileRead
+
     site = site_of(request)
     try:
         result = await run_in_threadpool(call)
+    except ChangedWhileRead:
+        return await view(request, change_id, notice=CHANGED_WHILE_READ.format(what=read))
     except SddError as exc:
         return await view(request, change_id, error=exc.message, hint=exc.hint)
     site.logged(action, **args)
     return await view(request, change_id, notice=result)
+
+
+CHANGED_WHILE_READ = (
+    "Nothing was accepted: the {what} changed while you read it. Below is what it says now;"
+    " accept it if it says what you mean."
+)
+UNSEEN = (
+    "Nothing was accepted: the form did not say which text you read. Below is what it says;"
+    " accept it if it says what you mean."
+)
+
+
+def shown_of(form: dict[str, str]) -> str | None:
+    """The sha256 of the text her accept form showed (the same bytes the acceptance hashes);
+    None when the form carries none."""
+    return form.get("shown", "").strip() or None
 
 
 async def reading_answer(request: Request) -> Response:
@@ -169,16 +203,21 @@ async def reading_answer(request: Request) -> Response:
     form = await form_of(request)
     choice = form.get("choice", "")
     if choice == "accept":
+        shown = shown_of(form)
+        if shown is None:
+            return await view(request, change_id, notice=UNSEEN)
 
         def accept() -> str:
-            made = acceptance.accept_reading(root, change_id)
+            made = acceptance.accept_reading(root, change_id, shown=shown)
             decision = made.decision
             return (
                 f"You accepted the reading: decision {decision.id}, "
                 f'in your words: "{decision.words}".'
             )
 
-        return await _act(request, change_id, "accept reading", {"change": change_id}, accept)
+        return await _act(
+            request, change_id, "accept reading", {"change": change_id}, accept, "reading"
+        )
     if choice == "correct":
         words = form.get("words", "")
 
@@ -192,6 +231,23 @@ async def reading_answer(request: Request) -> Response:
 
         return await _act(
             request, change_id, "correct reading", {"change": change_id, "words": words}, correct
+        )
+    if choice == "take":
+        shown = shown_of(form)
+        if shown is None:
+            return await view(request, change_id, notice=UNSEEN)
+
+        def take() -> str:
+            from sdd_git.records.proposals import take_proposal
+
+            take_proposal(root, change_id, shown=shown)
+            return (
+                "The reading now holds the role's proposal. It is not accepted until you "
+                "accept it."
+            )
+
+        return await _act(
+            request, change_id, "take proposed reading", {"change": change_id}, take, "proposal"
         )
     return await view(
         request, change_id, notice="Not yet: the draft stays a draft. Nothing was changed."
@@ -218,13 +274,16 @@ async def plan_accept(request: Request) -> Response:
     change_id = request.path_params["change"]
     form = await form_of(request)
     words = form.get("words") or None
+    shown = shown_of(form)
+    if shown is None:
+        return await view(request, change_id, notice=UNSEEN)
 
     def accept() -> str:
-        made = acceptance.accept_plan(root, change_id, words)
+        made = acceptance.accept_plan(root, change_id, words, shown)
         return f"You accepted the plan ({made.decision.id}). Only now may anyone write for it."
 
     return await _act(
-        request, change_id, "accept plan", {"change": change_id, "words": words}, accept
+        request, change_id, "accept plan", {"change": change_id, "words": words}, accept, "plan"
     )
 
 
@@ -253,14 +312,22 @@ async def scenario_accept(request: Request) -> Response:
     form = await form_of(request)
     optional = form.get("optional") == "yes"
     ref = f"{change_id}/{scenario}"
+    shown = shown_of(form)
+    if shown is None:
+        return await view(request, change_id, notice=UNSEEN)
 
     def accept() -> str:
-        made = acceptance.accept_scenario(root, ref, optional)
+        made = acceptance.accept_scenario(root, ref, optional, shown=shown)
         kind = "optional" if optional else "required"
         return f"You accepted {scenario} as {kind} ({made.decision.id})."
 
     return await _act(
-        request, change_id, "accept scenario", {"ref": ref, "optional": optional}, accept
+        request,
+        change_id,
+        "accept scenario",
+        {"ref": ref, "optional": optional},
+        accept,
+        f"scenario {scenario}",
     )
 
 

@@ -15,7 +15,7 @@ from starlette.routing import Route
 
 from sdd_git.errors import SddError
 from sdd_git.page.jobs import Job
-from sdd_git.page.site import form_of, root_of, see_other, site_of
+from sdd_git.page.site import form_of, root_of, see_other, shown, site_of
 from sdd_git.page.views_trust import started
 
 POLL_SECONDS = 0.05
@@ -111,10 +111,12 @@ async def job_events(request: Request) -> Response:
         sent = start
         while True:
             while sent < len(job.lines):
-                yield f"event: line\ndata: {json.dumps(job.lines[sent])}\n\n"
+                # As text, as the page's templates show it (the script puts it in textContent).
+                yield f"event: line\ndata: {json.dumps(shown(job.lines[sent]))}\n\n"
                 sent += 1
             if job.done.is_set() and sent >= len(job.lines):
-                yield f"event: outcome\ndata: {json.dumps(outcome_of(job))}\n\n"
+                outcome = {key: shown(value) for key, value in outcome_of(job).items()}
+                yield f"event: outcome\ndata: {json.dumps(outcome)}\n\n"
                 return
             if await request.is_disconnected():
                 return

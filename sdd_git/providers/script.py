@@ -30,7 +30,7 @@ class ScriptProvider:
         if self._calls is None:
             from sdd_git.yamlio import read_mapping
 
-            data = read_mapping(self.path)
+            data = read_mapping(self.path, None)  # a script she named
             calls = data.get("calls")
             if not isinstance(calls, list):
                 raise ProviderError(

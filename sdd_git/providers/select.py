@@ -180,7 +180,9 @@ def settings_for(
     `model:` name its file and line."""
     from sdd_git.yamlio import read_mapping
 
-    config_data = read_mapping(root.config).get("provider") if root.config.is_file() else None
+    config_data = (
+        read_mapping(root.config, root.path).get("provider") if root.config.is_file() else None
+    )
     config = config_data if config_data is not None else {}
     if not isinstance(config, dict):
         raise ProviderError(

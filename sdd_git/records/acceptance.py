@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError, UsageError
@@ -27,14 +28,20 @@ from sdd_git.root import Root
 from sdd_git.yamlio import display, dump_yaml, refuse_surrogates
 
 _SECTION_REF = re.compile(r"^(SPEC-\d{4,})#(S\d+)$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 READING_SECTION = "S1"
+
+
+class ChangedWhileRead(RecordError):
+    """What she read is not what the file holds now (a run redrafted it, a merge rewrote it):
+    nothing is accepted, and she reads it again."""
 
 
 @dataclass(frozen=True)
 class Acceptance:
     decision: Decision
     already: bool  # the same thing was already accepted by this decision; nothing was appended
-    text: str | None = None  # the section's text as accepted, heading included: said to her
+    text: str | None = None  # what was accepted (a section with its heading, a plan): said to her
 
 
 def _words(words: str | None, default: str) -> str:
@@ -49,8 +56,40 @@ def spec_of(root: Root, pack: changes.ChangePack) -> Spec:
     return read_spec(root.spec_file(pack.spec))
 
 
-def _accept_section(root: Root, spec: Spec, section_id: str, words: str) -> Acceptance:
+def _same_as_read(what: str, shown: str | None, current: str, again: str) -> None:
+    """Refuse unless the text she read (its sha256, `shown`) is the text about to be accepted.
+    None: the caller showed nothing to compare with (the text is then said after). `again`
+    says where she reads it again."""
+    if shown is None:
+        return
+    given = shown.strip().lower()
+    if not _SHA256.match(given):
+        raise UsageError(
+            f"{shown!r} is not a sha256 (64 hex digits)",
+            hint="give the sha256 of the text you read, as sdd change show prints it",
+        )
+    if given != current:
+        raise ChangedWhileRead(
+            f"{what}: it changed while you read it (you read the text with sha256 {given}; it"
+            f" now has {current}); nothing was accepted",
+            hint=f"read it again {again}, and accept the text it shows",
+        )
+
+
+def _again(change_id: str | None, path: Path | None = None) -> str:
+    shown = f"sdd change show {change_id}" if change_id else ""
+    if path is None:
+        return f"with {shown}"
+    return f"in {display(path)}" + (f" ({shown} prints its sha256)" if shown else "")
+
+
+def _accept_section(
+    root: Root, spec: Spec, section_id: str, words: str, shown: str | None = None
+) -> Acceptance:
     section = spec.section(section_id)
+    change = spec.meta.get("change") if isinstance(spec.meta.get("change"), str) else None
+    again = _again(change) if change else _again(None, spec.path)
+    _same_as_read(f"section {section.full_id}", shown, section.hash, again)
     if not section.body:
         raise RecordError(
             f"{display(spec.path)}:{section.line}: section {section.full_id} is empty; "
@@ -67,22 +106,26 @@ def _accept_section(root: Root, spec: Spec, section_id: str, words: str) -> Acce
         words,
         section=section.full_id,
         hash=section.hash,
-        change=spec.meta.get("change") if isinstance(spec.meta.get("change"), str) else None,
+        change=change,
     )
     return Acceptance(decision, already=False, text=section.text)
 
 
-def accept_reading(root: Root, change_id: str, words: str | None = None) -> Acceptance:
-    """Accepting the reading is the decision; it keeps her own sentence verbatim."""
+def accept_reading(
+    root: Root, change_id: str, words: str | None = None, shown: str | None = None
+) -> Acceptance:
+    """Accepting the reading is the decision; it keeps her own sentence verbatim. `shown`, the
+    sha256 of the text she read, refuses a reading that changed since."""
     with person_write(root):
         pack = changes.load(root, change_id)
         return _accept_section(
-            root, spec_of(root, pack), READING_SECTION, _words(words, pack.words)
+            root, spec_of(root, pack), READING_SECTION, _words(words, pack.words), shown
         )
 
 
 def correct_reading(root: Root, change_id: str, words: str) -> Spec:
-    """Replace the reading's draft with the person's correction; it stays unaccepted."""
+    """Replace the reading's draft with the person's correction; it stays unaccepted, and no
+    role's draft replaces it (records/proposals.py)."""
     if not words.strip():
         raise UsageError(
             "the correction is empty", hint='sdd correct reading CH-0001 "what you mean"'
@@ -99,6 +142,8 @@ def correct_reading(root: Root, change_id: str, words: str) -> Spec:
         text = with_section_body(spec, READING_SECTION, words)
         parse_spec(spec.path, text)  # never write a spec that would not read back
         write_text_atomic(spec.path, text)
+        if not pack.corrected:  # from now on a role's draft is a proposal beside her words
+            changes.set_corrected(pack, True)
         return read_spec(spec.path)
 
 
@@ -111,7 +156,9 @@ def parse_section_ref(text: str) -> tuple[str, str]:
     return match.group(1), match.group(2)
 
 
-def accept_section(root: Root, ref: str, words: str | None = None) -> Acceptance:
+def accept_section(
+    root: Root, ref: str, words: str | None = None, shown: str | None = None
+) -> Acceptance:
     spec_id, section_id = parse_section_ref(ref)
     with person_write(root):
         path = root.spec_file(spec_id)
@@ -124,7 +171,7 @@ def accept_section(root: Root, ref: str, words: str | None = None) -> Acceptance
                 f"{spec_id} has no 'words' of the person to keep with the decision",
                 hint='give them: --words "..."',
             )
-        return _accept_section(root, spec, section_id, _words(words, str(default)))
+        return _accept_section(root, spec, section_id, _words(words, str(default)), shown)
 
 
 def add_scenario(
@@ -143,12 +190,18 @@ def add_scenario(
 
 
 def accept_scenario(
-    root: Root, ref: str, optional: bool = False, words: str | None = None
+    root: Root,
+    ref: str,
+    optional: bool = False,
+    words: str | None = None,
+    shown: str | None = None,
 ) -> Acceptance:
     change_id, scenario_id = parse_scenario_ref(ref)
     with person_write(root):
         pack = changes.load(root, change_id)
         scenario = find_scenario(pack.folder, scenario_id)
+        _same_as_read(f"scenario {ref}", shown, scenario.hash, _again(change_id))
+        text = scenario_text(scenario)
         required = not optional
         log = decisions.load(root)
         for entry in reversed(log.active("accept-scenario")):
@@ -158,7 +211,7 @@ def accept_scenario(
                 and entry.get("hash") == scenario.hash
                 and bool(entry.get("required")) == required
             ):
-                return Acceptance(entry, already=True)
+                return Acceptance(entry, already=True, text=text)
         decision = decisions.append(
             root,
             "accept-scenario",
@@ -168,10 +221,24 @@ def accept_scenario(
             hash=scenario.hash,
             required=required,
         )
-        return Acceptance(decision, already=False)
+        return Acceptance(decision, already=False, text=text)
 
 
-def accept_plan(root: Root, change_id: str, words: str | None = None) -> Acceptance:
+def scenario_text(scenario: Scenario) -> str:
+    """The words of a scenario that its acceptance's hash covers, as said to her (as `sdd
+    change show` says them: a field's further lines indented under it)."""
+    lines = []
+    for key in ("title", "steps", "expected"):
+        first, *more = str(getattr(scenario, key)).splitlines() or [""]
+        lines += [f"{key}: {first}", *(f"  {line}" for line in more)]
+    return "\n".join(lines)
+
+
+def accept_plan(
+    root: Root, change_id: str, words: str | None = None, shown: str | None = None
+) -> Acceptance:
+    import hashlib
+
     from sdd_git.records.plan import acceptance_of, plan_path, read_plan
 
     with person_write(root):
@@ -187,13 +254,20 @@ def accept_plan(root: Root, change_id: str, words: str | None = None) -> Accepta
         # decision that does not exist) is reported, never accepted. The hash is of the very
         # bytes that were checked (plan.plan_hash's sha256).
         _plan, digest = read_plan(path, decision_ids={e.id for e in log.entries})
+        again = _again(change_id, path)
+        _same_as_read(f"the plan of {change_id}", shown, digest, again)
+        # What she is told she accepted is those very bytes: read once more, and only if they
+        # are still the ones checked and hashed (a hand edit can land between the two reads).
+        data = path.read_bytes()
+        _same_as_read(f"the plan of {change_id}", digest, hashlib.sha256(data).hexdigest(), again)
+        text = data.decode("utf-8").rstrip("\n")
         existing = acceptance_of(log, pack.id, digest)
         if existing is not None:
-            return Acceptance(existing, already=True)
+            return Acceptance(existing, already=True, text=text)
         decision = decisions.append(
             root, "accept-plan", _words(words, pack.words), change=change_id, hash=digest
         )
-        return Acceptance(decision, already=False)
+        return Acceptance(decision, already=False, text=text)
 
 
 def accept_failure(root: Root, ref: str, words: str) -> Decision:

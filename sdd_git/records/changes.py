@@ -29,6 +29,9 @@ class ChangePack:
     happened: str | None = None
     expected: str | None = None
     source: str | None = None  # the tracker issue it was started from (`sdd change new --from`)
+    # She corrected the reading: her words stay the reading, and a role's later draft is only a
+    # proposal beside it, until she takes one (`sdd correct reading CH --proposal`).
+    corrected: bool = False
 
     @property
     def folder(self) -> Path:
@@ -48,6 +51,8 @@ class ChangePack:
             data["expected"] = self.expected
         if self.source:
             data["source"] = self.source
+        if self.corrected:
+            data["corrected"] = True
         return data
 
 
@@ -73,7 +78,7 @@ def load(root: Root, change_id: str) -> ChangePack:
 def _from_file(path: Path) -> ChangePack:
     from sdd_git.yamlio import read_mapping  # only on a cache miss: a warm listing reads no YAML
 
-    data = read_mapping(path)
+    data = read_mapping(path, path.parents[2])  # ROOT/changes/CH-0001/change.yaml
     folder_id = path.parent.name
     fields: dict[str, str] = {}
     for key in ("id", "words", "kind", "stage", "spec"):
@@ -113,6 +118,7 @@ def _from_file(path: Path) -> ChangePack:
         happened=happened if isinstance(happened, str) else None,
         expected=expected if isinstance(expected, str) else None,
         source=source if isinstance(source, str) else None,
+        corrected=data.get("corrected") is True,
     )
 
 
@@ -237,7 +243,18 @@ def set_stage(pack: ChangePack, stage: str) -> ChangePack:
     from sdd_git.atomicfile import write_text_atomic
     from sdd_git.yamlio import edit_mapping
 
-    write_text_atomic(pack.path, edit_mapping(pack.path, {"stage": stage}))
+    write_text_atomic(pack.path, edit_mapping(pack.path, {"stage": stage}, pack.path.parents[2]))
+    return _from_file(pack.path)
+
+
+def set_corrected(pack: ChangePack, corrected: bool) -> ChangePack:
+    """Say in change.yaml whether the reading holds her own correction (caller holds the lock)."""
+    from sdd_git.atomicfile import write_text_atomic
+    from sdd_git.yamlio import edit_mapping
+
+    write_text_atomic(
+        pack.path, edit_mapping(pack.path, {"corrected": corrected}, pack.path.parents[2])
+    )
     return _from_file(pack.path)
 
 

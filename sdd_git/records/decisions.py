@@ -126,7 +126,7 @@ def load(root: Root) -> DecisionLog:
     from sdd_git.trust.pending import ledger_for
 
     path = root.decisions
-    raw = read_list(path)
+    raw = read_list(path, root.path)
     entries = tuple(_entry(path, index, item) for index, item in enumerate(raw))
     ledger = ledger_for(root)
     if ledger is None:  # a CI engine: the default branch's record is the engine's to trust

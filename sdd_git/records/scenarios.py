@@ -80,7 +80,7 @@ def _text(item: dict[str, Any], key: str, where: str) -> str:
 def load_scenarios(change_folder: Path) -> list[Scenario]:
     path = scenarios_path(change_folder)
     scenarios: list[Scenario] = []
-    for index, item in enumerate(read_list(path)):
+    for index, item in enumerate(read_list(path, change_folder.parents[1])):
         where = f"{display(path)}: scenario #{index + 1}"
         if not isinstance(item, dict):
             raise RecordError(f"{where} is not a mapping of keys to values")
@@ -119,7 +119,7 @@ def next_scenario_id(scenarios: list[Scenario]) -> str:
 def load_results(change_folder: Path) -> list[QaResult]:
     path = qa_path(change_folder)
     results: list[QaResult] = []
-    for index, item in enumerate(read_list(path)):
+    for index, item in enumerate(read_list(path, change_folder.parents[1])):
         where = f"{display(path)}: result #{index + 1}"
         if not isinstance(item, dict):
             raise RecordError(f"{where} is not a mapping of keys to values")

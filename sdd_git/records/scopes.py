@@ -605,7 +605,7 @@ def _write(
     from sdd_git.trust import pending
 
     existed = path.is_file()
-    before = pending.yaml_surface(path) if existed else None
+    before = pending.yaml_surface(path, root.path) if existed else None
     write_text_atomic(path, new_text)
     pending.record_product(root, before, "sdd scope", existed=existed)
 

@@ -134,10 +134,16 @@ def _sections(path: Path, spec_id: str, text: str, body_start: int) -> tuple[Sec
 
 
 def read_spec(path: Path) -> Spec:
+    """The spec at `path`, which is always `ROOT/memory/specs/ID.md`: read beneath ROOT, with
+    no link followed and nothing but a regular file opened."""
+    from sdd_git import beneath
+
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        text = beneath.read_text(path.parents[2], path)
+    except (FileNotFoundError, NotADirectoryError):
         raise RecordError(f"{display(path)}: spec file not found") from None
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"{display(path)}: not UTF-8 text ({exc.reason})") from None
     return parse_spec(path, text)
 
 

@@ -37,6 +37,7 @@ def describe_change(root: Root, change_id: str) -> dict[str, Any]:
                 "accepted_by": accepted.id if accepted else None,
                 "checks": [{"id": c.id, "text": c.text} for c in section.checks],
                 "text": section.body,
+                "hash": section.hash,  # what `sdd accept ... --hash` and her page compare
             }
         )
     scenario_rows = []
@@ -50,6 +51,7 @@ def describe_change(root: Root, change_id: str) -> dict[str, Any]:
                 "result": status.result.as_dict() if status.result else None,
                 "failure_accepted_by": status.failure_accepted_by,
                 "blocks_release": status.blocks_release,
+                "hash": status.scenario.hash,
             }
         )
     decision_rows = []
@@ -63,4 +65,32 @@ def describe_change(root: Root, change_id: str) -> dict[str, Any]:
         "sections": sections,
         "scenarios": scenario_rows,
         "decisions": decision_rows,
+        "plan": _plan_row(root, pack.id, log),
+        "proposal": _proposal_row(pack),
+    }
+
+
+def _proposal_row(pack: changes.ChangePack) -> dict[str, Any] | None:
+    """A role's reading kept beside her own correction, which it never replaced."""
+    from sdd_git.records.proposals import proposal_hash, read_proposal
+
+    text = read_proposal(pack)
+    if text is None:
+        return None
+    return {"text": text.strip(), "hash": proposal_hash(text)}
+
+
+def _plan_row(root: Root, change_id: str, log: decisions.DecisionLog) -> dict[str, Any] | None:
+    """The plan file as she would accept it: its sha256, and whether that is accepted."""
+    from sdd_git.records.plan import acceptance_of, plan_hash, plan_path
+
+    path = plan_path(root, change_id)
+    if not path.is_file():
+        return None
+    digest = plan_hash(path)
+    accepted = acceptance_of(log, change_id, digest)
+    return {
+        "file": str(path.relative_to(root.path)),
+        "hash": digest,
+        "accepted_by": accepted.id if accepted else None,
     }

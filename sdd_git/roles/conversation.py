@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sdd_git import statefolders
 from sdd_git.root import Root
 
 
@@ -26,12 +27,14 @@ def conversation_path(root: Root, role: str) -> Path:
 
 def messages(root: Root, role: str) -> list[dict[str, Any]]:
     path = conversation_path(root, role)
-    if not path.exists():
+    try:
+        text = statefolders.read_text(path)
+    except (FileNotFoundError, NotADirectoryError):
         return []
     found = []
     # Split on newlines only: str.splitlines also breaks at U+2028, U+0085 and the like, which
     # json.dumps leaves raw inside a message's text, and the message would be lost.
-    for line in path.read_text(encoding="utf-8").split("\n"):
+    for line in text.split("\n"):
         try:
             entry = json.loads(line)
         except ValueError:
@@ -44,13 +47,10 @@ def messages(root: Root, role: str) -> list[dict[str, Any]]:
 def add_message(root: Root, role: str, mask: Callable[[str], str], **fields: Any) -> dict[str, Any]:
     """Append one message (masked) and give it back with its id (`M<n>`) and time."""
     path = conversation_path(root, role)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    statefolders.make_folder(path.parent)
     entry = {"id": f"M{len(messages(root, role)) + 1}", "at": now(), **fields}
-    with open(path, "ab") as handle:
-        handle.write(
-            (mask(json.dumps(entry, ensure_ascii=False)) + "\n").encode("utf-8", "replace")
-        )
-        handle.flush()
+    line = mask(json.dumps(entry, ensure_ascii=False)) + "\n"
+    statefolders.append(path, line.encode("utf-8", "replace"), sync=False)
     return entry
 
 

@@ -1,9 +1,11 @@
 """A routine as a CI definition: the file that runs it on a CI engine's own events.
 
 `sdd routine export NAME --github-actions | --gitlab-ci | --jenkins` writes what this module
-returns. The file installs `sdd`, takes the model's key from the engine's secret store by the
-variable's name (never a value: nothing from this process's environment goes into it), and runs
-`sdd routine fire NAME --event JSON`, the same command the git hooks and the watcher reach.
+returns. The file installs `sdd` from the source her confirmed settings pin (`ci.install`,
+see sdd_git.cipins; never by a bare name), takes the model's key from the engine's secret
+store by the variable's name (never a value: nothing from this process's environment goes
+into it), and runs `sdd routine fire NAME --event JSON`, the same command the git hooks and the
+watcher reach.
 
 Three rules hold every text the file carries:
 - what comes from an event (branch names, titles, commit messages) reaches a script only through
@@ -24,6 +26,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sdd_git.cipins import CHECKOUT, CHECKOUT_TAG, SETUP_PYTHON, SETUP_PYTHON_TAG, InstallSource
 from sdd_git.errors import UsageError
 from sdd_git.root import Root
 from sdd_git.routines.routine import NAME_PATTERN, Routine, main_branch
@@ -64,6 +67,7 @@ class _Plan:
     folder: str  # the sdd root, relative to the repository's top ("" at the top)
     secrets: tuple[str, ...]  # variable names, e.g. OPENAI_API_KEY
     version: str
+    install: InstallSource
 
 
 def default_path(routine: Routine, engine: str) -> str:
@@ -104,7 +108,9 @@ def secret_names(root: Root, routine: Routine) -> tuple[str, ...]:
     from sdd_git.roles.registry import find_role
     from sdd_git.yamlio import read_mapping
 
-    config = read_mapping(root.config).get("provider") if root.config.is_file() else None
+    config = (
+        read_mapping(root.config, root.path).get("provider") if root.config.is_file() else None
+    )
     person = config if isinstance(config, dict) else {}
     profile, _warnings = find_role(root, routine.role, use_cache=False)
     own = profile.model if isinstance(profile.model, dict) else {}
@@ -137,6 +143,7 @@ def _check_engine(engine: str) -> None:
 
 def _plan(root: Root, routine: Routine) -> _Plan:
     from sdd_git import __version__
+    from sdd_git.cipins import install_source
     from sdd_git.routines.routine import load_routines
 
     if not NAME_PATTERN.match(routine.name):
@@ -173,6 +180,7 @@ def _plan(root: Root, routine: Routine) -> _Plan:
         folder=_folder(root),
         secrets=secret_names(root, routine),
         version=__version__,
+        install=install_source(root, f"writing a CI file for the routine {routine.name}"),
     )
 
 
@@ -257,6 +265,7 @@ def _header(plan: _Plan, engine: str, comment: str, secrets_where: str) -> list[
         f"{c} Written by `sdd routine export {plan.name} --{engine}` (sdd {plan.version}).",
         f"{c} Runs the routine {routine.name} of the role {routine.role} {_what(plan)}",
         f"{c} (.sdd/roles/{routine.role}/routines/{routine.name}.yaml).",
+        f"{c} It installs sdd from {plan.install.shown()} (ci.install of .sdd/config.yaml).",
     ]
     if plan.secrets:
         lines.append(f"{c} Secrets, by name only: {', '.join(plan.secrets)}, {secrets_where}.")
@@ -332,7 +341,10 @@ def _github(plan: _Plan, workflows: tuple[str, ...]) -> str:
     changed: list[str] = []
     if kind == "main-build-failed":
         lines += [
-            "  workflow_run:",
+            # zizmor flags every workflow_run; this one runs only a push build of this
+            # repository's own main (the job's `if` below), never a fork's code.
+            "  # Runs only for a failed push build of this repository (the job's if: below).",
+            "  workflow_run: # zizmor: ignore[dangerous-triggers]",
             f"    workflows: [{', '.join(_y(w) for w in workflows)}]",
             "    types: [completed]",
             f"    branches: [{_y(plan.main)}]",
@@ -421,15 +433,17 @@ def _github(plan: _Plan, workflows: tuple[str, ...]) -> str:
         "    timeout-minutes: 30",
         "    steps:",
         "      - name: Check out the product",
-        "        uses: actions/checkout@v4",
+        f"        uses: {CHECKOUT} # {CHECKOUT_TAG}",
         "        with:",
         *(f"          {line}" for line in checkout),
         "      - name: Set up Python",
-        "        uses: actions/setup-python@v5",
+        f"        uses: {SETUP_PYTHON} # {SETUP_PYTHON_TAG}",
         "        with:",
         f"          python-version: {_y(PYTHON)}",
         "      - name: Install sdd",
-        f"        run: python -m pip install {_y('sdd-git==' + plan.version)}",
+        *_working_directory(plan),  # where her paths (ci.install) are relative to
+        "        run: |",
+        *(f"          {line}" for line in plan.install.shell("python")),
         *fetch,
         f"      - name: {_y('Run the routine ' + routine.name)}",
         *_working_directory(plan),
@@ -483,9 +497,8 @@ def _gitlab(plan: _Plan) -> str:
         f"#   include: [{{local: {default_path(routine, 'gitlab-ci')}}}]",
     ]
     variables: dict[str, str] = {"ROUTINE_EVENT_KIND": kind}
-    script: list[str] = [f"python -m pip install {_y('sdd-git==' + plan.version)}"]
-    if plan.folder:
-        script.append(f"cd {_y(plan.folder)}")
+    script = [f"cd {_y(plan.folder)}"] if plan.folder else []
+    script.append("\n".join(plan.install.shell("python")))
     stage: str | None = None
     changes: str | None = None
     if kind == "main-build-failed":
@@ -592,7 +605,7 @@ def _jenkins(plan: _Plan) -> str:
     setup = [
         'venv="${WORKSPACE_TMP:-${TMPDIR:-/tmp}}/sdd-venv"',
         'python3 -m venv "$venv"',
-        f'"$venv/bin/pip" install -q "sdd-git=={plan.version}"',
+        *plan.install.shell('"$venv/bin/python"'),
     ]
     prepare: list[str] = []
     needs_log = kind == "main-build-failed"

@@ -499,7 +499,7 @@ def build_result_globs(root: Root) -> list[str]:
     from sdd_git.paths import display
     from sdd_git.yamlio import read_mapping
 
-    watch = read_mapping(root.config).get("watch") or {}
+    watch = read_mapping(root.config, root.path).get("watch") or {}
     globs = watch.get("build_results") if isinstance(watch, dict) else None
     if globs is None:
         return []
@@ -710,7 +710,7 @@ def summary_markdown(root: Root, fired: Fired, event: Event) -> str:
             "",
         ]
     for stop in found:
-        action = visible(str(stop.get("action") or ""))
+        action = visible(str(stop.get("action") or ""), keep_newlines=True)
         fence = "`" * max(3, _longest_backticks(action) + 1)
         if stop.get("stop"):
             expires = stop.get("expires_at") or "never"

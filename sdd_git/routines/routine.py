@@ -144,7 +144,7 @@ def main_branch(root: Root) -> str:
         return "main"
     from sdd_git.yamlio import read_mapping
 
-    value = read_mapping(root.config).get("main_branch", "main")
+    value = read_mapping(root.config, root.path).get("main_branch", "main")
     if not isinstance(value, str) or not _BRANCH.match(value) or ".." in value:
         raise RecordError(
             f"{display(root.config)}: key 'main_branch' must be a branch name, not {value!r}",

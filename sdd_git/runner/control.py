@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from sdd_git import lockfile
+from sdd_git import lockfile, statefolders
 from sdd_git.errors import LockError, SddError, UsageError
 from sdd_git.root import Root
 from sdd_git.runner import stops
@@ -25,8 +25,7 @@ def stop_now(root: Root, target: str) -> str:
     started = next((e for e in events if e.get("event") == "run_started"), {})
     role = (started.get("roles") or [""])[0]
     flag = control_folder(root, run_id) / "stop-now"
-    flag.parent.mkdir(parents=True, exist_ok=True)
-    flag.touch()
+    statefolders.append(flag, b"")
     lock = role_lock(root, role)
     if lock.exists() and lockfile.describe_holder(lock)[1]:
         lock.unlink()  # its holder died: the person asked to close the run, so clear it
@@ -61,9 +60,8 @@ def say(root: Root, role: str, text: str) -> str:
         raise UsageError("say something", hint='sdd role say NAME "the next instruction"')
     run_id = _latest_run(root, role)
     inbox = control_folder(root, run_id) / "say.jsonl"
-    inbox.parent.mkdir(parents=True, exist_ok=True)
-    with open(inbox, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps({"text": text, "at": time.time()}) + "\n")
+    line = json.dumps({"text": text, "at": time.time()}) + "\n"
+    statefolders.append(inbox, line.encode("utf-8"), sync=False)
     return run_id
 
 

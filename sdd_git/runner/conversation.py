@@ -5,11 +5,13 @@ so a handoff tool below the runner writes it the same way."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sdd_git import statefolders
 from sdd_git.atomicfile import write_bytes_atomic, write_text_atomic
 from sdd_git.errors import RecordError, UsageError
 from sdd_git.roles.conversation import add_message as add_message
@@ -95,11 +97,11 @@ def _masked_name(name: str, mask: Callable[[str], str]) -> str:
 
 def memory(root: Root, role: str) -> list[dict[str, Any]]:
     path = memory_path(root, role)
-    if not path.exists():
+    if not os.path.lexists(path):
         return []
     from sdd_git.yamlio import read_list
 
-    items = read_list(path)
+    items = read_list(path, root.path)
     return [i for i in items if isinstance(i, dict) and isinstance(i.get("note"), str)]
 
 
@@ -115,10 +117,10 @@ def edit_memory(root: Root, role: str, edit: Callable[[str], str | None]) -> int
     from sdd_git.yamlio import dump_yaml, read_list
 
     path, draft = memory_path(root, role), memory_draft_path(root, role)
-    if draft.exists():
-        start = draft.read_text(encoding="utf-8")
-    elif path.exists():
-        start = path.read_text(encoding="utf-8")
+    if os.path.lexists(draft):
+        start = statefolders.read_text(draft)
+    elif os.path.lexists(path):
+        start = statefolders.read_text(path)
     else:
         start = "# One item per note: - {note: ..., at: ...}\n[]\n"
     text = edit(start)
@@ -126,7 +128,7 @@ def edit_memory(root: Root, role: str, edit: Callable[[str], str | None]) -> int
         return len(memory(root, role))
     write_text_atomic(draft, text)
     try:
-        items = read_list(draft)
+        items = read_list(draft, root.path)
         for index, item in enumerate(items, 1):
             if not isinstance(item, dict) or not isinstance(item.get("note"), str):
                 raise RecordError(

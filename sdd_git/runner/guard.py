@@ -456,6 +456,12 @@ def _connector_call(
             "unknown_operation",
             f"{name} ({kind}) has no operation '{operation}'; it has: {', '.join(rows)}",
         )
+    if config.kind == "mcp" and operation not in (*config.reads, *config.acts):
+        from sdd_git.connectors.mcp_tools import not_offered
+
+        return Rejection(
+            "unknown_operation", not_offered(name, operation, config.reads, config.acts)
+        )
     if tool == "connector_read" and verdict.kind == ACT:
         return Rejection(
             "forbidden_connector",
@@ -474,6 +480,10 @@ def _connector_call(
             f"the connector {name} is not attached to this run; the person attaches one by "
             f"naming it in the task (@{name})",
         )
+    if config.kind == "mcp" and tool == "connector_act":
+        listed = _mcp_listing(root, name, operation)
+        if listed is not None:
+            return listed
     known = rows.get(operation) if rows is not None else None
     if known is not None:
         needed = [a for a in known.args if given.get(a) in (None, "")]
@@ -484,6 +494,36 @@ def _connector_call(
                 f"(it takes {', '.join(known.args + known.optional)})",
             )
     return Clearance(certain=True)
+
+
+def _mcp_listing(root: Path, name: str, operation: str) -> Rejection | None:
+    """An MCP act, before it stops for her: the server's own listing of the tool may make it
+    hers alone (its description says it makes a release, say), or show there is no such tool.
+    The call lists the tools again, in its own session, before it is sent."""
+    from sdd_git.connectors.mcp import McpConnector
+    from sdd_git.connectors.operations import forbidden_tool
+    from sdd_git.connectors.registry import load_connector
+    from sdd_git.errors import SddError
+    from sdd_git.root import Root
+
+    try:
+        connector, session = load_connector(Root(root), name)
+        tools = connector.tools(session) if isinstance(connector, McpConnector) else None
+    except SddError as exc:
+        return Rejection(
+            "connector_unavailable",
+            f"{name}: its tools could not be listed, so {operation} cannot be checked and was "
+            f"not asked for: {exc.message}",
+        )
+    if tools is None:
+        return None
+    found = next((t for t in tools if t.name == operation), None)
+    if found is None:
+        return Rejection("unknown_operation", f"the MCP server {name} lists no tool '{operation}'")
+    why = forbidden_tool(found.name, found.description)
+    if why is None:
+        return None
+    return Rejection("forbidden_connector", f"{operation} on {name} is the person's: {why}")
 
 
 _ADDRESS_KEYS = ("url", "uri", "link", "href", "endpoint", "address", "site", "host", "domain",

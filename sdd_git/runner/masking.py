@@ -1,10 +1,11 @@
 """Where secrets come from, which variables hold them, and what a run's child processes get.
 
-`collect_secrets` gathers every secret value within reach: variables whose name says secret,
-passwords inside URL-shaped values, `.env*` files at the top of the product folder, and the usual
-credential files in the home folder (`~/.netrc`, `~/.aws/credentials`, ...). The masker that hides
-them (`Masker`, `MASK`) lives in `sdd_git.masker`, so that providers can mask their own
-errors; it is re-exported here, the one place the rest of sdd imports it from.
+`collect_secrets` gathers every secret value within reach: variables whose name says secret or
+whose value has a credential's shape, passwords inside URL-shaped values, `.env*` files at the top
+of the product folder, and the usual credential files in the home folder (`~/.netrc`,
+`~/.aws/credentials`, ...); `masker_for` adds the variables her config names (a key, a token).
+The masker that hides them (`Masker`, `MASK`) lives in `sdd_git.masker`, so that providers can
+mask their own errors; it is re-exported here, the one place the rest of sdd imports it from.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
+from sdd_git.childenv import allowed_environment
 from sdd_git.masker import (
     FRAGMENT_LENGTH,
     MASK,
     MIN_LENGTH,
     Masker,
+    has_secret_shape,
     looks_like_credential,
     url_credentials,
 )
@@ -30,6 +33,7 @@ __all__ = [
     "Masker",
     "child_environment",
     "collect_secrets",
+    "config_variables",
     "connector_secret_names",
     "connector_secrets",
     "is_secret_name",
@@ -81,8 +85,9 @@ def is_secret_name(name: str) -> bool:
 
 
 def is_secret_variable(name: str, value: str) -> bool:
-    """Whether a variable holds a secret by its name, or by a password inside its value."""
-    return is_secret_name(name) or bool(url_credentials(value))
+    """Whether a variable holds a secret by its name, by a password inside its value, or by its
+    value's shape (a JWT, a GitHub token... under any name)."""
+    return is_secret_name(name) or bool(url_credentials(value)) or has_secret_shape(value)
 
 
 # -- where secrets come from ------------------------------------------------------------------
@@ -102,9 +107,10 @@ _HOME_CREDENTIAL_FILES = (
 
 def collect_secrets(product: Path, environ: Mapping[str, str], home: Path | None) -> list[str]:
     """Every secret value within reach of this process, for a `Masker`: values of secret-named
-    variables, passwords inside URL values, `.env*` files at the top of `product`, and the
-    person's credential files under `home`. Unreadable files are skipped; values shorter than
-    MIN_LENGTH are left out (see there). The order is stable, duplicates are dropped."""
+    variables and of variables whose value has a credential's shape, passwords inside URL values,
+    `.env*` files at the top of `product`, and the person's credential files under `home`.
+    Unreadable files are skipped; values shorter than MIN_LENGTH are left out (see there). The
+    order is stable, duplicates are dropped."""
     found: dict[str, None] = {}
 
     def add(value: str) -> None:
@@ -113,7 +119,9 @@ def collect_secrets(product: Path, environ: Mapping[str, str], home: Path | None
             found[value] = None
 
     for name, value in environ.items():
-        if is_secret_name(name):
+        # By its shape too: its exact value and every encoded form of it are hidden, not only
+        # the shape where it appears whole.
+        if is_secret_name(name) or has_secret_shape(value):
             add(value)
         for part in url_credentials(value):
             add(part)
@@ -142,18 +150,74 @@ def collect_secrets(product: Path, environ: Mapping[str, str], home: Path | None
 def masker_for(product: Path, extra: Iterable[str] = ()) -> Masker:
     """A masker for every secret within reach of this process (see collect_secrets), plus
     `extra` (a provider key read from a variable with an ordinary name), plus every connector's
-    token (see connector_secrets)."""
+    token (see connector_secrets), plus the value of every variable her config names (see
+    config_variables)."""
     try:
         home: Path | None = Path.home()
     except (RuntimeError, KeyError):  # no HOME and no password entry
         home = None
+    named = [os.environ[name] for name in config_variables(product) if os.environ.get(name)]
     return Masker(
         [
             *extra,
+            *named,
             *connector_secrets(product, os.environ),
             *collect_secrets(product, os.environ, home),
         ]
     )
+
+
+# -- variables her config names ---------------------------------------------------------------
+
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_REFERENCE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def config_variables(product: Path) -> list[str]:
+    """Every variable `.sdd/config.yaml` names as holding a value sdd reads or passes on,
+    whatever it is called (`api_key_env: DEPLOY_WORDS`): a key ending in `_env` (the provider's
+    `api_key_env`, a connector's `token_env`), the variables `provider.keys` lists, an `env:`
+    list, and a `$NAME` value (an MCP server's `env: {DOCS_TOKEN: $DOCS_TOKEN}`). Read leniently
+    and never raises: the masker is built even from a broken config."""
+    from sdd_git.root import Root
+    from sdd_git.yamlio import read_mapping
+
+    try:
+        config = Root(product).config
+        data: object = read_mapping(config, product) if config.is_file() else {}
+    except Exception:  # whatever the file holds, the masker must still be built
+        return []
+    found: dict[str, None] = {}
+
+    def name(value: object) -> None:
+        if isinstance(value, str) and _VARIABLE.fullmatch(value.strip()):
+            found[value.strip()] = None
+
+    def walk(value: object) -> None:
+        if isinstance(value, dict):
+            for inner_key, inner in value.items():
+                inner_key = str(inner_key)
+                if inner_key.endswith("_env") and isinstance(inner, str):
+                    name(inner)
+                elif inner_key == "keys" and isinstance(inner, dict):  # {host: VAR or [VAR]}
+                    for listed in inner.values():
+                        for each in listed if isinstance(listed, list) else [listed]:
+                            name(each)
+                elif inner_key == "env" and isinstance(inner, list):  # variables passed on
+                    for each in inner:
+                        name(each)
+                walk(inner)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, str):
+            reference = _REFERENCE.fullmatch(value.strip())
+            if reference is not None:
+                name(reference.group(1) or reference.group(2))
+
+    walk(data)
+    found.pop("none", None)  # api_key_env: none sends no key
+    return list(found)
 
 
 # -- connector tokens -------------------------------------------------------------------------
@@ -205,11 +269,18 @@ def secrets_from_environment(names: Iterable[str]) -> list[str]:
 def child_environment(
     base: Mapping[str, str], run_id: str, extra_secret_names: Iterable[str] = ()
 ) -> dict[str, str]:
-    """The environment of a run's child processes: no variable that is or holds a secret (by its
-    name, or a URL with a password in its value), and SDD_RUN_ID, which makes every person command
-    refuse to run."""
-    drop = set(extra_secret_names) | {"SDD_API_KEY"}
-    env = {k: v for k, v in base.items() if k not in drop and not is_secret_variable(k, v)}
+    """The environment of a run's child processes: only the variables sdd_git.childenv allows
+    (PATH, HOME, the locale, the terminal, her git identity...), never one of them that holds a
+    secret (a URL with a password, a credential's shape) or that `extra_secret_names` names (the
+    run's key and token variables), and SDD_RUN_ID, which makes every person command refuse to
+    run. Whatever else is set (CI_JOB_JWT, ACTIONS_ID_TOKEN_REQUEST_TOKEN, MY_THING) a child
+    never gets, whatever its name says."""
+    drop = set(extra_secret_names)
+    env = {
+        k: v
+        for k, v in allowed_environment(base).items()
+        if k not in drop and not is_secret_variable(k, v)
+    }
     env["SDD_RUN_ID"] = run_id
     return env
 

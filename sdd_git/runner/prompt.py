@@ -159,6 +159,12 @@ def _connector_note(config: ConnectorConfig) -> str:
     from sdd_git.connectors.operations import TABLE
 
     rows = TABLE.get(config.table_kind)
+    if rows is None and config.kind == "mcp":
+        return (
+            f"- {config.name} (an MCP server): its tools that the person offers, and no other; "
+            f"reads (connector_read): {', '.join(config.reads) or 'none'}; acts, each stops for "
+            f"her (connector_act): {', '.join(config.acts) or 'none'}."
+        )
     if rows is None:
         declared = ", ".join(config.reads) or "none"
         return (

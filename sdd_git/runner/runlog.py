@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sdd_git import beneath, statefolders
 from sdd_git.errors import RecordError
 from sdd_git.root import Root
 
@@ -39,10 +40,14 @@ def log_path(root: Root, run_id: str) -> Path:
 
 
 def read_events(path: Path) -> list[Event]:
-    """Every whole event of a log; a torn or garbled last line is dropped."""
+    """Every whole event of a log; a torn or garbled last line is dropped.
+
+    The log is read beneath its product (a log is `ROOT/.sdd/role-runs/ID.jsonl`), with no
+    link followed, from a folder that is hers alone."""
+    statefolders.check(path)
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+        raw = beneath.read_bytes(path.parents[2], path)
+    except (FileNotFoundError, NotADirectoryError):
         raise RecordError(
             f"no run log {path.name}", hint="`sdd role runs` lists the runs of this product"
         ) from None
@@ -82,9 +87,9 @@ class RunLog:
         cls, root: Root, run_id: str, mask: Callable[[str], str], clock: Callable[[], float]
     ) -> RunLog:
         path = log_path(root, run_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        statefolders.make_folder(path.parent)
         seq = 0
-        if path.exists():
+        if os.path.lexists(path):
             events = read_events(path)
             seq = max((int(e.get("seq", 0)) for e in events), default=0)  # checked on read
             _drop_torn_tail(path)
@@ -104,10 +109,7 @@ class RunLog:
         line = self.mask(json.dumps(record, ensure_ascii=False, default=str)) + "\n"
         # A model may send a lone surrogate (valid JSON, not valid UTF-8): it becomes U+FFFD
         # rather than a crash or a log no reader can open.
-        with open(self.path, "ab") as handle:
-            handle.write(line.encode("utf-8", "replace"))
-            handle.flush()
-            os.fsync(handle.fileno())
+        statefolders.append(self.path, line.encode("utf-8", "replace"))
         self.ended = event == "run_ended"
         if self.listener is not None:
             with contextlib.suppress(OSError):
@@ -121,7 +123,7 @@ class RunLog:
 def _drop_torn_tail(path: Path) -> None:
     """After a crash mid-append, cut the half-written last line, so the next event starts on a
     line of its own and every line of the log stays whole JSON."""
-    with open(path, "rb+") as handle:
+    with open(os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC), "rb+") as handle:
         data = handle.read()
         if not data or data.endswith(b"\n"):
             return

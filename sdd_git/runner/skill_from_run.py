@@ -334,7 +334,7 @@ def skill_text(run: _Run, name: str, now: float) -> str:
 def _quote(text: str, limit: int | None = None) -> list[str]:
     from sdd_git.runner.words import visible
 
-    shown = visible(text.strip() or "(nothing)")
+    shown = visible(text.strip() or "(nothing)", keep_newlines=True)
     if limit is not None and len(shown) > limit:
         shown = shown[:limit].rstrip() + " [...]"
     return ["> " + line if line else ">" for line in shown.split("\n")]

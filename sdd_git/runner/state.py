@@ -193,7 +193,7 @@ def _is_local(base_url: str) -> bool:
 def approval_timeout(root: Root) -> float:
     from sdd_git.yamlio import read_mapping
 
-    approvals = read_mapping(root.config).get("approvals") or {}
+    approvals = read_mapping(root.config, root.path).get("approvals") or {}
     value = approvals.get("timeout") if isinstance(approvals, dict) else None
     return parse_duration(value, DEFAULT_TIMEOUT_SECONDS)
 

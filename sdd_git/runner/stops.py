@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sdd_git import statefolders
 from sdd_git.errors import RecordError
 from sdd_git.root import Root
 
@@ -72,8 +73,8 @@ def save(root: Root, stop: Stop) -> None:
 def load(root: Root, stop_id: str) -> Stop:
     path = _path(root, stop_id)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+        data = json.loads(statefolders.read_text(path))
+    except (FileNotFoundError, NotADirectoryError):
         raise RecordError(
             f"no pending stop {stop_id}",
             hint="`sdd stops` lists the pending stops; a stop already answered is gone",
@@ -96,6 +97,7 @@ def load(root: Root, stop_id: str) -> Stop:
 
 def pending(root: Root) -> list[Stop]:
     folder = stops_folder(root)
+    statefolders.check(folder)
     if not folder.is_dir():
         return []
     from sdd_git.trust.state import tracked_state

@@ -15,24 +15,13 @@ from typing import Any
 
 from sdd_git.sandbox.choose import NO_SANDBOX_WARNING
 
+# Every control character shown as an escape, newlines kept with keep_newlines=True; callers of
+# this module import it from here.
+from sdd_git.shown_text import visible as visible
+
 _INLINE = 100  # a command longer than this, or with a newline, is shown as a block
 _CONTENT_START_LINES = 12
 _CONTENT_START_CHARS = 600
-# C0 and C1 controls but tab and newline, DEL, and the Unicode characters that reorder or hide
-# text on a terminal (bidirectional overrides and isolates, line and paragraph separators,
-# zero-width characters).
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
-
-
-def _escape_char(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def visible(text: str, keep_newlines: bool = True) -> str:
-    """`text` with every control character shown as an escape; newlines kept or shown as \\n."""
-    shown = _CONTROL.sub(_escape_char, text)
-    return shown if keep_newlines else shown.replace("\n", "\\n").replace("\t", "\\t")
 
 
 def _inline(value: Any) -> str:
@@ -45,7 +34,7 @@ def _plain(value: Any) -> str:
 
 
 def _block(text: str) -> str:
-    return "\n".join("    " + line for line in visible(text).split("\n"))
+    return "\n".join("    " + line for line in visible(text, keep_newlines=True).split("\n"))
 
 
 def _command(command: str) -> str:

@@ -19,6 +19,7 @@ from sdd_git import lockfile
 from sdd_git.errors import RecordError
 from sdd_git.records import decisions
 from sdd_git.records.plan import MAX_DEPTH, RETURNS, parse_plan, write_plan
+from sdd_git.records.proposals import proposal_path
 from sdd_git.records.scenarios import (
     RESULTS,
     SCENARIO_ID,
@@ -143,6 +144,16 @@ class DraftReading(DraftTool):
             drafted = parse_spec(spec_path, new_text).section(READING_SECTION)
             if [c.id for c in drafted.checks] != check_ids:
                 raise ToolFailed("draft_reading: the drafted checks would not read back as given")
+            if pack.corrected:
+                where = proposal_path(pack)
+                _write(context, where, body + "\n")
+                shown = where.relative_to(root.path).as_posix()
+                return ToolOutcome(
+                    f"The reading of {change_id} holds the person's own correction, which no "
+                    f"draft replaces. Your reading is kept beside it as a proposal ({shown}); "
+                    "she may take it.",
+                    {"proposal": shown, "checks": check_ids},
+                )
             _write(context, spec_path, new_text)
         listed = ", ".join(check_ids) if check_ids else "no checks"
         return ToolOutcome(
@@ -212,7 +223,7 @@ class DraftScenarios(DraftTool):
             pack = change_exists(context, change_id)
             path = scenarios_path(pack.folder)
             existing = load_scenarios(pack.folder)  # a broken file is reported, never rewritten
-            raw = read_list(path)
+            raw = read_list(path, root.path)
             new_items: list[dict[str, Any]] = []
             ids: list[str] = []
             for draft in drafts:
@@ -403,7 +414,7 @@ class Remember(DraftTool):
     def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
         note = args.text("note")
         path = context.local / "memory.yaml"
-        existing = read_list(path)
+        existing = read_list(path, context.root.path)
         entry = {"note": note, "at": decisions.now_iso(), "run": context.run_id}
         _write(context, path, appended_list_text(context, path, existing, [entry]))
         return ToolOutcome(

@@ -27,6 +27,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from sdd_git.childenv import GIT_IDENTITY
 from sdd_git.tools.base import ToolContext, ToolFailed
 
 GIT_TIMEOUT_SECONDS = 120.0
@@ -77,11 +78,6 @@ COMMAND_FLAGS: dict[str, tuple[str, ...]] = {
     "commit": ("--no-verify",),
     "push": ("--no-verify",),
 }
-# The identity the person set for git in her environment is hers to keep; every other GIT_*
-# variable (GIT_DIR, GIT_CONFIG_*, GIT_EXEC_PATH, GIT_SSH_COMMAND...) could redirect git.
-IDENTITY_ENV = frozenset(
-    f"GIT_{who}_{what}" for who in ("AUTHOR", "COMMITTER") for what in ("NAME", "EMAIL", "DATE")
-)
 # Settings a push runs as a program: refused when they name something inside the product.
 PUSH_PROGRAMS = re.compile(
     r"^(credential(\..+)?\.helper|core\.sshcommand|core\.askpass|core\.gitproxy"
@@ -99,10 +95,13 @@ class Setting:
 
 
 def git_env(context: ToolContext, push: bool = False) -> dict[str, str]:
+    # The run's child environment (sdd_git.childenv); of git's own variables, only the identity
+    # she set is kept: any other GIT_* (GIT_DIR, GIT_CONFIG_*, GIT_EXEC_PATH, GIT_SSH_COMMAND...)
+    # could redirect git.
     env = {
         key: value
         for key, value in context.child_env.items()
-        if not key.startswith("GIT_") or key in IDENTITY_ENV
+        if not key.startswith("GIT_") or key in GIT_IDENTITY
     }
     env["GIT_TERMINAL_PROMPT"] = "0"  # never wait for a password nobody will type
     if not push:

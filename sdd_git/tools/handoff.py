@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sdd_git import statefolders
 from sdd_git.config import messaging_on
 from sdd_git.records import decisions
 from sdd_git.records.spec import read_spec
@@ -172,7 +173,7 @@ def _wake(context: ToolContext, receiver: str, task: str, message_id: str) -> Pa
     receiver's provider needs its key) without SDD_RUN_ID, which would make `sdd role run`
     refuse as a person command. The receiver's run masks and guards everything it does."""
     folder = handoffs_folder(context)
-    folder.mkdir(parents=True, exist_ok=True)
+    statefolders.make_folder(folder)
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     output = folder / f"{stamp}-{context.role}-to-{receiver}-{secrets.token_hex(3)}.log"
     # -P: `python -m` would put the product folder first on the import path, and a module a

@@ -16,10 +16,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from sdd_git import beneath as record_files
 from sdd_git.errors import SddError
 from sdd_git.providers.base import ToolSchema
 from sdd_git.records import changes, decisions
 from sdd_git.records.spec import read_spec
+from sdd_git.root import Root
 from sdd_git.tools import beneath
 from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
 from sdd_git.tools.beneath import Folder, Found
@@ -550,15 +552,13 @@ class ReadRecord(ReadTool):
                 json.dumps(described, indent=2, ensure_ascii=False), {"id": record_id}
             )
         if _SPEC.match(record_id):
-            path = root.spec_file(record_id)
-            if not path.is_file():
-                raise ToolFailed(f"no spec {record_id}")
-            return ToolOutcome(path.read_text(encoding="utf-8"), {"id": record_id})
+            text = _record_text(root, root.spec_file(record_id), f"no spec {record_id}")
+            return ToolOutcome(text, {"id": record_id})
         section_ref = _SECTION.match(record_id)
         if section_ref:
             spec_id, section_id = section_ref.groups()
             path = root.spec_file(spec_id)
-            if not path.is_file():
+            if record_files.kind(root.path, path) is None:
                 raise ToolFailed(f"no spec {spec_id}")
             spec = read_spec(path)
             section = next((s for s in spec.sections if s.id == section_id), None)
@@ -583,10 +583,21 @@ class ReadRecord(ReadTool):
             return ToolOutcome(dump_yaml(entry).rstrip("\n"), {"id": record_id})
         if _RELEASE.match(record_id):
             path = root.releases / f"{record_id}.md"
-            if not path.is_file():
-                raise ToolFailed(f"no release {record_id}")
-            return ToolOutcome(path.read_text(encoding="utf-8"), {"id": record_id})
+            return ToolOutcome(
+                _record_text(root, path, f"no release {record_id}"), {"id": record_id}
+            )
         raise ToolFailed(f"read_record: {record_id!r} is not a record id; use {ID_SHAPES}")
+
+
+def _record_text(root: Root, path: Path, missing: str) -> str:
+    """A record file's text, read beneath the product with no link followed: a spec linked to
+    her ~/.ssh/id_ed25519 or to /proc/self/environ is refused, and never read."""
+    if record_files.kind(root.path, path) is None:
+        raise ToolFailed(missing)
+    try:
+        return record_files.read_text(root.path, path)
+    except (FileNotFoundError, NotADirectoryError):
+        raise ToolFailed(missing) from None
 
 
 def change_exists(context: ToolContext, change_id: str) -> changes.ChangePack:

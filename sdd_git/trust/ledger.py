@@ -11,7 +11,7 @@ Two things keep the ledger hers even though it lives inside the product folder:
   git (force-added past .gitignore), or is planted or replaced, matches no anchor and confirms
   nothing;
 - it is read only when `.sdd/local` and the file are real (no links), hers, and writable by
-  her alone.
+  her alone (`sdd_git/statefolders.py`).
 
 Each entry keeps the surface she confirmed beside its hash, so that a later change can be said
 as a change of meaning ("always-allow gains ...") rather than of bytes.
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sdd_git import lockfile
+from sdd_git import lockfile, statefolders
 from sdd_git.atomicfile import write_bytes_atomic
 from sdd_git.root import Root
 
@@ -156,17 +156,8 @@ def _anchors(root: Root) -> list[str]:
 
 def _own_folder(folder: Path) -> str | None:
     """Why `folder` (.sdd/local) cannot hold her ledger, or None when it can."""
-    try:
-        info = os.lstat(folder)
-    except FileNotFoundError:
-        return None
-    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
-        return f"{folder} is not a folder of its own (a link, or a file)"
-    if info.st_uid != os.getuid():
-        return f"{folder} is not yours alone (another user owns it)"
-    if info.st_mode & 0o022:
-        return f"{folder} is not yours alone (others may write in it): sdd makes it yours alone"
-    return None
+    found = statefolders.problem(folder)
+    return None if found is None else found[0]
 
 
 _memo: dict[str, tuple[tuple[int, ...], Ledger]] = {}
@@ -238,19 +229,12 @@ def _read(root: Root) -> Ledger:
 @contextlib.contextmanager
 def _writing(root: Root) -> Iterator[tuple[dict[str, Entry], dict[str, Any]]]:
     """The ledger's entries and shown surfaces to change, written back, anchored, atomically."""
-    why = _own_folder(root.local)
-    if why is not None and "sdd makes it yours alone" not in why:
-        from sdd_git.errors import RecordError
-
-        raise RecordError(
-            f"cannot record what you confirmed: {why}",
-            hint="remove .sdd/local (sdd keeps only local state there) and run the command again",
-        )
-    root.local.mkdir(parents=True, exist_ok=True)
-    info = os.lstat(root.local)
-    if info.st_uid == os.getuid() and info.st_mode & 0o022:
-        # Made under a umask that lets her group write (002): her state is hers alone.
-        os.chmod(root.local, stat.S_IMODE(info.st_mode) & ~0o022)
+    try:
+        statefolders.ensure(root.local)
+    except statefolders.StateFolderError as exc:
+        raise statefolders.StateFolderError(
+            f"cannot record what you confirmed: {exc.message}", hint=exc.hint
+        ) from None
     with lockfile.hold(root.local / "locks" / "trust.lock", wait_seconds=10):
         current = _read(root)
         entries = dict(current.entries)

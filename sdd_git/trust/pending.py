@@ -65,16 +65,16 @@ def ledger_for(root: Root) -> Ledger | None:
     return None if trust_ledger.on_ci_engine() else trust_ledger.read(root)
 
 
-def yaml_surface(path: Path) -> Any:
+def yaml_surface(path: Path, within: Path | None) -> Any:
     """A settings file's grant surface: all of it, as parsed (comments grant nothing). None
-    when the file is missing."""
-    from sdd_git.yamlio import read_yaml
+    when the file is missing. `within`: the product holding it (None for her own layers)."""
+    from sdd_git.yamlio import exists, read_yaml
 
-    if not path.is_file():
+    if not exists(path, within):
         return None
     from sdd_git.trust.ledger import jsonable
 
-    return jsonable(read_yaml(path))
+    return jsonable(read_yaml(path, within))
 
 
 def settings_item(root: Root, ledger: Ledger | None) -> Unconfirmed | None:
@@ -101,7 +101,7 @@ def _yaml_item(
     if ledger is None:
         return None
     try:
-        now = yaml_surface(path)
+        now = yaml_surface(path, root.path)
     except RecordError as exc:
         return Unconfirmed(key, kind, name, (f"it does not load ({exc.message})",), None, path)
     if now is None or ledger.confirmed(key, now):
@@ -128,11 +128,11 @@ def confirm(root: Root, items: Iterable[Unconfirmed], how: str) -> None:
 def record_settings(root: Root, before: Any, how: str, *, existed: bool) -> None:
     """After a person command wrote `.sdd/config.yaml`: hers, if what it replaced was hers."""
     trust_ledger.record_written(
-        root, CONFIG_KEY, before, yaml_surface(root.config), how, existed=existed
+        root, CONFIG_KEY, before, yaml_surface(root.config, root.path), how, existed=existed
     )
 
 
 def record_product(root: Root, before: Any, how: str, *, existed: bool) -> None:
     trust_ledger.record_written(
-        root, PRODUCT_KEY, before, yaml_surface(root.product), how, existed=existed
+        root, PRODUCT_KEY, before, yaml_surface(root.product, root.path), how, existed=existed
     )

@@ -7,8 +7,11 @@ this module knows only how to say their keys."""
 from __future__ import annotations
 
 import json
-import unicodedata
 from typing import Any
+
+# Text on one line, every control written out (a newline as \n): a value from a merged file can
+# neither move her cursor nor reorder what she reads. Callers of this module import it from here.
+from sdd_git.shown_text import visible as visible
 
 # Keys whose change is said in words of what it does, wherever they appear.
 _SAID = {
@@ -32,19 +35,6 @@ _ROLE_KEYS = {
     "hidden": "hidden from `sdd role list`",
     "tools": "the tools it is offered",
 }
-
-
-def visible(text: str) -> str:
-    """Text as a terminal or a page shows it, nothing hidden: every control, format (bidi) and
-    line-separator character written out as an escape, so a value from a merged file can
-    neither move her cursor nor reorder what she reads. Idempotent."""
-    out = []
-    for char in text:
-        if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp"):
-            out.append(f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
-        else:
-            out.append(char)
-    return "".join(out)
 
 
 def shown(value: Any) -> str:

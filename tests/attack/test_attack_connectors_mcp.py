@@ -35,8 +35,13 @@ __all__ = ["file_keyring"]
 HOSTILE = Path(__file__).parent / "mcp_hostile" / "server.py"
 
 
+# The tools these tests call, offered as she would offer them (reads, acts).
+OFFERED = {"reads": ["search_docs"],
+           "acts": ["escape", "hang", "noisy", "environment", "parent_env"]}  # fmt: skip
+
+
 def session(settings: Mapping[str, Any], token: str | None = None) -> Session:
-    return Session("docs", "", token, dict(settings))
+    return Session("docs", "", token, {**OFFERED, **settings})
 
 
 def planted_server(folder: Path, ran: Path) -> str:
@@ -179,8 +184,9 @@ def test_a_tool_named_like_one_of_sdds_own_is_only_an_operation_that_stops(
     root: Root, tmp_path: Path
 ) -> None:
     assert classify("mcp", "run_command", {"command": "ls"}).kind == ACT
-    configure(root, connectors={"docs": {"kind": "mcp", "command": [sys.executable, str(HOSTILE)],
-                                         "reads": ["environment"]}})  # fmt: skip
+    hostile = {"kind": "mcp", "command": [sys.executable, str(HOSTILE)],
+               "reads": ["environment"], "acts": ["run_command"]}  # fmt: skip
+    configure(root, connectors={"docs": hostile})
     call = {"connector": "docs", "operation": "run_command", "args": {"command": "ls"}}
     read = guard.check("connector_read", call, root.path, ("connector_read",), ("docs",))
     assert isinstance(read, guard.Rejection) and read.code == "forbidden_connector"
@@ -220,7 +226,7 @@ def test_a_server_of_the_same_user_cannot_read_sdds_environment_through_proc() -
         # sandbox: off, the case where only sdd's own flag stands between the server and sdd's
         # environment (in the sandbox, sdd is not even in the server's pid namespace).
         f"settings = {{'command': [sys.executable, {str(HOSTILE)!r}], 'timeout': 20, "
-        "'sandbox': 'off'}\n"
+        "'sandbox': 'off', 'acts': ['parent_env']}\n"
         "print(McpConnector().call(Session('docs', '', None, settings), 'parent_env', {}).text)\n"
     )
     env = {**os.environ, "SECRET_FOR_THE_PROC_ROUTE": "proc-route-secret-9f8e7d", "HOME": "/tmp"}

@@ -640,6 +640,9 @@ def export_routine(
 
 @pytest.fixture
 def exporter(root: Root) -> Root:
+    from tests.routines.test_export import pin
+
+    pin(root)  # where CI installs sdd from (ci.install), pinned and confirmed
     add_role(root, "builder")
     return root
 

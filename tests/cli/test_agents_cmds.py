@@ -32,6 +32,11 @@ def test_agents_install_says_which_file_grok_reads(sdd: SddRunner) -> None:
 
 
 def test_agents_install_dry_run_prints_and_writes_nothing(sdd: SddRunner, root: Root) -> None:
+    from tests.trusthelp import confirm
+
+    pinned = "git+https://github.com/acme/sdd.git@" + "3f1c2a9b" * 5
+    root.config.write_text(root.config.read_text() + f"ci: {{install: '{pinned}'}}\n")
+    confirm(root, ".sdd/config.yaml")  # where Copilot's steps install sdd from (ci.install)
     result = sdd("agents", "install", "copilot", "--dry-run")
     assert result.code == 0, result.stderr
     assert "==> .github/workflows/copilot-setup-steps.yml (would create) <==" in result.stdout

@@ -524,7 +524,10 @@ def test_history_lists_its_runs_with_ids_and_a_copied_roles_routine_has_none(
 def test_export_prints_the_definition_or_writes_it_to_out(
     sdd: SddRunner, root: Root, watcher: Path, tmp_path: Path
 ) -> None:
+    from tests.routines.test_export import pin
+
     make(sdd)
+    pin(root)  # where CI installs sdd from (ci.install), as she pins and confirms it
     printed = sdd("routine", "export", "main-build-watch", "--github-actions")
     assert printed.code == 0, printed.stderr
     assert "sdd routine fire main-build-watch" in printed.stdout

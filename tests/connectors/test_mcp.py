@@ -47,6 +47,10 @@ HTTP_SERVER = SERVERS / "http_server.py"
 LEAKED = "ghp_" + "Zq8RmYx4Lk2Vb7Nc1Td5Wf9Hg3Jp6Ms0Qa4E"  # as toolset.py returns it
 HTTP_TOKEN = "mcp-test-token-5Rk2Wq8Zt4Ln"
 READS = ["search_docs", "get_page"]
+# The tools the tests call that are not reads: each listed under `acts`, as she offers them.
+ACTS = ["page_stats", "rename_page", "delete_page", "create_release", "run_job", "show_env",
+        "working_folder", "fail", "find_record", "lookup", "sleep", "picture", "leak",
+        "spawn_sleeper"]  # fmt: skip
 
 
 def session(
@@ -66,7 +70,7 @@ def stdio(pid_file: Path | None = None, **more: Any) -> dict[str, Any]:
         # sandboxed one in test_mcp_sandbox.py.
         command += ["--pid-file", str(pid_file)]
         more = {"sandbox": "off", **more}
-    return {"command": command, "reads": READS, "timeout": 20, **more}
+    return {"command": command, "reads": READS, "acts": ACTS, "timeout": 20, **more}
 
 
 def alive(pid: int) -> bool:
@@ -123,14 +127,14 @@ def test_a_declared_read_is_a_read_whatever_its_hints(listed: dict[str, Any]) ->
     assert operations["get_page"].record  # a read names what a missing answer was
 
 
-def test_a_read_only_hint_not_declared_in_reads_is_an_act(listed: dict[str, Any]) -> None:
+def test_a_read_only_hint_listed_as_an_act_is_an_act(listed: dict[str, Any]) -> None:
     stats = listed["operations"]["page_stats"]
     assert stats.kind == ACT
     assert "the server says it only reads" in stats.words
-    assert "not a read in the config" in stats.words
+    assert "an act in the config" in stats.words
 
 
-def test_an_unannotated_tool_not_declared_is_an_act(listed: dict[str, Any]) -> None:
+def test_an_unannotated_tool_listed_as_an_act_is_an_act(listed: dict[str, Any]) -> None:
     rename = listed["operations"]["rename_page"]
     assert rename.kind == ACT
     assert "the server gives no hints" in rename.words
@@ -147,10 +151,13 @@ def test_a_destructive_hint_is_an_act_that_says_so(listed: dict[str, Any]) -> No
 
 def test_annotations_never_decide_the_class_of_a_call() -> None:
     hinted = McpTool("page_stats", read_only_hint=True)
-    assert operation_of(hinted, "docs").kind == ACT
-    assert operation_of(hinted, "docs", reads=["page_stats"]).kind == READ
-    assert operation_of(McpTool("get_page"), "docs", reads=["search_docs"]).kind == ACT
-    # The dispatch classifies with the config's reads; a tool it never saw listed is an act.
+    as_act = operation_of(hinted, "docs", acts=["page_stats"])
+    as_read = operation_of(hinted, "docs", reads=["page_stats"])
+    assert as_act is not None and as_act.kind == ACT
+    assert as_read is not None and as_read.kind == READ
+    assert operation_of(hinted, "docs") is None  # listed nowhere: not offered at all
+    # The table's class of a call: whether the tool is offered at all, the guard and the
+    # call decide from reads and acts (tests/connectors/test_mcp_offered.py).
     assert classify("mcp", "page_stats", {"page": "x"}, ("search_docs",)).kind == ACT
     assert classify("mcp", "not_listed_anywhere", {}).kind == ACT
     assert classify("mcp", "search_docs", {"query": "x"}, ("search_docs",)).kind == READ
@@ -227,9 +234,9 @@ def test_words_that_say_not_found_stay_the_servers_words() -> None:
     assert said.text == "no record named EXP-9 was found"  # not Missing: only a clear not-found is
 
 
-def test_an_unknown_tool_is_refused_with_the_servers_words() -> None:
-    with pytest.raises(Refused, match="Unknown tool: no_such_tool"):
-        McpConnector().call(session(stdio()), "no_such_tool", {})
+def test_a_listed_tool_the_server_does_not_list_is_refused_before_the_call() -> None:
+    with pytest.raises(Refused, match="the MCP server docs lists no tool 'no_such_tool'"):
+        McpConnector().call(session(stdio(acts=[*ACTS, "no_such_tool"])), "no_such_tool", {})
 
 
 def test_the_server_child_gets_no_secret_of_the_parent(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -258,7 +265,7 @@ def test_a_relative_command_inside_the_repository_is_refused_before_it_starts(
     launcher.parent.mkdir()
     launcher.write_text(f"#!/bin/sh\ntouch '{ran}'\nexec '{sys.executable}' '{STDIO_SERVER}'\n")
     launcher.chmod(0o755)
-    settings = {"command": ["bin/docs-mcp"], "root": str(tmp_path)}
+    settings = {"command": ["bin/docs-mcp"], "root": str(tmp_path), "acts": ["working_folder"]}
     with pytest.raises(ConnectorError, match="runs a file inside the product"):
         McpConnector().call(session(settings), "working_folder", {})
     assert not ran.exists()
@@ -284,7 +291,7 @@ def test_a_secret_written_into_the_env_config_is_refused(tmp_path: Path) -> None
     with pytest.raises(ConnectorError, match=r"env\.DOCS_TOKEN would put a secret"):
         McpConnector().call(session(stdio(pid_file, env={"DOCS_TOKEN": "abc"})), "show_env", {})
     with pytest.raises(NotSignedIn, match=r"\$NOT_SET_ANYWHERE, which is not set"):
-        McpConnector().call(session(stdio(env={"DOCS_TOKEN": "$NOT_SET_ANYWHERE"})), "x", {})
+        McpConnector().call(session(stdio(env={"DOCS_TOKEN": "$NOT_SET_ANYWHERE"})), "show_env", {})
     assert not pid_file.exists()
 
 
@@ -326,7 +333,7 @@ def test_a_secret_the_server_returns_is_masked_by_the_core_masker() -> None:
 
 def test_a_server_that_dies_at_start_is_unavailable_with_its_stderr() -> None:
     crash = "import sys; sys.stderr.write('boom: DOCS_TOKEN is not set\\n'); sys.exit(3)"
-    settings = {"command": [sys.executable, "-c", crash]}
+    settings = {"command": [sys.executable, "-c", crash], "reads": READS}
     with pytest.raises(Unavailable, match="did not start a session") as failed:
         McpConnector().call(session(settings), "search_docs", {"query": "x"})
     assert "its stderr ends: boom: DOCS_TOKEN is not set" in str(failed.value)
@@ -334,18 +341,19 @@ def test_a_server_that_dies_at_start_is_unavailable_with_its_stderr() -> None:
 
 def test_a_command_not_on_path_is_unavailable_before_anything_starts() -> None:
     with pytest.raises(Unavailable, match="'no-such-mcp-server' is not a program") as failed:
-        McpConnector().call(session({"command": ["no-such-mcp-server"]}), "x", {})
+        McpConnector().call(session({"command": ["no-such-mcp-server"], "reads": ["x"]}), "x", {})
     assert failed.value.hint and "full/path" in failed.value.hint
 
 
 def test_settings_without_command_or_url_say_what_to_write() -> None:
     with pytest.raises(ConnectorError, match="needs command") as failed:
-        McpConnector().call(session({}), "x", {})
+        McpConnector().call(session({"reads": ["x"]}), "x", {})
     assert failed.value.hint and "kind: mcp" in failed.value.hint
     with pytest.raises(ConnectorError, match="timeout must be a number"):
-        McpConnector().call(session(stdio(timeout="soon")), "x", {})
+        McpConnector().call(session(stdio(timeout="soon")), "search_docs", {})
     with pytest.raises(ConnectorError, match="url holds a sign-in"):
-        McpConnector().call(session({"url": "https://me:pw@mcp.example.com/mcp"}), "x", {})
+        signed = {"url": "https://me:pw@mcp.example.com/mcp", "reads": ["x"]}
+        McpConnector().call(session(signed), "x", {})
 
 
 def test_without_the_mcp_package_a_call_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -394,7 +402,10 @@ def http_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def test_streamable_http_lists_and_calls_with_the_bearer_token(http_url: str) -> None:
-    remote = session({"url": http_url, "reads": ["search_docs"]}, token=HTTP_TOKEN)
+    remote = session(
+        {"url": http_url, "reads": ["search_docs"], "acts": ["delete_page", "fail"]},
+        token=HTTP_TOKEN,
+    )
     connector = McpConnector(remote)
     operations = connector.operations()
     assert operations["search_docs"].kind == READ
@@ -407,7 +418,8 @@ def test_streamable_http_lists_and_calls_with_the_bearer_token(http_url: str) ->
 def test_streamable_http_without_the_token_is_not_signed_in(http_url: str) -> None:
     for token in (None, "not-the-token-12345678"):
         with pytest.raises(NotSignedIn, match=r"did not accept the sign-in \(401\)") as failed:
-            McpConnector().call(session({"url": http_url}, token=token), "search_docs", {})
+            listed = {"url": http_url, "reads": READS}
+            McpConnector().call(session(listed, token=token), "search_docs", {})
         assert failed.value.hint and "sdd connect docs" in failed.value.hint
         assert "not-the-token" not in str(failed.value)
 
@@ -418,7 +430,7 @@ def test_an_http_server_that_is_not_there_is_unavailable() -> None:
         port = probe.getsockname()[1]
     url = f"http://127.0.0.1:{port}/mcp"
     with pytest.raises(Unavailable, match="cannot reach the MCP server"):
-        McpConnector().call(session({"url": url, "timeout": 10}), "search_docs", {})
+        McpConnector().call(session({"url": url, "timeout": 10, "reads": READS}), "search_docs", {})
 
 
 # -- import cost -----------------------------------------------------------------------------

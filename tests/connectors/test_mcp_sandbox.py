@@ -41,8 +41,10 @@ NETRC_SECRET = "netrc-password-7Hq2Lm9Xv4"
 
 
 def server(**more: Any) -> dict[str, Any]:
+    acts = ["write_file", "write_home", "leave_helper", "no_such_tool"]
     return {"kind": "mcp", "command": [sys.executable, str(REACH_SERVER)], "timeout": 20,
-            "reads": ["read_file", "home_has", "show_env", "connect"], **more}  # fmt: skip
+            "reads": ["read_file", "home_has", "show_env", "connect"], "acts": acts,
+            **more}  # fmt: skip
 
 
 def configured(sdd: SddRunner, root: Root, **more: Any) -> None:

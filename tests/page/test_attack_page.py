@@ -17,7 +17,7 @@ import socket
 import string
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -41,6 +41,7 @@ from sdd_git.records import acceptance, changes  # noqa: E402
 from sdd_git.root import Root, init_root  # noqa: E402
 from sdd_git.runner import stops  # noqa: E402
 from sdd_git.sandbox.execute import run as sandboxed  # noqa: E402
+from tests.page.forms import form_fields  # noqa: E402
 from tests.page.test_safety import (  # noqa: E402
     Answer,
     Switch,
@@ -514,8 +515,8 @@ def journey(browser: Browser, root: Root, monkeypatch: pytest.MonkeyPatch) -> li
         return keep(browser.follow(answer)) if answer.status == 303 else answer
 
     post_and_follow("/changes", {"words": WORDS})
-    post_and_follow("/changes/CH-0001/reading", {"choice": "correct", "words": READING})
-    post_and_follow("/changes/CH-0001/reading", {"choice": "accept"})
+    shown = post_and_follow("/changes/CH-0001/reading", {"choice": "correct", "words": READING})
+    post_and_follow("/changes/CH-0001/reading", form_fields(shown.body.decode(), "accept-reading"))
     job = post_and_follow(
         "/changes/CH-0001/run",
         {"role": "builder", "critic": "qa-author", "task": "Implement SPEC-0001#S1."},
@@ -527,8 +528,11 @@ def journey(browser: Browser, root: Root, monkeypatch: pytest.MonkeyPatch) -> li
     events = re.search(r'data-events="([^"]+)"', allowed.body.decode())
     assert events
     keep(browser.get(events.group(1).replace("&amp;", "&")))
-    post_and_follow("/changes/CH-0001/scenarios", {"title": "Find", "steps": "S", "expected": "E"})
-    post_and_follow("/changes/CH-0001/scenarios/SC-1/accept")
+    shown = post_and_follow(
+        "/changes/CH-0001/scenarios", {"title": "Find", "steps": "S", "expected": "E"}
+    )
+    accept = form_fields(shown.body.decode(), "accept-SC-1")
+    post_and_follow("/changes/CH-0001/scenarios/SC-1/accept", accept)
     keep(browser.get("/changes/CH-0001/scenarios/SC-1"))
     post_and_follow("/changes/CH-0001/scenarios/SC-1/result", {"result": "pass", "words": "Yes."})
     post_and_follow("/changes/CH-0001/release")
@@ -848,11 +852,16 @@ def test_a_roles_words_render_as_text_on_every_page(
     change = "CH-0001"
     reading = f"{HOSTILE}\n\n- C1: {HOSTILE}\n- C2: {HOSTILE}"
     shown: dict[str, Answer] = {}
-    for path, fields in [
+
+    def read_and(button: str) -> Callable[[], dict[str, str]]:
+        # An accept form posts the sha256 of the text it showed: read off the page as it is.
+        return lambda: form_fields(browser.get(f"/changes/{change}").body.decode(), button)
+
+    steps: list[tuple[str, dict[str, str] | Callable[[], dict[str, str]]]] = [
         (f"/changes/{change}/reading", {"choice": "correct", "words": reading}),
-        (f"/changes/{change}/reading", {"choice": "accept"}),
+        (f"/changes/{change}/reading", read_and("accept-reading")),
         (f"/changes/{change}/scenarios", {"title": HOSTILE, "steps": HOSTILE, "expected": HOSTILE}),
-        (f"/changes/{change}/scenarios/SC-1/accept", {}),
+        (f"/changes/{change}/scenarios/SC-1/accept", read_and("accept-SC-1")),
         (f"/changes/{change}/scenarios/SC-1/result", {"result": "fail", "words": HOSTILE}),
         (f"/changes/{change}/scenarios/SC-1/failure", {"words": HOSTILE}),
         (f"/changes/{change}/release", {"tag": HOSTILE}),
@@ -867,7 +876,9 @@ def test_a_roles_words_render_as_text_on_every_page(
         ("/parts/module", {"name": HOSTILE}),
         ("/parts/service", {"name": HOSTILE, "module": HOSTILE, "owner": HOSTILE}),
         ("/parts/remove", {"name": HOSTILE}),
-    ]:
+    ]
+    for path, given in steps:
+        fields = given() if callable(given) else given
         answer = browser.post(path, fields)
         shown[f"POST {path} {sorted(fields)}"] = (
             browser.follow(answer) if answer.status == 303 else answer

@@ -481,6 +481,57 @@ def test_her_whole_journey_in_a_real_browser(
     )
 
 
+def redraft_reading(folder: Path, reading: str) -> str:
+    """S1 of CH-0001 written on disk, as a spec-steward run's draft lands there; its sha256."""
+    from sdd_git.records.spec import read_spec, with_section_body
+
+    spec = read_spec(folder / "memory" / "specs" / "SPEC-0001.md")
+    spec.path.write_text(with_section_body(spec, "S1", reading), encoding="utf-8")
+    return read_spec(spec.path).section("S1").hash
+
+
+def test_a_reading_redrafted_while_she_reads_it_is_refused_and_shown_again_in_a_real_browser(
+    browser: WebDriver, page_url: str, replies: Path, tmp_path: Path
+) -> None:
+    """The route: a second run redrafted S1 while her page showed the first text, and her
+    click accepted the second. Her click now carries the sha256 of what the page showed."""
+    import yaml
+
+    walk = Walk(browser, replies)
+    folder = tmp_path / "expenses"
+    browser.get(page_url)
+    walk.wait_for("folder-form")
+    walk.click("kind-new")
+    walk.type("product", "Expenses")
+    walk.click("choose-folder")
+    walk.wait_for("words-form")
+    walk.type("words", WORDS)
+    walk.click("start-change")
+    assert walk.text("her-words") == f"“{WORDS}”"
+    redraft_reading(folder, "Search expenses by month.\n\n- C1: Searching hotel lists it.")
+    browser.refresh()
+    assert "Search expenses by month." in walk.text("reading")
+
+    # While she reads, a second run redrafts S1; her click is refused and the page shows it.
+    second = redraft_reading(
+        folder, "Delete every expense older than a month.\n\n- C1: Nothing older is kept."
+    )
+    walk.click("accept-reading")
+    assert "changed while you read it" in walk.text("notice")
+    assert "Delete every expense older than a month." in walk.text("reading")
+    assert "Search expenses by month." not in walk.text("reading")
+    assert walk.text("reading-state") == "draft"
+    decisions = folder / "memory" / "decisions.yaml"
+    assert not decisions.exists() or (yaml.safe_load(decisions.read_text()) or []) == []
+
+    # She has read the new text now: her next click accepts exactly it.
+    walk.click("accept-reading")
+    assert "You accepted the reading" in walk.text("notice")
+    assert walk.text("reading-state") == "accepted"
+    (decision,) = yaml.safe_load(decisions.read_text())
+    assert decision["kind"] == "accept-section" and decision["hash"] == second
+
+
 def test_sdd_pages_opener_file_signs_her_in_in_a_real_browser(
     browser: WebDriver, page_url: str
 ) -> None:

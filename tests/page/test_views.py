@@ -23,6 +23,7 @@ from sdd_git.demo import SCRIPTS, WORDS
 from sdd_git.page.app import build_app, create_app
 from sdd_git.records import acceptance, changes
 from sdd_git.root import Root
+from tests.page.forms import form_fields
 
 READING = (  # the demo's reading: its recorded critique cites C1 and C2
     "Search expenses by month and merchant, from the expense list.\n\n"
@@ -188,7 +189,7 @@ def test_the_spec_steward_drafts_the_reading_and_she_accepts_it(
     shown = page.get("/changes/CH-0001")
     assert "Search expenses by month and merchant" in shown.text
     assert 'id="accept-reading"' in shown.text
-    accepted = page.post("/changes/CH-0001/reading", data={"choice": "accept"})
+    accepted = page.post("/changes/CH-0001/reading", data=form_fields(shown.text, "accept-reading"))
     assert "You accepted the reading" in notice(accepted)
     assert 'id="reading-state">accepted' in accepted.text
 
@@ -332,7 +333,10 @@ def test_a_scenario_is_written_accepted_tried_and_its_result_recorded(
         f"/changes/{change}/scenarios",
         data={"title": "Find it", "steps": "Open the list\nSearch hotel", "expected": "Listed."},
     )
-    accepted = page.post(f"/changes/{change}/scenarios/SC-1/accept")
+    shown = page.get(f"/changes/{change}")
+    accepted = page.post(
+        f"/changes/{change}/scenarios/SC-1/accept", data=form_fields(shown.text, "accept-SC-1")
+    )
     assert "as required" in notice(accepted)
     tried = page.get(f"/changes/{change}/scenarios/SC-1")
     assert "<li>Open the list</li>" in tried.text and "<li>Search hotel</li>" in tried.text
@@ -349,7 +353,10 @@ def test_a_failing_required_scenario_blocks_the_release_until_she_accepts_it(
 ) -> None:
     change = accepted_change(root)
     acceptance.add_scenario(root, change, "Find it", "Search hotel", "Listed.")
-    page.post(f"/changes/{change}/scenarios/SC-1/accept")
+    shown = page.get(f"/changes/{change}")
+    page.post(
+        f"/changes/{change}/scenarios/SC-1/accept", data=form_fields(shown.text, "accept-SC-1")
+    )
     page.post(f"/changes/{change}/scenarios/SC-1/result", data={"result": "fail", "words": "No."})
     blocked = page.post(f"/changes/{change}/release")
     assert blocked.status_code == 400

@@ -34,6 +34,17 @@ TRIGGERS = {
     "nightly": 'schedule: "0 9 * * 1-5"',
 }
 HOSTILE_BRANCH = 'main"; touch pwned; echo "$(touch pwned2)`touch pwned3`'
+COMMIT = "3f1c2a9be4d07c6815e2fa03b9d84c7e5a61f0d2"
+GIT_PIN = f"git+https://github.com/acme/sdd.git@{COMMIT}"
+FULL_SHA_USES = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+@[0-9a-f]{40}$")
+
+
+def pin(root: Root, install: Any = GIT_PIN) -> None:
+    """`ci: {install: ...}` in .sdd/config.yaml, confirmed as she would (`sdd trust accept`)."""
+    data = yaml.safe_load(root.config.read_text()) or {}
+    data["ci"] = {"install": install}
+    root.config.write_text(yaml.safe_dump(data, sort_keys=False))
+    confirm(root, ".sdd/config.yaml")
 
 
 def _routine(root: Root, name: str, trigger: str, role: str = "builder") -> Routine:
@@ -46,6 +57,7 @@ def _routine(root: Root, name: str, trigger: str, role: str = "builder") -> Rout
 
 @pytest.fixture
 def routines(root: Root) -> dict[str, Routine]:
+    pin(root)
     add_role(root, "builder")
     return {name: _routine(root, name, trigger) for name, trigger in TRIGGERS.items()}
 
@@ -120,18 +132,19 @@ def test_every_github_job_runs_sdd_routine_fire_with_the_routine_name(
         assert f'sdd routine fire {name} --event "$event"' in step["run"]
 
 
-def test_the_github_workflow_installs_the_exporting_version_of_sdd(
+def test_the_github_workflow_installs_the_pinned_commit_with_actions_pinned_to_commits(
     root: Root, routines: dict[str, Routine]
 ) -> None:
-    from sdd_git import __version__
-
-    (job,) = _load(export_definition(root, routines["merged"], "github-actions"))["jobs"].values()
+    text = export_definition(root, routines["merged"], "github-actions")
+    (job,) = _load(text)["jobs"].values()
     runs = [s.get("run", "") for s in job["steps"]]
-    assert f'python -m pip install "sdd-git=={__version__}"' in runs
+    assert f"python -m pip install 'sdd-git @ {GIT_PIN}'\n" in runs
     assert [s["uses"] for s in job["steps"] if "uses" in s] == [
-        "actions/checkout@v4",
-        "actions/setup-python@v5",
+        "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683",
+        "actions/setup-python@a26af69be951a213d495a4c3e4e4022e16d87065",
     ]
+    assert "@11bd71901bbe5b1630ceea73d27597364c9af683 # v4.2.2\n" in text
+    assert "@a26af69be951a213d495a4c3e4e4022e16d87065 # v5.6.0\n" in text
 
 
 def test_the_pull_request_trigger_fires_only_on_a_merge_into_main(
@@ -179,6 +192,7 @@ def test_the_main_branch_and_the_workflows_are_the_product_s_own(
     root: Root, routines: dict[str, Routine]
 ) -> None:
     root.config.write_text(root.config.read_text() + "main_branch: trunk\n")
+    confirm(root, ".sdd/config.yaml")
     text = export_definition(
         root, routines["main-build-watch"], "github-actions", workflows=["Build", "Tests"]
     )
@@ -210,6 +224,7 @@ def test_no_event_text_is_pasted_into_a_script(root: Root, routines: dict[str, R
 
 
 def test_a_glob_github_cannot_filter_by_is_refused_with_the_fix(root: Root) -> None:
+    pin(root)
     add_role(root, "builder")
     routine = _routine(root, "odd", 'on: file-changed "src/?.py"')
     with pytest.raises(UsageError, match="single-character wildcard") as caught:
@@ -253,11 +268,13 @@ def test_the_secret_names_come_from_the_provider_config_and_the_role(
     root.config.write_text(
         config.replace("api_key_env: OPENAI_API_KEY", "api_key_env: TEAM_LLM_KEY")
     )
+    confirm(root, ".sdd/config.yaml")
     monkeypatch.setenv("SDD_PROVIDER", "anthropic")  # the shell's choice is not the product's
     assert secret_names(root, routines["merged"]) == ("TEAM_LLM_KEY",)
     text = export_definition(root, routines["merged"], "jenkins")
     assert "string(credentialsId: 'sdd-team-llm-key', variable: 'TEAM_LLM_KEY')" in text
     root.config.write_text(config.replace("api_key_env: OPENAI_API_KEY", "api_key_env: none"))
+    confirm(root, ".sdd/config.yaml")
     assert secret_names(root, routines["merged"]) == ()
     assert "secrets." not in export_definition(root, routines["merged"], "github-actions")
     add_role(root, "critic", extra="model: {kind: anthropic, model: claude-x}\n")
@@ -271,9 +288,11 @@ def test_a_key_variable_no_engine_can_hold_is_refused(
 ) -> None:
     config = root.config.read_text()
     root.config.write_text(config.replace("api_key_env: OPENAI_API_KEY", "api_key_env: 'A-B'"))
+    confirm(root, ".sdd/config.yaml")
     with pytest.raises(UsageError, match="not a variable name"):
         export_definition(root, routines["merged"], "gitlab-ci")
     root.config.write_text(config.replace("OPENAI_API_KEY", "GITHUB_LLM_KEY"))
+    confirm(root, ".sdd/config.yaml")
     with pytest.raises(UsageError, match="GITHUB_"):
         export_definition(root, routines["merged"], "github-actions")
 
@@ -513,6 +532,7 @@ def test_an_sdd_root_below_the_repository_top_runs_in_its_folder(tmp_path: Path)
 
     git(tmp_path, "init", "-q")
     root = init_root(tmp_path / "services" / "expenses", product="Expenses").root
+    pin(root)
     add_role(root, "builder")
     routine = _routine(root, "merged", "on: pr-merged")
     step = _run_step(export_definition(root, routine, "github-actions"))
@@ -523,6 +543,7 @@ def test_an_sdd_root_below_the_repository_top_runs_in_its_folder(tmp_path: Path)
 
 
 def test_names_that_could_break_out_of_the_file_are_refused(root: Root) -> None:
+    pin(root)
     add_role(root, "builder")
     good = _routine(root, "merged", "on: pr-merged")
     from dataclasses import replace
@@ -568,6 +589,7 @@ def test_in_ci_a_stop_ends_the_run_lands_in_the_job_summary_and_nothing_runs(
 
 
 def test_a_schedule_github_and_jenkins_cannot_read_is_refused(root: Root) -> None:
+    pin(root)
     add_role(root, "builder")
     last = _routine(root, "month-end", 'schedule: "0 9 L * *"')
     for engine in ("github-actions", "jenkins"):

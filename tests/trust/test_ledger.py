@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from sdd_git.records.person import init
+from sdd_git.paths import display
 from sdd_git.root import Root
+from sdd_git.statefolders import StateFolderError
 from sdd_git.trust import ledger
 from sdd_git.trust.pending import ledger_for
 from tests.conftest import commit_all, git
@@ -93,13 +95,30 @@ def test_a_person_command_never_confirms_in_passing_what_she_had_not(root: Root)
     assert ledger.read(root).confirmed("k", after)
 
 
-def test_a_state_folder_made_under_umask_002_is_made_hers_alone_when_she_confirms(
+def test_a_group_writable_state_folder_confirms_nothing_and_is_refused_with_the_fix(
     root: Root,
 ) -> None:
-    """Many systems give each user a group of her own and umask 002: `.sdd/local` is then
-    group-writable, which the ledger refuses to trust; her next confirmation closes it."""
+    """Many systems give each user a group of her own and umask 002. A `.sdd/local` her group
+    may write in could hold what a group member planted: the ledger there confirms nothing,
+    and recording in it is refused, saying the chmod that fixes it."""
     os.chmod(root.local, 0o775)
     assert ledger.read(root).problem is not None
+    with pytest.raises(StateFolderError) as refused:
+        ledger.record(root, [("k", SURFACE)], "test")
+    assert refused.value.hint == "chmod go-w " + display(root.local)
+    os.chmod(root.local, 0o755)
     ledger.record(root, [("k", SURFACE)], "test")
-    assert os.stat(root.local).st_mode & 0o022 == 0
+    assert ledger.read(root).confirmed("k", SURFACE)
+
+
+def test_a_state_folder_sdd_makes_under_umask_002_is_hers_alone(
+    root: Root,
+) -> None:
+    shutil.rmtree(root.local)
+    before = os.umask(0o002)
+    try:
+        ledger.record(root, [("k", SURFACE)], "test")
+    finally:
+        os.umask(before)
+    assert os.stat(root.local).st_mode & 0o077 == 0
     assert ledger.read(root).confirmed("k", SURFACE)

@@ -5,7 +5,9 @@ streamable HTTP by http_server.py.
 Each tool stands for one case of the connector's rules: a read the person declares, a tool that
 says it only reads but is not declared, one with no hints, one that says it destroys, a release
 (forbidden by name), a job runner (forbidden by argument), errors, a not-found, a slow tool, an
-image, a leaked token and the server's own environment and children."""
+image, a leaked token and the server's own environment and children; and two releases under
+other names, `gh_rel_new` and `ship_it` (forbidden by the abbreviation, and by the description
+alone), which leave a mark when they are ever called."""
 
 from __future__ import annotations
 
@@ -89,6 +91,20 @@ def build(name: str = "team-docs") -> Any:
     def create_release(tag: str) -> str:
         """Make a release (and claim it only reads)."""
         return f"released {tag}"
+
+    @server.tool()
+    def gh_rel_new(tag: str, marker: str = "") -> str:
+        """Create a GitHub release."""
+        if marker:
+            Path(marker).write_text(f"released {tag}", encoding="utf-8")
+        return f"released {tag}"
+
+    @server.tool(annotations=reads_only)
+    def ship_it(version: str, marker: str = "") -> str:
+        """Publish a new version of the app (and claim it only reads)."""
+        if marker:
+            Path(marker).write_text(f"shipped {version}", encoding="utf-8")
+        return f"shipped {version}"
 
     @server.tool(annotations=reads_only)
     def run_job(job: str, parameters: dict[str, str]) -> str:

@@ -1,0 +1,69 @@
+"""A second local user of this computer, real: made with `useradd` for the test session and
+removed after it, and programs run as that user (a uid and gid of their own, no groups of ours).
+
+Only root can make a user and switch to it; elsewhere the tests that need one are skipped, with
+that reason."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+
+@dataclass(frozen=True)
+class OtherUser:
+    name: str
+    uid: int
+    gid: int
+
+    def run(self, code: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        """Python `code` run as this user (isolated mode: nothing of ours on its path)."""
+        return subprocess.run(
+            [sys.executable, "-I", "-c", code, *args], **self._as_them(),
+            capture_output=True, text=True, timeout=timeout, check=False,
+        )  # fmt: skip
+
+    def start(self, code: str, *args: str) -> subprocess.Popen[str]:
+        """The same, left running: the caller ends it (by its handle)."""
+        return subprocess.Popen(
+            [sys.executable, "-I", "-c", code, *args], **self._as_them(),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+
+    def _as_them(self) -> dict[str, Any]:
+        return {
+            "user": self.uid,
+            "group": self.gid,
+            "extra_groups": [],
+            "cwd": "/",
+            "env": {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/"},
+        }
+
+
+def other_user() -> Iterator[OtherUser]:
+    """A fresh user for as long as the caller holds it (a fixture's body): `useradd`, then
+    `userdel` after. Skipped, with the reason, where this process cannot make one."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root: only root can add a second local user and run as it")
+    if shutil.which("useradd") is None or shutil.which("userdel") is None:
+        pytest.skip("needs useradd and userdel (the passwd package) to add a second local user")
+    name = f"sddo{os.getpid()}"[:31]  # one per test process: parallel runs never share one
+    made = subprocess.run(
+        ["useradd", "--system", "--no-create-home", "--user-group", "--shell", "/bin/false", name],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert made.returncode == 0, f"useradd {name} failed: {made.stderr}"
+    try:
+        entry = pwd.getpwnam(name)
+        assert entry.pw_uid != os.geteuid()
+        yield OtherUser(name, entry.pw_uid, entry.pw_gid)
+    finally:
+        subprocess.run(["userdel", name], capture_output=True, check=False)
