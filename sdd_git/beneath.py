@@ -45,12 +45,12 @@ FIX_LINK = (
 )
 
 _O_PATH: int = getattr(os, "O_PATH", 0)
-_O_DIRECTORY: int = getattr(os, "O_DIRECTORY", 0)
-_O_NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
-_O_CLOEXEC: int = getattr(os, "O_CLOEXEC", 0)
+O_DIRECTORY: int = getattr(os, "O_DIRECTORY", 0)
+O_NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
+O_CLOEXEC: int = getattr(os, "O_CLOEXEC", 0)
 # O_PATH opens a folder for use as a starting point only: nothing is read, no permission needed.
-_DIR_FLAGS = (_O_PATH or os.O_RDONLY) | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC
-_LIST_FLAGS = os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC  # scandir needs a real read
+_DIR_FLAGS = (_O_PATH or os.O_RDONLY) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+LIST_FLAGS = os.O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC  # scandir needs a real read
 
 # openat2(2): Linux 5.6+. The syscall number is 437 on every architecture that has it and is
 # generic (x86_64, aarch64); elsewhere the component walk below does the same job.
@@ -119,14 +119,14 @@ _OPENAT2 = _Openat2()
 
 def kernel_path() -> str:
     """Which way folders are opened here: "openat2" or "walk" (for the run log and tests)."""
-    fd = os.open("/", (_O_PATH or os.O_RDONLY) | _O_DIRECTORY | _O_CLOEXEC)
+    fd = os.open("/", (_O_PATH or os.O_RDONLY) | O_DIRECTORY | O_CLOEXEC)
     try:
         return "openat2" if _OPENAT2.usable(fd) else "walk"
     finally:
         os.close(fd)
 
 
-class _Symlink(Exception):
+class LinkOnTheWay(Exception):
     """A symlink where none may be followed; `link` is its path from the product folder."""
 
     def __init__(self, link: str) -> None:
@@ -164,7 +164,7 @@ class Folder:
         self._resolved: Path | None = None
         # The product folder itself may sit behind a symlink the person made: only what is
         # below it is never followed.
-        self.fd = os.open(self.given, (_O_PATH or os.O_RDONLY) | _O_DIRECTORY | _O_CLOEXEC)
+        self.fd = os.open(self.given, (_O_PATH or os.O_RDONLY) | O_DIRECTORY | O_CLOEXEC)
 
     @property
     def path(self) -> Path:
@@ -220,7 +220,7 @@ class Folder:
                 raise self.failure(OUTSIDE)
             try:
                 self._close(self._open_dir(names))
-            except _Symlink as link:
+            except LinkOnTheWay as link:
                 raise self.failure(self._through(raw, link.link)) from None
             except OSError:
                 pass  # not there (or not a folder): the name is taken back as written
@@ -312,11 +312,11 @@ class Folder:
                 except OSError:
                     raise exc from None
                 if stat.S_ISLNK(found.st_mode) or exc.errno != errno.ENOTDIR:
-                    raise _Symlink("/".join(so_far)) from None
+                    raise LinkOnTheWay("/".join(so_far)) from None
                 if not stat.S_ISDIR(found.st_mode):
                     raise
                 # A folder now, not when it was opened: the name was swapped; look again.
-        raise _Symlink("/".join(so_far))
+        raise LinkOnTheWay("/".join(so_far))
 
     # --- the entry itself ---------------------------------------------------------------------
 
@@ -330,7 +330,7 @@ class Folder:
             return os.fstat(self.fd)
         try:
             parent = self._open_dir(names[:-1])
-        except _Symlink as link:
+        except LinkOnTheWay as link:
             raise self.failure(self._through(raw, link.link)) from None
         except (FileNotFoundError, NotADirectoryError):
             return None
@@ -364,7 +364,7 @@ class Folder:
     def _strict_dir(self, names: list[str], shown: str) -> int:
         try:
             return self._open_dir(names)
-        except _Symlink as link:
+        except LinkOnTheWay as link:
             raise Refused(self._link_words(shown, link.link)) from None
 
     def open_regular(self, raw: str | Path) -> int:
@@ -378,7 +378,7 @@ class Folder:
         if not names:
             raise IsADirectoryError(errno.EISDIR, "is a folder", str(self.given))
         # O_NONBLOCK: a FIFO planted in the record opens at once, and is refused below.
-        flags = os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC | os.O_NONBLOCK
+        flags = os.O_RDONLY | O_NOFOLLOW | O_CLOEXEC | os.O_NONBLOCK
         fd = -1
         if _OPENAT2.usable(self.fd):
             try:
@@ -458,7 +458,7 @@ class Folder:
         except (FileNotFoundError, NotADirectoryError):
             return Entries((), (), ())
         try:
-            listing = os.open(".", _LIST_FLAGS, dir_fd=start)
+            listing = os.open(".", LIST_FLAGS, dir_fd=start)
         finally:
             self._close(start)
         folders: list[str] = []
@@ -539,3 +539,11 @@ def entries(root: Path, path: Path | str) -> Entries:
             return top.entries(path)
     except FileNotFoundError:
         return Entries((), (), ())
+
+
+def within(root: Path, path: Path) -> Path | None:
+    """`root` when `path` lies inside it (as written, before any link), else None: where a
+    reader of role, skill and routine files takes the product's strict reading, and where it
+    reads a file of hers or sdd's own (a user pack, a shipped template) as it is."""
+    given = Path(os.path.abspath(root)).parts
+    return root if Path(os.path.abspath(path)).parts[: len(given)] == given else None

@@ -34,6 +34,20 @@ LOCALE = (
 GIT_IDENTITY = tuple(
     f"GIT_{who}_{what}" for who in ("AUTHOR", "COMMITTER") for what in ("NAME", "EMAIL", "DATE")
 )
+# How her machine reaches the network and whom it trusts there: a command the stop allowed the
+# network fails without them behind a proxy. A proxy address holding a password is a secret and
+# is dropped by the caller, as any allowed variable whose value holds one.
+NETWORK = (
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+)
 # Not PWD: it names the folder sdd was started in, never the child's own (the product, a scratch
 # folder); bash and bubblewrap set the right one.
 CHILD_ENV: tuple[str, ...] = (
@@ -50,6 +64,7 @@ CHILD_ENV: tuple[str, ...] = (
     "LINES",
     "NO_COLOR",
     *GIT_IDENTITY,
+    *NETWORK,
 )
 
 

@@ -444,6 +444,9 @@ def _check_only_sdd_steps_changed(before: str, after: str, rel: str, pinned: Ins
     # silently: the new file must read as the old one, but for sdd's steps.
     import yaml
 
+    from sdd_git.yamlio import refuse_alias_bombs
+
+    refuse_alias_bombs(before, rel)  # the repo's file: its aliases are bounded before any load
     old, new = yaml.safe_load(before), yaml.safe_load(after)
     old_steps = old["jobs"][COPILOT_JOB]["steps"]
     mine = yaml.safe_load(_steps_yaml(pinned, True, setup_python=True, indent=0, comment=False))

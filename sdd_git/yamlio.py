@@ -27,11 +27,27 @@ MAX_VALUES_THROUGH_ALIASES = 10_000  # a file's values once its aliases are expa
 MAX_YAML_BYTES = 2 * 1024 * 1024
 
 
-def _refuse_alias_bombs(text: str, source: Path) -> None:
+class AliasBomb(RecordError):
+    """YAML whose aliases expand beyond the bound; `line` is where (1-based, in the file)."""
+
+    def __init__(self, message: str, hint: str, line: int) -> None:
+        super().__init__(message, hint)
+        self.line = line
+
+
+ALIAS_HINT = "write the values out, or use fewer aliases (an alias bomb is refused)"
+
+
+def refuse_alias_bombs(text: str, source: Path | str, line_offset: int = 0) -> None:
     """Aliases can make a kilobyte expand to gigabytes (CONTRACT §6: YAML from the repo
     refuses aliases beyond a small bound). Counted on the composed nodes, where an alias is the
     same node again, so the count costs what the file holds; only where the text has both an
-    anchor and an alias, so ordinary files pay nothing."""
+    anchor and an alias, so ordinary files pay nothing. Every loader of YAML from the repo
+    calls this before it builds values: building shares an alias's value, but whatever walks
+    the values afterwards (a hash of a role's grants, a JSON dump) would walk every copy.
+
+    The error names the file and the line of the value whose aliases expand too far."""
+    where = display(source) if isinstance(source, Path) else source
     if "&" not in text or "*" not in text:
         return
     try:
@@ -51,10 +67,12 @@ def _refuse_alias_bombs(text: str, source: Path) -> None:
             on_path.discard(key)
             done[key] = 1 + sum(done[id(part)] for part in parts)
             if done[key] > MAX_VALUES_THROUGH_ALIASES:
-                raise RecordError(
-                    f"{display(source)}: its aliases expand to more than "
+                line = node.start_mark.line + 1 + line_offset
+                raise AliasBomb(
+                    f"{where}:{line}: its aliases expand to more than "
                     f"{MAX_VALUES_THROUGH_ALIASES:,} values",
-                    hint="write the values out, or use fewer aliases (an alias bomb is refused)",
+                    ALIAS_HINT,
+                    line,
                 )
             continue
         if key in done:
@@ -63,9 +81,11 @@ def _refuse_alias_bombs(text: str, source: Path) -> None:
         stack.append((node, True))
         for part in parts:
             if id(part) in on_path:
-                raise RecordError(
-                    f"{display(source)}: an alias refers to the value that holds it",
-                    hint="write the value out instead of the alias",
+                line = part.start_mark.line + 1 + line_offset
+                raise AliasBomb(
+                    f"{where}:{line}: an alias refers to the value that holds it",
+                    "write the value out instead of the alias",
+                    line,
                 )
             if id(part) not in done:
                 stack.append((part, False))
@@ -88,7 +108,7 @@ def parse_yaml(text: str, source: Path, line_offset: int = 0) -> Any:
             f"file may hold ({MAX_YAML_BYTES:,})",
             hint="split it, or remove what does not belong there",
         )
-    _refuse_alias_bombs(text, source)
+    refuse_alias_bombs(text, source, line_offset)
     try:
         return yaml.load(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:

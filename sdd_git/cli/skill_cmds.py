@@ -57,7 +57,7 @@ def skill_show(name: str, as_json: bool) -> None:
         known = ", ".join(sorted(catalog.skills)) or "none yet"
         raise RecordError(f"no skill '{name}' in this product", hint=f"its skills: {known}")
     files = resources(found, root.path)
-    text = body(found)
+    text = body(found, root.path)
     if as_json:
         emit_json({**found.as_json(root.path), "files": files, "body": text})
         return

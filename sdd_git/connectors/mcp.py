@@ -290,7 +290,7 @@ def _folder(settings: Mapping[str, Any], key: str) -> str | None:
 
 
 def _child_env(session: Session, key: str) -> dict[str, str]:
-    """The stdio server's whole environment: PATH, HOME, LANG, and what the config names.
+    """The stdio server's whole environment: the allowlist (childenv.py) and what the config names.
 
     `env: {VAR: value}` sets a plain value; `env: {VAR: $NAME}` passes sdd's own NAME (so a
     secret is named in the config, never written there); `env: [NAME, ...]` passes those as they

@@ -78,8 +78,8 @@ def refuse_product_code(
     )
     try:
         start = base or str(product)
-        for words, folder in _commands([program, *args], start, env, product, 0):
-            _check(words, folder, product, env)
+        for words, folder, shell in _commands([program, *args], start, env, product, 0, False):
+            _check(words, folder, product, env, shell)
     except _Refused as refused:
         raise ConnectorError(
             f"{said} ({refused.what}), where a role can write", hint=hint
@@ -91,7 +91,10 @@ def refuse_product_code(
         ) from None
 
 
-def _check(words: list[str], folder: str, product: Path, env: Mapping[str, str]) -> None:
+def _check(
+    words: list[str], folder: str, product: Path, env: Mapping[str, str], shell: bool
+) -> None:
+    """`shell`: the words come from a shell script, which expands a glob among them."""
     program = words[0]
     if "/" in program:
         found = program if os.path.isabs(program) else str(Path(folder) / program)
@@ -103,7 +106,7 @@ def _check(words: list[str], folder: str, product: Path, env: Mapping[str, str])
         for word in (arg, arg.partition("=")[2]):
             if not word or (word.startswith("-") and word == arg):
                 continue
-            for candidate in _candidates(word, folder):
+            for candidate in _candidates(word, folder, shell):
                 try:
                     is_file = candidate.is_file()
                 except OSError:
@@ -112,20 +115,21 @@ def _check(words: list[str], folder: str, product: Path, env: Mapping[str, str])
                     raise _Refused(word)
 
 
-def _candidates(word: str, folder: str) -> list[Path]:
+def _candidates(word: str, folder: str, shell: bool) -> list[Path]:
     path = word if os.path.isabs(word) else os.path.join(folder, word)
-    if any(ch in word for ch in "*?["):  # a glob the shell would expand
+    if shell and any(ch in word for ch in "*?["):  # a glob the shell expands
         return [Path(found) for found in glob.glob(path)[:200]]
     return [Path(path)]
 
 
 def _commands(
-    argv: list[str], folder: str, env: Mapping[str, str], product: Path, depth: int
-) -> list[tuple[list[str], str]]:
-    """`argv` and every command line it passes on, each with the folder it runs in."""
+    argv: list[str], folder: str, env: Mapping[str, str], product: Path, depth: int, shell: bool
+) -> list[tuple[list[str], str, bool]]:
+    """`argv` and every command line it passes on, each with the folder it runs in and whether
+    a shell script gave its words."""
     if not argv:
         return []
-    found = [(argv, folder)]
+    found = [(argv, folder, shell)]
     if depth >= _DEPTH:
         raise _Refused(f"{shlex.join(argv)[:80]}: wrapped too deeply to read")
     name, rest = Path(argv[0]).name, argv[1:]
@@ -134,7 +138,7 @@ def _commands(
         script = _script_of(rest[1:] if name == "busybox" else rest)
         if script is not None:
             for words, where in _script(script, folder, env, product):
-                found += _commands(words, where, env, product, depth + 1)
+                found += _commands(words, where, env, product, depth + 1, True)
         return found
     if name == "env":
         inner, folder = _after_env(rest, folder, product)
@@ -146,7 +150,7 @@ def _commands(
         inner = _after_options(rest, takes_value=("-i", "-o", "-e"))
     elif name in _PASSERS:
         inner = _after_options(rest, takes_value=())
-    return found + _commands(inner, folder, env, product, depth + 1)
+    return found + _commands(inner, folder, env, product, depth + 1, shell)
 
 
 def _after_options(args: list[str], takes_value: tuple[str, ...]) -> list[str]:
@@ -221,7 +225,7 @@ def _script(
     """Each simple command of a shell script, with the folder it runs in (`cd` followed), its
     variables read from the child's environment. A `cd` into the product is refused."""
     if _COMPUTED.search(script):
-        raise _Refused(f"{script[:80]}: it computes what it runs")
+        raise ValueError("it computes what it runs, with $(...), backquotes or eval")
     expanded = _REFERENCE.sub(lambda m: env.get(m.group(1) or m.group(2) or "", ""), script)
     lexer = shlex.shlex(expanded, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True

@@ -538,7 +538,7 @@ class Watcher:
             from sdd_git.routines.routine import read_routine
 
             try:
-                read_routine(path)
+                read_routine(path, self.root.path)
             except RecordError as exc:
                 self._problem(exc.message, exc.hint)
                 return

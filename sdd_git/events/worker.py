@@ -225,9 +225,7 @@ def _detach(root: Root) -> None:
         os.setsid()
     statefolders.make_folder(log_path(root).parent)
     null = os.open(os.devnull, os.O_RDONLY)
-    log = os.open(
-        log_path(root), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600
-    )
+    log = os.open(log_path(root), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
     os.dup2(null, 0)
     os.dup2(log, 1)
     os.dup2(log, 2)

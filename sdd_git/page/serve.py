@@ -62,6 +62,7 @@ def prepare(
         app,
         log_level="warning",
         access_log=False,
+        use_colors=False,  # every byte sdd prints is shown as text: a colour code would be too
         lifespan="off",
         http=hers_only() if wall == OWNER_CHECKED else "auto",
     )

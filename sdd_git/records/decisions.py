@@ -24,7 +24,7 @@ import yaml
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError
 from sdd_git.root import DECISIONS_HEADER, Root
-from sdd_git.yamlio import display, dump_yaml, parse_yaml, read_list
+from sdd_git.yamlio import display, dump_yaml, exists, parse_yaml, read_list, read_text
 
 KINDS = (
     "accept-section",
@@ -163,8 +163,9 @@ def _entry(path: Path, index: int, item: Any) -> Decision:
 def _entry_line(path: Path, index: int) -> int:
     # Only on the error path: compose the nodes again to find where entry `index` starts.
     try:
-        node = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
+        text = read_text(path, path.parents[1])  # ROOT/memory/decisions.yaml
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except (yaml.YAMLError, RecordError):
         return 1
     if isinstance(node, yaml.SequenceNode) and index < len(node.value):
         return int(node.value[index].start_mark.line) + 1
@@ -193,7 +194,7 @@ def append(root: Root, kind: str, words: str, **fields: Any) -> Decision:
         fields={k: v for k, v in fields.items() if v is not None},
     )
     path = root.decisions
-    old_text = path.read_text(encoding="utf-8") if path.exists() else DECISIONS_HEADER
+    old_text = read_text(path, root.path) if exists(path, root.path) else DECISIONS_HEADER
     expected = [e.as_dict() for e in log.entries] + [decision.as_dict()]
     if old_text and not old_text.endswith("\n"):
         old_text += "\n"

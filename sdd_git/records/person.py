@@ -31,7 +31,9 @@ def init(folder: Path, product: str | None) -> InitReport:
     product_file = Root(folder.resolve()).product
     product_existed = product_file.is_file()
     try:
-        product_before = pending.yaml_surface(product_file, product_file.parents[1]) if product_existed else None
+        product_before = (
+            pending.yaml_surface(product_file, product_file.parents[1]) if product_existed else None
+        )
     except RecordError:
         product_before = None
     report = init_root(folder, product)

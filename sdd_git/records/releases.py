@@ -40,11 +40,12 @@ class Release:
 
 
 def _next_release_id(root: Root) -> str:
-    numbers = []
-    if root.releases.is_dir():
-        numbers = [
-            int(m.group(1)) for p in root.releases.iterdir() if (m := _RELEASE_FILE.match(p.name))
-        ]
+    from sdd_git import beneath
+
+    # Every name counts, a link too: a new release never takes the number of one already there.
+    listed = beneath.entries(root.path, root.releases)
+    names = [*listed.files, *listed.folders, *(w.split(" ", 1)[0] for w in listed.refused)]
+    numbers = [int(m.group(1)) for n in names if (m := _RELEASE_FILE.match(n.rsplit("/", 1)[-1]))]
     return f"R-{max(numbers, default=0) + 1:04d}"
 
 

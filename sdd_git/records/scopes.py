@@ -152,10 +152,10 @@ def load(root: Root) -> ScopeTree:
 
 
 def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise RecordError(f"{display(path)}: not UTF-8 text ({exc.reason})") from None
+    """`ROOT/memory/product.yaml`, read with no link followed."""
+    from sdd_git.yamlio import read_text
+
+    return read_text(path, path.parents[1])
 
 
 def _parse(text: str, path: Path) -> ScopeTree:

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sdd_git import beneath
 from sdd_git.config import RolesConfig, roles_config
 from sdd_git.parsecache import ParseCache, fingerprint
 from sdd_git.paths import display
@@ -36,16 +39,30 @@ class RoleCache(ParseCache):
         self.put(key, digest, value)
 
     def file_profile(
-        self, key: str, path: Path, source: str, folder_name: str | None
+        self, key: str, path: Path, source: str, folder_name: str | None, within: Path | None
     ) -> tuple[RoleProfile, list[str]]:
         """The role file at `path`, checked by its stat fingerprint instead of its bytes.
 
         Any write changes a file's ctime, which no tool can set back, so (inode, size, mtime,
         ctime) changes with every edit. A file changed in the last two seconds is not cached:
         a second write within the clock's tick could otherwise keep the same fingerprint.
+
+        `within`: the product holding the file. It is then read with no link followed, and a
+        link or special file is refused (`beneath.Refused`) before any cached entry counts.
         """
-        stamp, settled = fingerprint(path)
-        return self._profile(key, stamp, path.read_bytes, path, source, folder_name, store=settled)
+        if within is None:
+            stamp, settled = fingerprint(path)
+            return self._profile(
+                key, stamp, path.read_bytes, path, source, folder_name, store=settled
+            )
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            beneath.read_bytes(within, path)  # raises, naming the link or special file
+        stamp, settled = fingerprint(path, follow=False)
+
+        def read() -> bytes:
+            return beneath.read_bytes(within, path)
+
+        return self._profile(key, stamp, read, path, source, folder_name, store=settled)
 
     def text_profile(
         self, key: str, raw: bytes, path: Path | None, source: str, folder_name: str | None
@@ -97,7 +114,7 @@ class RoleCache(ParseCache):
 
     def roles_config(self, root: Root) -> RolesConfig:
         try:
-            raw = root.config.read_bytes()
+            raw = beneath.read_bytes(root.path, root.config)
         except OSError:
             return RolesConfig()
         digest = hashlib.sha256(raw).hexdigest()

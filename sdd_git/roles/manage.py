@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sdd_git import beneath
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError, UsageError
 from sdd_git.paths import display
@@ -110,7 +111,7 @@ def _require_repo_role(root: Root, name: str) -> Path:
 
 def _named(path: Path, source: str) -> str | None:
     try:
-        return read_role(path, source=source).profile.name
+        return read_role(path, source=source, within=path.parents[2]).profile.name
     except (RecordError, OSError):
         return None
 
@@ -182,6 +183,13 @@ def create(
     return Added(name, repo_role_path(root, name))
 
 
+def _role_text(root: Root, path: Path) -> str:
+    """A role file's text: the product's own read with no link followed (a ROLE.md linked to
+    docs/x.md is refused, and nothing is written from or through it); a pack as it is."""
+    inside = beneath.within(root.path, path)
+    return beneath.read_text(inside, path) if inside else path.read_text(encoding="utf-8")
+
+
 def _refuse_existing(root: Root, name: str) -> None:
     if role_folder(root, name).exists():
         raise RecordError(
@@ -213,7 +221,8 @@ def grant_lines(profile: RoleProfile) -> list[str]:
 
 def _confirm_file(root: Root, path: Path, how: str) -> None:
     """She confirmed what the role file at `path` grants, as it is now written."""
-    confirm_role(root, read_role(path, folder_name=path.parent.name).profile, how)
+    profile = read_role(path, folder_name=path.parent.name, within=root.path).profile
+    confirm_role(root, profile, how)
 
 
 def _added(name: str, path: Path, rules: tuple[Rule, ...], kept: bool) -> Added:
@@ -319,7 +328,7 @@ def edit(root: Root, name: str, updates: dict[str, Any], description: str | None
             raise UsageError("a role is renamed by duplicating it, not by editing its name")
         if "job" in updates and not str(updates["job"]).strip():
             raise UsageError("the job is empty: a role has one job; nothing was changed")
-        text = path.read_text(encoding="utf-8")
+        text = _role_text(root, path)
         new_text = edit_role_text(text, path, updates, description, source)
         if new_text != text:
             with confirming(root, path, "sdd role edit", source):
@@ -367,12 +376,12 @@ def add_always_allow(root: Root, name: str, tool: str, inputs: dict[str, Any]) -
                 raise UsageError(f"'{name}' has no file to save a rule in")
             # Once in the repo, every rule in the file counts as hers: a pack's rules she has
             # not trusted stay behind, and only the rule she just allowed is added.
-            pack_text = profile.path.read_text(encoding="utf-8")
+            pack_text = _role_text(root, profile.path)
             drop = bool(_held_rules(profile))
             _install(root, profile.path.parent, name, {"role": name}, None, pack_text, drop)
             if profile.trust is None or profile.trust.counts:
                 _confirm_file(root, path, "sdd allow --always")
-        text = path.read_text(encoding="utf-8")
+        text = _role_text(root, path)
         new_text = add_rule_text(text, path, "always_allow", {"tool": tool, "inputs": inputs})
         if new_text != text:
             with confirming(root, path, "sdd allow --always"):
@@ -417,7 +426,7 @@ def begin_editor_edit(root: Root, name: str) -> tuple[Path, bool]:
         working = pending_edit(root, name)
         if working.is_file():
             return working, True
-        write_text_atomic(working, path.read_text(encoding="utf-8"))
+        write_text_atomic(working, _role_text(root, path))
         return working, False
 
 
@@ -439,7 +448,7 @@ def finish_editor_edit(root: Root, name: str) -> bool:
                 f"run `sdd role edit {name}` again to continue from it"
             ).lstrip(". ")
             raise error from None
-        changed = text != path.read_text(encoding="utf-8")
+        changed = text != _role_text(root, path)
         if changed:
             with confirming(root, path, "sdd role edit"):
                 write_text_atomic(path, text)
@@ -469,7 +478,7 @@ def duplicate(root: Root, name: str) -> Added:
         if profile.path is None:
             raise UsageError(f"'{name}' is {profile.source} and has no file to copy")
         new_name = _unique_name(root, name, "-copy")
-        text = profile.path.read_text(encoding="utf-8")
+        text = _role_text(root, profile.path)
         held = _held_rules(profile)
         path = _install(
             root,
@@ -515,11 +524,11 @@ def share(root: Root, name: str, force: bool = False) -> Path:
                 f"{display(target)} exists already",
                 hint=f"pass --force to replace it with the current {name}",
             )
-        profile = read_role(path, folder_name=name).profile
+        profile = read_role(path, folder_name=name, within=root.path).profile
         updates: dict[str, Any] = {"pinned": False, "hidden": False}
         if profile.model:
             updates["model"] = {k: v for k, v in profile.model.items() if not _is_secret(k)}
-        text = edit_role_text(path.read_text(encoding="utf-8"), path, updates)
+        text = edit_role_text(_role_text(root, path), path, updates)
         staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=root.path))
         try:
             write_text_atomic(staging / "ROLE.md", text)
@@ -621,7 +630,8 @@ def validate(root: Root | None, target: Path | None) -> list[Checked]:
         if source != "repo":
             folder_name = None
         try:
-            parsed = read_role(path, source=source, folder_name=folder_name)
+            inside = beneath.within(root.path, path) if root is not None else None
+            parsed = read_role(path, source=source, folder_name=folder_name, within=inside)
             results.append(Checked(path, parsed.warnings))
         except RoleFileError as exc:
             results.append(Checked(path, exc.problems + exc.warnings))

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from sdd_git import beneath
 from sdd_git.errors import RecordError
 from sdd_git.paths import display
 from sdd_git.roles.cache import RoleCache
@@ -155,13 +156,15 @@ def _load(
     source: str,
     warnings: list[str],
     text: str | None = None,
+    within: Path | None = None,
 ) -> RoleProfile | None:
-    """A role from a file (`path`) or, for a package's pack, from `text` named by `path`."""
+    """A role from a file (`path`) or, for a package's pack, from `text` named by `path`.
+    `within`: the product, for its own files (read with no link followed)."""
     try:
         if isinstance(path, Path):
             try:
                 folder = None if source in HOST_SOURCES else path.parent.name
-                profile, notes = cache.file_profile(key, path, source, folder)
+                profile, notes = cache.file_profile(key, path, source, folder, within)
             except (FileNotFoundError, NotADirectoryError):
                 return None  # a folder without a ROLE.md is not a role
         else:
@@ -218,28 +221,39 @@ def load_registry(root: Root | None, repo: bool = True) -> Registry:
                 profile = apply_ledger(profile, key, ledgers[0])
             chosen[profile.name] = _cap(profile, cap, where, warnings)
 
-    def offer_files(base: Path, source: str) -> None:
+    def offer_files(base: Path, source: str, within: Path | None = None) -> None:
         # os-level listing and string paths: pathlib's glob and sorting cost more than the
         # rest of listing 1,000 roles.
-        try:
-            names = sorted(n for n in os.listdir(base) if not n.startswith("."))
-        except OSError:
-            return
+        if within is not None:
+            # The product's own roles: a role folder that is a link (or lies behind one) is
+            # skipped and said, never followed.
+            try:
+                listed = beneath.entries(within, base)
+            except beneath.Refused as exc:
+                warnings.append(f"warning: skipped the repo's roles: {exc.message}")
+                return
+            names = [n for n in listed.folders if not n.startswith(".")]
+            warnings.extend(f"warning: skipped {why}" for why in listed.refused)
+        else:
+            try:
+                names = sorted(n for n in os.listdir(base) if not n.startswith("."))
+            except OSError:
+                return
         folder = str(base)
         for name in names:
             path = Path(os.path.join(folder, name, "ROLE.md"))
             key = f"{source}:{name if source == 'repo' else path}"
             # Paths are shown only in warnings: making 3,000 of them relative costs more than
             # the whole listing.
-            offer(_load(cache, key, path, source, warnings), path)
+            offer(_load(cache, key, path, source, warnings, within=within), path)
 
     if root is not None and repo:
-        offer_files(root.sdd / "roles", "repo")
+        offer_files(root.sdd / "roles", "repo", root.path)
     if root is not None:
         # Another host's agent files, read where they are; a repo role of the same name (the
         # copy `sdd role add` makes) runs in place of one.
         for path, source in agent_files(root.path):
-            profile = _load(cache, f"{source}:{path}", path, source, warnings)
+            profile = _load(cache, f"{source}:{path}", path, source, warnings, within=root.path)
             if profile is None:
                 broken.add(identity(file_stem(path)))
             else:
@@ -271,9 +285,11 @@ def find_role(
             return builtin, []
     if root is not None:
         path = repo_role_path(root, name)
-        if path.is_file():
+        if os.path.lexists(path):
+            # A link is refused here with its words, never followed, and no other source
+            # stands in for a name whose repo file is refused.
             cache = RoleCache(root if use_cache else None)
-            profile, warnings = cache.file_profile(f"repo:{name}", path, "repo", name)
+            profile, warnings = cache.file_profile(f"repo:{name}", path, "repo", name, root.path)
             cap = cache.roles_config(root).max_grantable_delegation
             profile = apply_ledger(profile, key_for(root, profile), ledger_for(root))
             profile = _cap(profile, cap, display(path), warnings)

@@ -145,6 +145,15 @@ def _flat_parse(front: str) -> dict[str, Any] | None:
 
 def _load_front(front: str, where: str, line_offset: int) -> tuple[dict[str, Any], bool]:
     """The front matter as a mapping, and whether it was read as a flat daemon pack."""
+    from sdd_git.yamlio import AliasBomb, refuse_alias_bombs
+
+    try:
+        # Before any value is built: a 611-byte alias bomb in one ROLE.md must fail here, at
+        # once, and never reach what walks the values (the grant digest would walk them all).
+        refuse_alias_bombs(front, where, line_offset - 1)
+    except AliasBomb as exc:
+        message = exc.message.split(": ", 1)[-1]
+        raise RoleFileError([Problem(where, exc.line, None, message, exc.hint or "")]) from None
     try:
         data = yaml.load(front, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
@@ -593,10 +602,22 @@ def _sdd_tools(value: Any, checker: _Checker) -> tuple[str, ...] | None:
     return names
 
 
-def read_role(path: Path, source: str = "repo", folder_name: str | None = None) -> ParsedRole:
+def read_role(
+    path: Path,
+    source: str = "repo",
+    folder_name: str | None = None,
+    within: Path | None = None,
+) -> ParsedRole:
+    """The role file at `path`. `within`: the product holding it, read with no link followed
+    and nothing but a regular file opened; None for a file of hers (a pack, a path she named)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        if within is not None:
+            from sdd_git import beneath
+
+            text = beneath.read_text(within, path)
+        else:
+            text = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
         raise RecordError(f"{display(path)}: role file not found") from None
     except UnicodeDecodeError as exc:
         raise RecordError(f"{display(path)}: not UTF-8 text ({exc.reason})") from None

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 import yaml
 
+from sdd_git import beneath
 from sdd_git.errors import RecordError
 from sdd_git.paths import display
 from sdd_git.roles.rolefile import Problem
@@ -203,6 +204,13 @@ def check_text(text: str, where: str, folder_name: str | None) -> Checked:
         )  # fmt: skip
         return Checked(path, {}, text.strip(), (problem,))
     problems: list[Problem] = []
+    from sdd_git.yamlio import AliasBomb, refuse_alias_bombs
+
+    try:
+        refuse_alias_bombs(split.front, where, split.front_line - 1)
+    except AliasBomb as exc:
+        problem = Problem(where, exc.line, None, exc.message.split(": ", 1)[-1], exc.hint or "")
+        return Checked(path, {}, split.body, (problem,))
     try:
         loaded = yaml.load(split.front, Loader=_Loader)
     except yaml.YAMLError as exc:
@@ -360,26 +368,30 @@ def _relative(path: Path, root: Path) -> str:
         return str(path)
 
 
-def _inside(path: Path, root: Path) -> bool:
-    """True when `path`, links resolved, stays in the product: a skill linked in from elsewhere
-    would put text the product does not hold into a prompt."""
-    try:
-        path.resolve().relative_to(root.resolve())
-    except (ValueError, OSError):
-        return False
-    return True
+def skill_files(root: Path, refused: list[str] | None = None) -> Iterator[tuple[str, Path]]:
+    """(source folder, SKILL.md) for each skill folder directly under the four skill folders.
 
-
-def skill_files(root: Path) -> Iterator[tuple[str, Path]]:
-    """(source folder, SKILL.md) for each skill folder directly under the four skill folders."""
+    A skill is read into a prompt: a link (a skill folder, a SKILL.md, a skill folder's parent)
+    is never followed, and is said in `refused` when it is given."""
     for source in SKILL_FOLDERS:
-        base = root / source
-        if not base.is_dir():
+        try:
+            listed = beneath.entries(root, source)
+            for name in listed.folders:
+                kind = beneath.kind(root, f"{source}/{name}/{SKILL_FILE}")
+                if kind == "file":
+                    yield source, root / source / name / SKILL_FILE
+                elif kind is not None and refused is not None:
+                    refused.append(f"{source}/{name}/{SKILL_FILE} is not a regular file")
+        except beneath.Refused as exc:
+            if refused is not None:
+                refused.append(exc.message)
             continue
-        for folder in sorted(base.iterdir()):
-            candidate = folder / SKILL_FILE
-            if folder.is_dir() and candidate.is_file():
-                yield source, candidate
+        if refused is not None:
+            refused.extend(listed.refused)
+
+
+def _read(path: Path, root: Path | None) -> str:
+    return beneath.read_text(root, path) if root is not None else path.read_text(encoding="utf-8")
 
 
 def _text_list(value: Any) -> tuple[str, ...]:
@@ -390,11 +402,12 @@ def _text_list(value: Any) -> tuple[str, ...]:
     return ()
 
 
-def front_matter(path: Path) -> dict[str, Any]:
-    """A skill's front matter as it loads (its grant surface); empty when it does not load."""
+def front_matter(path: Path, root: Path | None) -> dict[str, Any]:
+    """A skill's front matter as it loads (its grant surface); empty when it does not load.
+    `root`: the product holding it (read with no link followed), None for a file of hers."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = _read(path, root)
+    except (OSError, UnicodeDecodeError, RecordError):
         return {}
     return dict(check_text(text, path.name, path.parent.name).data)
 
@@ -404,7 +417,9 @@ def load_skill(path: Path, source: str, root: Path) -> tuple[Skill | None, list[
     each rule it breaks; else None and the reason."""
     shown = _relative(path, root)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = beneath.read_text(root, path)
+    except beneath.Refused as exc:
+        return None, [f"warning: skipped {exc.message}"]
     except (OSError, UnicodeDecodeError) as exc:
         return None, [f"warning: skipped {shown}: it cannot be read ({exc})"]
     checked = check_text(text, shown, path.parent.name)
@@ -436,12 +451,8 @@ def discover(root: Path) -> Catalog:
     """Every skill of the product, by name; the first folder in SKILL_FOLDERS wins a clash."""
     found: dict[str, Skill] = {}
     warnings: list[str] = []
-    for source, path in skill_files(root):
-        if not _inside(path, root):
-            warnings.append(
-                f"warning: skipped {_relative(path, root)}: it links outside the product folder"
-            )
-            continue
+    refused: list[str] = []
+    for source, path in skill_files(root, refused):
         skill, notes = load_skill(path, source, root)
         warnings.extend(notes)
         if skill is None:
@@ -454,6 +465,7 @@ def discover(root: Path) -> Catalog:
             )
             continue
         found[skill.name] = skill
+    warnings.extend(f"warning: skipped {why}" for why in refused)
     return Catalog(found, tuple(warnings))
 
 
@@ -478,9 +490,10 @@ def for_role(
 # --- what a model receives ----------------------------------------------------------------------
 
 
-def body(skill: Skill) -> str:
-    """The skill's instructions, read now (an edit since discovery counts), frontmatter removed."""
-    text = skill.path.read_text(encoding="utf-8")
+def body(skill: Skill, root: Path) -> str:
+    """The skill's instructions, read now (an edit since discovery counts), frontmatter removed.
+    Read with no link followed: the file may have been swapped for one since discovery."""
+    text = _read(skill.path, beneath.within(root, skill.path))
     split = _split(text)
     content = split.body if split is not None else text.strip()
     data = content.encode("utf-8")
@@ -508,7 +521,7 @@ def activation(skill: Skill, root: Path) -> str:
     """The body as the model receives it, wrapped so it is told apart from other text, with the
     folder its relative paths start from and the files it may read next."""
     folder = _relative(skill.folder, root)
-    lines = [f'<skill_content name="{skill.name}">', body(skill), ""]
+    lines = [f'<skill_content name="{skill.name}">', body(skill, root), ""]
     lines.append(
         f"Skill folder: {folder} (relative paths in this skill start there; read its files with "
         "read_file; a script runs only through run_command, which stops for the person)."
@@ -551,10 +564,12 @@ def _escape(text: str) -> str:
 # --- validate -----------------------------------------------------------------------------------
 
 
-def check_file(path: Path) -> Checked:
+def check_file(path: Path, root: Path | None = None) -> Checked:
     shown = display(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read(path, beneath.within(root, path) if root is not None else None)
+    except RecordError as exc:
+        return Checked(path, {}, "", (Problem(shown, 1, None, exc.message, exc.hint or ""),))
     except (OSError, UnicodeDecodeError) as exc:
         problem = Problem(shown, 1, None, f"cannot be read ({exc})", "save it as UTF-8 text")
         return Checked(path, {}, "", (problem,))

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from sdd_git import beneath
 from sdd_git.roles.profile import Boundary, RoleProfile, RulesTrust
 from sdd_git.root import Root
 from sdd_git.trust import ledger as trust_ledger
@@ -116,7 +117,9 @@ def ledger_for(root: Root | None) -> Ledger | None:
     return trust_ledger.read(root)
 
 
-def file_surface(path: Path, source: str = "repo") -> dict[str, Any] | None:
+def file_surface(
+    path: Path, source: str = "repo", within: Path | None = None
+) -> dict[str, Any] | None:
     """The grant surface of the role file at `path` as it is now; None when there is none
     (missing, or a file that does not load: it grants nothing)."""
     from sdd_git.errors import RecordError
@@ -124,7 +127,7 @@ def file_surface(path: Path, source: str = "repo") -> dict[str, Any] | None:
 
     try:
         folder = path.parent.name if source == "repo" else None
-        return surface(read_role(path, source, folder_name=folder).profile)
+        return surface(read_role(path, source, folder_name=folder, within=within).profile)
     except (RecordError, OSError):
         return None
 
@@ -135,9 +138,10 @@ def confirming(root: Root, path: Path, how: str, source: str = "repo") -> Iterat
     long as what it granted before was hers too (or the file is new). See
     `ledger.record_written`."""
     existed = path.is_file()
-    before = file_surface(path, source) if existed else None
+    inside = beneath.within(root.path, path)
+    before = file_surface(path, source, inside) if existed else None
     yield
-    after = file_surface(path, source)
+    after = file_surface(path, source, inside)
     key = key_for(root, dataclasses.replace(_stub, path=path, source=source))
     if key is not None:
         trust_ledger.record_written(root, key, before, after, how, existed=existed)
@@ -189,7 +193,7 @@ def skill_items(root: Root, names: Iterable[str], ledger: Ledger | None) -> list
         key = (
             path.relative_to(root.path).as_posix() if path.is_relative_to(root.path) else str(path)
         )
-        front = front_matter(path)
+        front = front_matter(path, beneath.within(root.path, path))
         if ledger.confirmed(key, front):
             continue
         changes = mapping_changes(ledger.before(key) or {}, front)

@@ -108,9 +108,7 @@ def secret_names(root: Root, routine: Routine) -> tuple[str, ...]:
     from sdd_git.roles.registry import find_role
     from sdd_git.yamlio import read_mapping
 
-    config = (
-        read_mapping(root.config, root.path).get("provider") if root.config.is_file() else None
-    )
+    config = read_mapping(root.config, root.path).get("provider") if root.config.is_file() else None
     person = config if isinstance(config, dict) else {}
     profile, _warnings = find_role(root, routine.role, use_cache=False)
     own = profile.model if isinstance(profile.model, dict) else {}

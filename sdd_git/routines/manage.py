@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sdd_git import beneath
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError, UsageError
 from sdd_git.paths import display
@@ -131,7 +132,7 @@ def create(root: Root, made: Draft) -> Routine:
                 hint=f"change it with: sdd routine edit {made.routine.role}/{made.routine.name}",
             )
         write_text_atomic(path, made.text)
-        _confirm(root, read_routine(path), "sdd routine create")
+        _confirm(root, read_routine(path, root.path), "sdd routine create")
     refresh_index(root)
     return made.routine
 
@@ -221,7 +222,7 @@ def _change(root: Root, name: str, updates: dict[str, Any], confirms: bool = Fal
 
     with person_write(root):
         routine = _find_file(root, name)
-        text = routine.path.read_text(encoding="utf-8")
+        text = beneath.read_text(root.path, routine.path)
         new_text = _edited(routine.path, text, updates)
         changed = _from_options(routine.path, new_text)
         _same_but(routine, changed, updates)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sdd_git import beneath
 from sdd_git.errors import RecordError, UsageError
 from sdd_git.paths import display
 from sdd_git.root import Root
@@ -195,20 +196,40 @@ def routines_folder(root: Root, role: str) -> Path:
     return root.sdd / "roles" / role / "routines"
 
 
-def routine_paths(root: Root) -> list[Path]:
-    roles = root.sdd / "roles"
-    if not roles.is_dir():
-        return []
-    return sorted(roles.glob("*/routines/*.yaml"))
+def routine_paths(root: Root, refused: list[str] | None = None) -> list[Path]:
+    """Each routine file, `.sdd/roles/ROLE/routines/NAME.yaml`. A link (a routines folder, a
+    routine file) is never followed: it is said in `refused`. (A role folder that is a link is
+    said by the role list, and holds no routine here.)"""
+    found: list[Path] = []
+    said: list[str] = []
+    roles: tuple[str, ...] = ()
+    try:
+        roles = beneath.entries(root.path, ".sdd/roles").folders
+    except beneath.Refused as exc:
+        said.append(exc.message)
+    for role in roles:
+        try:
+            listed = beneath.entries(root.path, f".sdd/roles/{role}/routines")
+        except beneath.Refused as exc:
+            said.append(exc.message)
+            continue
+        said.extend(listed.refused)
+        found += [root.sdd / "roles" / role / "routines" / n for n in listed.files]
+    if refused is not None:
+        refused.extend(said)
+    return sorted(p for p in found if p.suffix == ".yaml")
 
 
 def load_routines(root: Root) -> tuple[list[Routine], list[RecordError]]:
-    """Every routine of the root, and the problems of the files that do not load."""
+    """Every routine of the root, and the problems of the files that do not load (a link
+    among them: refused, and said)."""
     found: list[Routine] = []
-    problems: list[RecordError] = []
-    for path in routine_paths(root):
+    refused: list[str] = []
+    paths = routine_paths(root, refused)
+    problems: list[RecordError] = [beneath.Refused(why) for why in refused]
+    for path in paths:
         try:
-            found.append(read_routine(path))
+            found.append(read_routine(path, root.path))
         except RecordError as exc:
             problems.append(exc)
     return found, problems
@@ -241,11 +262,16 @@ def _key_line(text: str, key: str) -> int:
     return text[: match.start()].count("\n") + 1 if match else 1
 
 
-def read_routine(path: Path) -> Routine:
+def read_routine(path: Path, within: Path | None) -> Routine:
+    """The routine file at `path`; `within`: the product holding it (read with no link
+    followed), None for a file of hers outside it."""
     from sdd_git.yamlio import parse_yaml
 
     try:
-        text = path.read_text(encoding="utf-8")
+        if within is not None:
+            text = beneath.read_text(within, path)
+        else:
+            text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise RecordError(f"{display(path)}: not UTF-8 text ({exc.reason})") from None
     except OSError as exc:

@@ -558,7 +558,7 @@ def accept_draft(root: Root, name: str, *, force: bool = False) -> Path:
 
     # She accepted it, as she read it: its front matter is hers (CONTRACT §13).
     key = target.relative_to(root.path).as_posix()
-    ledger.record(root, [(key, front_matter(target))], "sdd skill save --accept")
+    ledger.record(root, [(key, front_matter(target, root.path))], "sdd skill save --accept")
     return target
 
 

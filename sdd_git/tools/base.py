@@ -23,7 +23,7 @@ class ToolContext:
     role: str  # the role that called the tool
     run_id: str
     change: str | None  # the change this run works on, if any
-    child_env: Mapping[str, str]  # environment for child processes: secrets removed, SDD_RUN_ID set
+    child_env: Mapping[str, str]  # environment for child processes: the allowlist, SDD_RUN_ID set
     mask: Callable[[str], str]  # hides secret values in any text that leaves the tool
     connectors: tuple[str, ...] = ()  # the connectors attached to the run (`@NAME` in its task)
 

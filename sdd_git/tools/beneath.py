@@ -22,13 +22,13 @@ from pathlib import Path, PurePosixPath
 
 from sdd_git import beneath as base
 from sdd_git.beneath import (
-    _LIST_FLAGS,
-    _O_CLOEXEC,
-    _O_DIRECTORY,
-    _O_NOFOLLOW,
+    LIST_FLAGS,
     NEVER_FOLLOW,
+    O_CLOEXEC,
+    O_DIRECTORY,
+    O_NOFOLLOW,
     OUTSIDE,
-    _Symlink,
+    LinkOnTheWay,
     kernel_path,
 )
 from sdd_git.tools.base import ToolFailed
@@ -75,7 +75,7 @@ class Folder(base.Folder):
         """The folder holding the last name, opened without following any symlink."""
         try:
             return self._open_dir(names[:-1], make)
-        except _Symlink as link:
+        except LinkOnTheWay as link:
             raise self.failure(self._through(raw, link.link)) from None
         except FileNotFoundError:
             raise self.failure(f"no folder {'/'.join(names[:-1])}") from None
@@ -110,7 +110,7 @@ class Folder(base.Folder):
             temp = f".sdd-{secrets.token_hex(8)}.tmp"
             fd = os.open(
                 temp,
-                os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                 0o600,
                 dir_fd=parent,
             )
@@ -144,12 +144,7 @@ class Folder(base.Folder):
                 # O_NONBLOCK: a FIFO planted at the name fails at once instead of hanging.
                 fd = os.open(
                     names[-1],
-                    os.O_WRONLY
-                    | os.O_CREAT
-                    | os.O_APPEND
-                    | _O_NOFOLLOW
-                    | _O_CLOEXEC
-                    | os.O_NONBLOCK,
+                    os.O_WRONLY | os.O_CREAT | os.O_APPEND | O_NOFOLLOW | O_CLOEXEC | os.O_NONBLOCK,
                     0o644,
                     dir_fd=parent,
                 )
@@ -256,7 +251,7 @@ class Folder(base.Folder):
                         return Found((*resolved, name, *pending), None)
                     try:
                         fds.append(self._open_one(fds[-1], name, [*resolved, name]))
-                    except _Symlink as swapped:
+                    except LinkOnTheWay as swapped:
                         raise self.failure(self._through(raw, swapped.link)) from None
                 resolved.append(name)
             if status is None:  # ended on a `..`: the folder it climbed back to, all opened
@@ -294,7 +289,7 @@ class Folder(base.Folder):
         shown = found.rel
         try:
             parent = self._open_dir(names[:-1])
-        except _Symlink as link:
+        except LinkOnTheWay as link:
             raise self.failure(self._through(shown, link.link)) from None
         except (FileNotFoundError, NotADirectoryError):
             raise self.failure(f"no file {shown}") from None
@@ -303,7 +298,7 @@ class Folder(base.Folder):
                 # O_NONBLOCK: a FIFO planted in the product never hangs the tool.
                 fd = os.open(
                     names[-1],
-                    os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC | os.O_NONBLOCK,
+                    os.O_RDONLY | O_NOFOLLOW | O_CLOEXEC | os.O_NONBLOCK,
                     dir_fd=parent,
                 )
             except FileNotFoundError:
@@ -351,7 +346,7 @@ class Folder(base.Folder):
         found: list[str] = []
         try:
             start = self._open_dir(list(names))
-        except (_Symlink, OSError):
+        except (LinkOnTheWay, OSError):
             return found
         try:
             self._collect(start, list(names), skip, found)
@@ -363,7 +358,7 @@ class Folder(base.Folder):
         self, dir_fd: int, names: list[str], skip: tuple[str, ...], out: list[str]
     ) -> None:
         try:
-            listing = os.open(".", _LIST_FLAGS, dir_fd=dir_fd)
+            listing = os.open(".", LIST_FLAGS, dir_fd=dir_fd)
         except OSError:
             return
         try:
@@ -381,7 +376,7 @@ class Folder(base.Folder):
                 continue
             try:
                 child = self._open_one(dir_fd, name, [*names, name])
-            except (_Symlink, OSError):
+            except (LinkOnTheWay, OSError):
                 continue  # swapped for a symlink, or gone: never entered
             try:
                 self._collect(child, [*names, name], skip, out)
@@ -392,7 +387,7 @@ class Folder(base.Folder):
         # The rename is durable only once the folder entry is on disk; an O_PATH descriptor
         # cannot be fsync'd, so "." is opened from it for reading.
         try:
-            fd = os.open(".", os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC, dir_fd=dir_fd)
+            fd = os.open(".", os.O_RDONLY | O_DIRECTORY | O_CLOEXEC, dir_fd=dir_fd)
         except OSError:
             return
         try:

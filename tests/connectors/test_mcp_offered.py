@@ -23,7 +23,7 @@ from sdd_git.root import Root
 from sdd_git.runner import guard, stops
 from tests.conftest import SddRunner
 from tests.connectors.core_support import configure, file_keyring
-from tests.runner.scripted import accepted_change, add_role, events, script
+from tests.runner.scripted import accepted_change, add_role, events, script, transcript
 
 pytest.importorskip("mcp")
 
@@ -95,6 +95,9 @@ def test_gh_rel_new_listed_as_an_act_is_refused_and_the_server_never_receives_it
     outcome = json.loads(ran.stdout)
     assert outcome["status"] == "done", ran.stderr
     assert stops.pending(root) == []  # she is not asked: it is hers alone
+    told = transcript(tmp_path)[0]["messages"][1]["content"]  # the tools the role is offered
+    assert "docs (an MCP server): its tools that the person offers, and no other" in told
+    assert "acts, each stops for her (connector_act): gh_rel_new" in told
     [rejected] = [e for e in events(root, outcome["run"]) if e["event"] == "rejected"]
     assert rejected["reason"] == "forbidden_connector"
     assert "makes or changes a release" in rejected["message"]
@@ -202,14 +205,23 @@ def test_a_server_command_that_runs_a_product_file_through_a_wrapper_never_start
     given = {**settings, "root": str(product), "timeout": 10, "sandbox": "off"}
     with pytest.raises(ConnectorError) as refused:
         McpConnector().call(Session("docs", "", None, {**given, "reads": READS}), "search_docs", {})
-    assert "the MCP server's command runs a file inside the product" in refused.value.message
+    said = {"sh -c a command substitution": "holds a shell script sdd cannot read (it computes"}
+    assert said.get(shape, "the MCP server's command runs a file inside the product") in (
+        refused.value.message
+    )
     assert not ran.exists()
 
 
-def test_a_shell_wrapper_around_a_server_outside_the_product_still_runs(tmp_path: Path) -> None:
+def test_a_wrapped_server_outside_the_product_still_runs(tmp_path: Path) -> None:
     product = tmp_path / "product"
     product.mkdir()
-    command = ["env", "LOG=1", "nice", "-n", "1", "sh", "-c", f"exec {' '.join(SERVER)}"]
-    settings = {"command": command, "root": str(product), "timeout": 20, "reads": READS}
-    said = McpConnector().call(Session("docs", "", None, settings), "search_docs", {"query": "x"})
-    assert said.text.startswith("3 pages match")
+    (product / "README.md").write_text("docs\n")
+    wrapped = ["env", "LOG=1", "nice", "-n", "1", "sh", "-c", f"exec {' '.join(SERVER)}"]
+    # No shell expands a word of an argv: a glob there is the server's own pattern.
+    patterned = [*SERVER, "--pattern=*.md"]
+    for command in (wrapped, patterned):
+        settings = {"command": command, "root": str(product), "timeout": 20, "reads": READS}
+        said = McpConnector().call(
+            Session("docs", "", None, settings), "search_docs", {"query": "x"}
+        )
+        assert said.text.startswith("3 pages match"), command

@@ -949,6 +949,7 @@ def parse_events(body: bytes) -> list[tuple[str, Any]]:
 
 def test_progress_lines_over_server_sent_events_stay_text_one_event_each(browser: Browser) -> None:
     from sdd_git.errors import SddError
+    from sdd_git.shown_text import visible
 
     said = [
         HOSTILE,
@@ -970,7 +971,8 @@ def test_progress_lines_over_server_sent_events_stay_text_one_event_each(browser
     ).startswith("text/event-stream")  # type: ignore[union-attr]
     events = parse_events(answer.body)
     assert [kind for kind, _ in events] == ["line"] * len(said) + ["outcome"]
-    assert [data for _, data in events[:-1]] == job.lines
+    # Each line as text: its controls written out, as the page's templates show them.
+    assert [data for _, data in events[:-1]] == [visible(line, True) for line in job.lines]
     assert all(text in line for text, line in zip(said, job.lines, strict=True))
     outcome = events[-1][1]
     assert outcome["failed"] and HOSTILE in outcome["text"]

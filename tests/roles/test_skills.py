@@ -146,7 +146,11 @@ def test_discovery_is_lenient_as_the_standard_advises(root: Root, tmp_path: Path
     text = "\n".join(catalog.warnings)
     assert "does not match its folder 'folder-name'" in text
     assert "skipped .agents/skills/no-description/SKILL.md" in text
-    assert "skipped .agents/skills/linked/SKILL.md: it links outside the product" in text
+    # A linked skill folder is never followed (CONTRACT §6), wherever it leads.
+    assert (
+        "skipped .agents/skills/linked is a link; sdd reads only regular files inside the "
+        "product" in text
+    )
 
 
 def test_a_roles_unknown_skill_is_a_warning_naming_the_file_and_the_skill(root: Root) -> None:

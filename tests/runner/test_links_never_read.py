@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from pathlib import Path
 
 import pytest
 
 from sdd_git.root import Root
-from tests.conftest import SddRunner
+from tests.conftest import SddRunner, run_cli
 from tests.runner.scripted import accepted_change, script, transcript
 
 CANARY = "canary-7f3a9c1e-never-for-the-model"
@@ -102,23 +101,16 @@ def test_a_release_through_a_linked_folder_is_refused(
 
 
 def test_a_fifo_as_a_spec_file_is_refused_without_hanging(
-    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fifo = root.specs / "SPEC-0009.md"
-    os.mkfifo(fifo)
-    finished = threading.Event()
-    told: list[str] = []
+    """A real `sdd role run` process: a reader that opened the FIFO would wait for a writer
+    forever, and the 60-second bound of `run_cli` would fail the test."""
+    accepted_change(root)
+    os.mkfifo(root.specs / "SPEC-0009.md")
+    script(tmp_path, monkeypatch, _read_record("SPEC-0009"))
 
-    def run() -> None:
-        told.append(_run_reading(sdd, root, tmp_path, monkeypatch, "SPEC-0009"))
-        finished.set()
+    done = run_cli("role", "run", "builder", "--task", "Read the spec", "--json", cwd=root.path)
 
-    worker = threading.Thread(target=run, daemon=True)
-    worker.start()
-    if not finished.wait(30):
-        # Unblock a reader stuck on the FIFO so the test process can end, then fail.
-        with open(fifo, "w"):
-            pass
-        pytest.fail("read_record hung on a FIFO in memory/specs")
-    worker.join()
-    assert "memory/specs/SPEC-0009.md is not a regular file" in told[0]
+    assert done.returncode == 0, done.stdout + done.stderr
+    told = transcript(tmp_path)[1]["messages"][-1]["content"]
+    assert "memory/specs/SPEC-0009.md is not a regular file" in told

@@ -162,6 +162,8 @@ def test_a_child_gets_only_the_allowlisted_names_and_none_holding_a_secret() -> 
         "MY_THING": "an-ordinary-looking-value",
         "SHELL": GITHUB,  # an allowlisted name holding a credential still stays out
         "USER": "deploy-words-9999",  # named as a key by her config: stays out
+        "HTTPS_PROXY": "http://proxy.example:3128",  # how her machine reaches the network
+        "HTTP_PROXY": "http://her:proxy-password-123@proxy.example:3128",  # a password: out
     }
     env = child_environment(base, "run-7", ["USER"])
     assert env == {
@@ -171,6 +173,7 @@ def test_a_child_gets_only_the_allowlisted_names_and_none_holding_a_secret() -> 
         "LC_TIME": "en_GB.UTF-8",
         "TERM": "xterm-256color",
         "GIT_AUTHOR_NAME": "Her",
+        "HTTPS_PROXY": "http://proxy.example:3128",
         "SDD_RUN_ID": "run-7",
     }
 
