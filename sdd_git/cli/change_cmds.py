@@ -130,9 +130,10 @@ def _render(view: dict[str, Any]) -> None:
     proposal = view["proposal"]
     if proposal is not None:
         echo("a role proposed another reading (your words stay the reading until you choose):")
+        echo(f"    sha256: {proposal['hash']}")
         for line in proposal["text"].splitlines():
             echo(f"      {line}")
-        echo(f"    take it: sdd correct reading {view['id']} --proposal")
+        echo(f"    take it: sdd correct reading {view['id']} --proposal --hash {proposal['hash']}")
     plan = view["plan"]
     if plan is not None:
         state = f"accepted by {plan['accepted_by']}" if plan["accepted_by"] else "not accepted"

@@ -113,7 +113,13 @@ def correct() -> None:
 @click.option(
     "--proposal", is_flag=True, help="Take the reading a role proposed beside your correction."
 )
-def correct_reading(change_id: str, words: str | None, proposal: bool) -> None:
+@click.option(
+    "--hash",
+    "shown",
+    metavar="H",
+    help="With --proposal: take it only if its sha256 is H (sdd change show prints it).",
+)
+def correct_reading(change_id: str, words: str | None, proposal: bool, shown: str | None) -> None:
     """Replace the reading of CH with your WORDS, or with a role's proposed reading. It stays
     unaccepted until you accept it, and no role's draft replaces your words."""
     from sdd_git.errors import UsageError
@@ -123,14 +129,21 @@ def correct_reading(change_id: str, words: str | None, proposal: bool) -> None:
             "give your words, or --proposal to take the reading a role proposed",
             hint=f'sdd correct reading {change_id} "what you mean"',
         )
+    if shown is not None and not proposal:
+        raise UsageError(
+            "--hash names the proposal you read; give it with --proposal",
+            hint=f"sdd correct reading {change_id} --proposal --hash H",
+        )
     if proposal:
         from sdd_git.records.proposals import take_proposal
 
-        spec = take_proposal(current_root(), change_id)
+        spec = take_proposal(current_root(), change_id, shown)
         say(
             f"the reading of {change_id} ({spec.id}#S1) now holds the proposed reading; "
-            "it is not accepted yet"
+            "it is not accepted yet. It says:"
         )
+        for line in spec.section("S1").text.splitlines():
+            say(f"  {line}")
     else:
         from sdd_git.records.acceptance import correct_reading as run
 

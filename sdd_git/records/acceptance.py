@@ -56,7 +56,7 @@ def spec_of(root: Root, pack: changes.ChangePack) -> Spec:
     return read_spec(root.spec_file(pack.spec))
 
 
-def _same_as_read(what: str, shown: str | None, current: str, again: str) -> None:
+def same_as_read(what: str, shown: str | None, current: str, again: str) -> None:
     """Refuse unless the text she read (its sha256, `shown`) is the text about to be accepted.
     None: the caller showed nothing to compare with (the text is then said after). `again`
     says where she reads it again."""
@@ -89,7 +89,7 @@ def _accept_section(
     section = spec.section(section_id)
     change = spec.meta.get("change") if isinstance(spec.meta.get("change"), str) else None
     again = _again(change) if change else _again(None, spec.path)
-    _same_as_read(f"section {section.full_id}", shown, section.hash, again)
+    same_as_read(f"section {section.full_id}", shown, section.hash, again)
     if not section.body:
         raise RecordError(
             f"{display(spec.path)}:{section.line}: section {section.full_id} is empty; "
@@ -200,7 +200,7 @@ def accept_scenario(
     with person_write(root):
         pack = changes.load(root, change_id)
         scenario = find_scenario(pack.folder, scenario_id)
-        _same_as_read(f"scenario {ref}", shown, scenario.hash, _again(change_id))
+        same_as_read(f"scenario {ref}", shown, scenario.hash, _again(change_id))
         text = scenario_text(scenario)
         required = not optional
         log = decisions.load(root)
@@ -239,7 +239,7 @@ def accept_plan(
 ) -> Acceptance:
     import hashlib
 
-    from sdd_git.records.plan import acceptance_of, plan_path, read_plan
+    from sdd_git.records.plan import acceptance_of, plan_bytes, plan_path, read_plan
 
     with person_write(root):
         pack = changes.load(root, change_id)
@@ -255,11 +255,11 @@ def accept_plan(
         # bytes that were checked (plan.plan_hash's sha256).
         _plan, digest = read_plan(path, decision_ids={e.id for e in log.entries})
         again = _again(change_id, path)
-        _same_as_read(f"the plan of {change_id}", shown, digest, again)
+        same_as_read(f"the plan of {change_id}", shown, digest, again)
         # What she is told she accepted is those very bytes: read once more, and only if they
         # are still the ones checked and hashed (a hand edit can land between the two reads).
-        data = path.read_bytes()
-        _same_as_read(f"the plan of {change_id}", digest, hashlib.sha256(data).hexdigest(), again)
+        data = plan_bytes(path)
+        same_as_read(f"the plan of {change_id}", digest, hashlib.sha256(data).hexdigest(), again)
         text = data.decode("utf-8").rstrip("\n")
         existing = acceptance_of(log, pack.id, digest)
         if existing is not None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import UsageError
 from sdd_git.records import changes
-from sdd_git.records.acceptance import READING_SECTION, ChangedWhileRead, spec_of
+from sdd_git.records.acceptance import READING_SECTION, same_as_read, spec_of
 from sdd_git.records.changes import ChangePack
 from sdd_git.records.person import person_write
 from sdd_git.records.spec import Spec, parse_spec, read_spec, with_section_body
@@ -50,12 +50,12 @@ def take_proposal(root: Root, change_id: str, shown: str | None = None) -> Spec:
                 f"no role has proposed another reading of {change_id}",
                 hint=f"see the reading with `sdd change show {change_id}`",
             )
-        if shown is not None and shown.strip().lower() != proposal_hash(text):
-            raise ChangedWhileRead(
-                f"the proposed reading of {change_id} changed while you read it; "
-                "nothing was taken",
-                hint=f"read it again with sdd change show {change_id}",
-            )
+        same_as_read(
+            f"the proposed reading of {change_id}",
+            shown,
+            proposal_hash(text),
+            f"with sdd change show {change_id}",
+        )
         spec = spec_of(root, pack)
         new_text = with_section_body(spec, READING_SECTION, text.strip())
         parse_spec(spec.path, new_text)  # never write a spec that would not read back

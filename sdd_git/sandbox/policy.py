@@ -5,7 +5,9 @@ the machine is read-only; credential files are hidden; /tmp and HOME are a priva
 
 from __future__ import annotations
 
+import functools
 import os
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -181,27 +183,30 @@ def site_folders() -> list[Path]:
 
 
 def hooks_folder(product: Path) -> str | None:
-    """The folder `core.hooksPath` in the product's own git config names, relative to the
-    product, when it lies inside it: git runs what is there at the next commit. Read from the
-    file, without git, because the guard asks on every write."""
+    """The folder `core.hooksPath` names, relative to the product, when it lies inside it: git
+    runs what is there at the next commit. Read as git reads it (her global and system config
+    too: a relative path there is taken in each repository), once per process and product; no
+    role can change git's configuration (it is read-only in the sandbox, and a protected path)."""
+    return _hooks_folder(str(product.resolve()))
+
+
+@functools.lru_cache(maxsize=64)
+def _hooks_folder(product: str) -> str | None:
     try:
-        with open(product / ".git" / "config", encoding="utf-8", errors="replace") as handle:
-            text = handle.read(1 << 20)
-    except OSError:
+        found = subprocess.run(
+            ["git", "-C", product, "config", "--get", "--path", "core.hooksPath"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+            env={k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
         return None
-    section = ""
-    found = None
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("["):
-            section = stripped.strip("[]").strip().casefold()
-        elif section == "core" and stripped.casefold().startswith("hookspath"):
-            _, _, value = stripped.partition("=")
-            found = value.strip().strip('"') or None
-    if found is None:
+    if not found:
         return None
-    path = Path(os.path.normpath(product.resolve() / os.path.expanduser(found)))
-    base = product.resolve()
+    base = Path(product)
+    path = Path(os.path.normpath(base / os.path.expanduser(found)))
     if path == base or not path.is_relative_to(base):
         return None
     relative = path.relative_to(base).as_posix()

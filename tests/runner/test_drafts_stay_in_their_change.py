@@ -4,6 +4,7 @@ never replaces her correction of a reading: it is kept beside it as a proposal s
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -92,11 +93,17 @@ def test_a_drafted_reading_never_replaces_her_correction_and_she_may_take_it(
     assert proposal.read_text() == "The role's reading.\n\n- C1: It is found.\n"
     shown = sdd("change", "show", "CH-0001").stdout
     assert "a role proposed another reading" in shown and "The role's reading." in shown
-    assert "sdd correct reading CH-0001 --proposal" in shown
+    assert "sdd correct reading CH-0001 --proposal --hash " in shown
 
-    # Her words stay the reading until she chooses; taking the proposal is her choice.
-    taken = sdd("correct", "reading", "CH-0001", "--proposal")
+    # Her words stay the reading until she chooses; taking the proposal is her choice, and she
+    # takes only the text she read.
+    stale = sdd("correct", "reading", "CH-0001", "--proposal", "--hash", "0" * 64)
+    assert stale.code == 1 and "changed while you read it" in stale.stderr
+    assert reading(root, "CH-0001") == "My own words: search by month."
+    digest = hashlib.sha256(proposal.read_bytes()).hexdigest()
+    taken = sdd("correct", "reading", "CH-0001", "--proposal", "--hash", digest)
     assert taken.code == 0, taken.stderr
+    assert "The role's reading." in taken.stderr  # the text it took, said to her
     assert reading(root, "CH-0001") == "The role's reading.\n\n- C1: It is found."
     assert not proposal.exists()
     assert not changes.load(root, "CH-0001").corrected

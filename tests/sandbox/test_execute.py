@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import time
 from pathlib import Path
 
@@ -213,7 +214,11 @@ def test_other_agents_rule_files_and_hook_folders_stay_as_they_were(
     the hook folders (also the one `core.hooksPath` names) are kept; what it made is removed."""
     use(monkeypatch, name)
     folder = product(tmp_path)
-    (folder / ".git" / "config").write_text("[core]\n\thooksPath = tools/hooks\n")
+    (folder / ".git").rmdir()
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    subprocess.run(
+        ["git", "-C", str(folder), "config", "core.hooksPath", "tools/hooks"], check=True
+    )
     for path, text in OTHER_AGENTS_FILES.items():
         (folder / path).parent.mkdir(parents=True, exist_ok=True)
         (folder / path).write_text(text)
