@@ -53,7 +53,9 @@ _PATH = re.compile(r"[A-Za-z0-9._+-][A-Za-z0-9._/+-]{0,299}\Z")
 _WHEEL_NAME = re.compile(r"sdd_git-[A-Za-z0-9._+-]+\.whl\Z")
 _SHA256 = re.compile(r"[0-9a-fA-F]{64}\Z")
 _HASHED = re.compile(r"--hash[= ]sha256:[0-9a-fA-F]{64}")
-_SDD_LINE = re.compile(r"sdd[-_.]git(?![A-Za-z0-9])", re.I)
+# A requirement's name as PEP 508 spells it; pip compares names after PEP 503's folding.
+_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+PROJECT = "sdd-git"
 
 HINT = (
     "pin the sdd that CI installs in .sdd/config.yaml, in one of two forms:\n"
@@ -224,7 +226,8 @@ def _check_requirements(path: Path, relative: str) -> None:
     for number, line in _logical_lines(text):
         if not line or line.startswith("-"):
             continue  # an option of pip's (--index-url, ...); pip checks what it brings
-        if _SDD_LINE.match(line):
+        named = _NAME.match(line)
+        if named and names_sdd(named.group()):
             raise RecordError(
                 f"{relative}:{number}: names sdd-git; sdd's own line comes from {KEY}.wheel",
                 hint=f"remove line {number} from {relative}",
@@ -235,6 +238,11 @@ def _check_requirements(path: Path, relative: str) -> None:
                 "--hash=sha256:..., and pip's --require-hashes refuses it",
                 hint="write the file with its hashes, e.g. pip-compile --generate-hashes",
             )
+
+
+def names_sdd(name: str) -> bool:
+    """Whether pip reads `name` as sdd's own project (`SDD..Git`, `sdd__git`: PEP 503)."""
+    return re.sub(r"[-_.]+", "-", name).lower() == PROJECT
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:
@@ -253,3 +261,119 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
     if pending:
         out.append((start, pending.strip()))
     return out
+
+
+# --- a shell script that installs sdd by its bare name ------------------------------------------
+
+# Shell words (quotes and backslashes kept, as written) and the operators between commands.
+_TOKEN = re.compile(r"""&&|\|\||[;&|()]|(?:'[^']*'|"(?:\\.|[^"\\])*"|\\.|[^\s'"\\;&|()])+""")
+_QUOTED = re.compile(r"""'([^']*)'|"((?:\\.|[^"\\])*)"|\\(.)""")
+_OPERATORS = frozenset({"&&", "||", ";", "&", "|", "(", ")"})
+# What fetches a package by name from an index: pip (also as `python -m pip` and `uv pip`), pipx,
+# uv's tools, poetry, pdm.
+_INSTALLER = re.compile(r"(pip[0-9.]*|pipx|uv|uvx|easy_install|poetry|pdm)\Z")
+_SUBCOMMANDS = frozenset({"pip", "install", "add", "run", "tool", "-m"})
+
+
+@dataclass(frozen=True)
+class BareInstall:
+    """A script's installs of sdd by its bare name, and the script without them."""
+
+    words: tuple[str, ...]  # the words naming sdd, as written (`'sdd_git>=0.1'`)
+    rest: str  # the script with those words taken out (a command left empty goes)
+    only_sdd: bool  # the script did nothing else (a `sdd --version` aside)
+
+
+def bare_installs(script: str) -> BareInstall | None:
+    """Where `script` installs sdd by a bare name in any spelling pip folds to sdd-git (`SDD-Git`,
+    `sdd_git>=0.1`, `pipx install sdd-git`): what no registry serves, so whoever registers the
+    name runs there. A direct reference (`sdd-git @ URL`) or a wheel's path is not bare."""
+    words: list[str] = []
+    lines: list[str] = []
+    for physical, line in _shell_lines(script):
+        tokens, comment = _tokens(line)
+        kept, found = _without_sdd(tokens)
+        if not found:
+            lines.extend(physical)
+            continue
+        words += found
+        if kept:
+            lines.append(" ".join(kept) + (f" {comment}" if comment else ""))
+    if not words:
+        return None
+    rest = "\n".join(lines) + ("\n" if script.endswith("\n") and lines else "")
+    others = [ln.strip() for ln in lines if ln.strip() and not ln.strip().startswith("#")]
+    return BareInstall(tuple(words), rest, all(ln == "sdd --version" for ln in others))
+
+
+def _shell_lines(script: str) -> list[tuple[list[str], str]]:
+    """(its physical lines, the logical line): a line ending in a backslash goes on."""
+    out: list[tuple[list[str], str]] = []
+    physical: list[str] = []
+    for line in script.splitlines():
+        physical.append(line)
+        trailing = len(line) - len(line.rstrip("\\"))
+        if trailing % 2:
+            continue
+        out.append((physical, " ".join(p[:-1] if i < len(physical) - 1 else p
+                                       for i, p in enumerate(physical))))  # fmt: skip
+        physical = []
+    if physical:
+        out.append((physical, " ".join(physical)))
+    return out
+
+
+def _tokens(line: str) -> tuple[list[str], str]:
+    tokens: list[str] = []
+    for found in _TOKEN.finditer(line):
+        if found.group().startswith("#"):
+            return tokens, line[found.start() :]
+        tokens.append(found.group())
+    return tokens, ""
+
+
+def _unquoted(word: str) -> str:
+    return _QUOTED.sub(lambda m: next(g for g in m.groups() if g is not None), word)
+
+
+def _names_sdd_bare(value: str) -> bool:
+    named = _NAME.match(value)
+    if not named or not names_sdd(named.group()):
+        return False
+    rest = value[named.end() :].strip()
+    return "@" not in rest and "/" not in rest and (not rest or rest[0] in "[<>=!~;(,")
+
+
+def _without_sdd(tokens: list[str]) -> tuple[list[str], list[str]]:
+    """The tokens with each command's bare sdd words out; a command left naming nothing goes,
+    with the operator that joined it."""
+    commands: list[list[str]] = [[]]
+    joins: list[str] = []
+    for token in tokens:
+        if token in _OPERATORS:
+            joins.append(token)
+            commands.append([])
+        else:
+            commands[-1].append(token)
+    found: list[str] = []
+    kept: list[list[str] | None] = []
+    for command in commands:
+        values = [_unquoted(word) for word in command]
+        at = next((i for i, v in enumerate(values) if _INSTALLER.match(v.rsplit("/", 1)[-1])), -1)
+        sdd = [i for i, v in enumerate(values) if i > at >= 0 and _names_sdd_bare(v)]
+        if not sdd:
+            kept.append(command)
+            continue
+        found += [command[i] for i in sdd]
+        rest = [w for i, w in enumerate(command) if i not in sdd]
+        named = [v for i, v in enumerate(values) if i > at and i not in sdd
+                 and not v.startswith("-") and v not in _SUBCOMMANDS]  # fmt: skip
+        kept.append(rest if named else None)
+    out: list[str] = []
+    for index, left in enumerate(kept):
+        if left is None:
+            continue
+        if out and index:
+            out.append(joins[index - 1])
+        out += left
+    return out, found

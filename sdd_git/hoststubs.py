@@ -23,13 +23,22 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from sdd_git.atomicfile import write_text_atomic
-from sdd_git.cipins import CHECKOUT, CHECKOUT_TAG, SETUP_PYTHON, SETUP_PYTHON_TAG, InstallSource
+from sdd_git.cipins import (
+    CHECKOUT,
+    CHECKOUT_TAG,
+    SETUP_PYTHON,
+    SETUP_PYTHON_TAG,
+    BareInstall,
+    InstallSource,
+    bare_installs,
+)
 from sdd_git.errors import SddError, UsageError
 from sdd_git.records.person import refuse_inside_run
 from sdd_git.root import Root
@@ -63,6 +72,8 @@ COPILOT_INSTRUCTIONS = ".github/copilot-instructions.md"
 COPILOT_SETUP = ".github/workflows/copilot-setup-steps.yml"
 COPILOT_JOB = "copilot-setup-steps"
 INSTALL_STEP_NAME = "Install sdd"
+# sdd's project in any spelling pip folds to it (PEP 503), as a step's run may name it.
+_MENTIONS_SDD = re.compile(r"(?<![A-Za-z0-9])sdd[-_.]+git(?![A-Za-z0-9])", re.I)
 
 BEGIN_MARK = "<!-- sdd:begin (written by `sdd agents install`; edit outside these markers) -->"
 END_MARK = "<!-- sdd:end -->"
@@ -95,6 +106,7 @@ class InstallReport:
     files: tuple[PlannedFile, ...]
     reads: str
     dry_run: bool
+    notes: tuple[str, ...] = ()  # what it changed in a file of hers, said to her
 
     @property
     def written(self) -> tuple[str, ...]:
@@ -367,8 +379,27 @@ def merge_settings(existing: str | None, rel: str = CLAUDE_SETTINGS) -> str:
 def _step_installs_sdd(step: Any) -> bool:
     if not isinstance(step, dict):
         return False
-    run = str(step.get("run", ""))
-    return step.get("name") == INSTALL_STEP_NAME or "sdd-git" in run
+    return step.get("name") == INSTALL_STEP_NAME or bool(
+        _MENTIONS_SDD.search(str(step.get("run", "")))
+    )
+
+
+def _bare(step: Any) -> BareInstall | None:
+    """How a step of hers installs sdd by its bare name, if it does (whatever its name)."""
+    if not isinstance(step, dict) or step.get("name") == INSTALL_STEP_NAME:
+        return None
+    run = step.get("run")
+    return bare_installs(run) if isinstance(run, str) else None
+
+
+def _without_bare(step: Any) -> Any:
+    """A step as it is once its bare installs of sdd are out: None when it did nothing else."""
+    found = _bare(step)
+    if found is None:
+        return step
+    if found.only_sdd:
+        return None
+    return {**step, "run": found.rest}
 
 
 def _uses(step: Any, action: str) -> bool:
@@ -377,13 +408,16 @@ def _uses(step: Any, action: str) -> bool:
 
 def merge_workflow(
     existing: str | None, source: Callable[[], InstallSource], rel: str = COPILOT_SETUP
-) -> str:
+) -> tuple[str, tuple[str, ...]]:
     """The setup steps workflow with a step installing sdd from the pinned source (`source()`,
-    asked only when sdd writes that step); the person's steps and comments kept. sdd's own step
-    (named Install sdd) is brought to the pinned source, so a bare `sdd-git==` an older sdd
-    wrote goes; a step of hers that installs sdd her own way is left as it is."""
+    asked only when sdd writes that step); the person's steps and comments kept; and what it
+    says about the steps it changed. sdd's own step (named Install sdd) is brought to the pinned
+    source. Any other step that installs sdd by its bare name (in any spelling pip folds to
+    sdd-git) loses that install: no registry serves the name, so whoever registers it would run
+    there. A step left doing nothing else goes, and the pinned step takes its place. A step of
+    hers that installs sdd another way (`sdd-git @ URL`, a wheel) is left as it is."""
     if existing is None or existing.strip() == "":
-        return _setup_workflow(source())
+        return _setup_workflow(source()), ()
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
     from ruamel.yaml.scalarstring import LiteralScalarString
@@ -412,43 +446,68 @@ def merge_workflow(
             + _steps_yaml(pinned, pinned.needs_checkout, setup_python=True, indent=2),
         )
     ours = [
-        step for step in steps if isinstance(step, dict) and step.get("name") == INSTALL_STEP_NAME
-    ]
-    if any(_step_installs_sdd(step) for step in steps) and not ours:
-        return existing  # her own way of installing sdd
+        i for i, step in enumerate(steps)
+        if isinstance(step, dict) and step.get("name") == INSTALL_STEP_NAME
+    ]  # fmt: skip
+    bare = {i: found for i, step in enumerate(steps) if (found := _bare(step)) is not None}
+    if not ours and not bare and any(_step_installs_sdd(step) for step in steps):
+        return existing, ()  # her own way of installing sdd, from a source she named
     pinned = source()
+    pinned_step = f"the step '{INSTALL_STEP_NAME}' installs sdd from ci.install of .sdd/config.yaml"
+    notes = tuple(
+        f"{rel}: the step {_step_name(steps[i], i)} installed sdd by its bare name "
+        f"({', '.join(found.words)}), which no registry serves; "
+        + ("sdd replaced it: " if found.only_sdd else
+           "sdd took that install out of it (its other commands stay): ")
+        + pinned_step
+        for i, found in sorted(bare.items())
+    )  # fmt: skip
     checkout = pinned.needs_checkout and not any(_uses(step, "actions/checkout") for step in steps)
-    if ours and not checkout:
-        if all(str(step.get("run", "")) == _install_run(pinned) for step in ours):
-            return existing
-        for step in ours:
-            step["run"] = LiteralScalarString(_install_run(pinned))
+    if ours and not bare and not checkout:
+        if all(str(steps[i].get("run", "")) == _install_run(pinned) for i in ours):
+            return existing, ()
+        for i in ours:
+            steps[i]["run"] = LiteralScalarString(_install_run(pinned))
     else:
-        where = steps.index(ours[0]) if ours else len(steps)
+        where = min([*ours, *bare], default=len(steps))
         has_python = any(_uses(step, "actions/setup-python") for step in steps[:where])
         python = not has_python and not ours
         added = editor.load(_steps_yaml(pinned, checkout, python, indent=0, comment=False))
-        for step in ours:
-            steps.remove(step)
+        for i in sorted({*ours, *bare}, reverse=True):  # all at `where` or after it
+            if i in ours or bare[i].only_sdd:
+                del steps[i]
+            else:
+                rest = bare[i].rest
+                literal = isinstance(steps[i]["run"], LiteralScalarString) or "\n" in rest.strip()
+                steps[i]["run"] = LiteralScalarString(rest) if literal else rest.strip()
         for offset, step in enumerate(added):
             steps.insert(where + offset, step)
     buffer = io.StringIO()
     editor.dump(document, buffer)
     text = buffer.getvalue()
     _check_only_sdd_steps_changed(existing, text, rel, pinned)
-    return text
+    return text, notes
+
+
+def _step_name(step: Any, index: int) -> str:
+    name = step.get("name") if isinstance(step, dict) else None
+    return repr(str(name)) if name else f"number {index + 1}"
 
 
 def _check_only_sdd_steps_changed(before: str, after: str, rel: str, pinned: InstallSource) -> None:
     # ruamel.yaml keeps comments and order, but a value it cannot round-trip must not change
-    # silently: the new file must read as the old one, but for sdd's steps.
+    # silently: the new file must read as the old one, but for sdd's steps and the bare
+    # installs of sdd taken out of hers.
     import yaml
 
     from sdd_git.yamlio import refuse_alias_bombs
 
     refuse_alias_bombs(before, rel)  # the repo's file: its aliases are bounded before any load
     old, new = yaml.safe_load(before), yaml.safe_load(after)
-    old_steps = old["jobs"][COPILOT_JOB]["steps"]
+    old_steps = [
+        kept for step in old["jobs"][COPILOT_JOB]["steps"]
+        if (kept := _without_bare(step)) is not None
+    ]  # fmt: skip
     mine = yaml.safe_load(_steps_yaml(pinned, True, setup_python=True, indent=0, comment=False))
     new["jobs"][COPILOT_JOB]["steps"] = [
         step for step in new["jobs"][COPILOT_JOB]["steps"]
@@ -483,6 +542,7 @@ def plan(root: Root, host: str) -> InstallReport:
     if host not in HOST_READS:
         raise UsageError(f"unknown host '{host}'", hint="choose one of: " + ", ".join(HOSTS))
     tree = _Tree(root)
+    notes: tuple[str, ...] = ()
     agents_real, agents_text = tree.read(AGENTS_MD)
     tree.texts[agents_real] = merge_section(agents_text, _agents_section(), AGENTS_MD)
     if host == "claude":
@@ -507,10 +567,10 @@ def plan(root: Root, host: str) -> InstallReport:
         from sdd_git.cipins import install_source
 
         workflow_real, workflow_text = tree.read(COPILOT_SETUP)
-        tree.texts[workflow_real] = merge_workflow(
+        tree.texts[workflow_real], notes = merge_workflow(
             workflow_text, lambda: install_source(root, "writing Copilot's setup steps")
         )
-    return InstallReport(host=host, files=tree.planned(), reads=HOST_READS[host], dry_run=True)
+    return InstallReport(host, tree.planned(), HOST_READS[host], dry_run=True, notes=notes)
 
 
 def install(root: Root, host: str, dry_run: bool = False) -> InstallReport:
@@ -523,4 +583,4 @@ def install(root: Root, host: str, dry_run: bool = False) -> InstallReport:
         if planned.action != "unchanged":
             # Resolved, so a linked file is written through its link, never replaced by a copy.
             write_text_atomic((root.path / planned.path).resolve(), planned.text)
-    return InstallReport(host=host, files=report.files, reads=report.reads, dry_run=False)
+    return InstallReport(host, report.files, report.reads, dry_run=False, notes=report.notes)

@@ -447,17 +447,70 @@ def test_a_workflow_that_sets_up_python_gets_only_the_install_step(root: Root) -
     assert steps[0]["with"]["python-version"] == "3.13"
 
 
-def test_a_workflow_already_installing_sdd_is_left_alone(root: Root) -> None:
+def test_a_workflow_installing_sdd_from_a_source_she_named_is_left_alone(root: Root) -> None:
     target = root.path / ".github/workflows/copilot-setup-steps.yml"
     target.parent.mkdir(parents=True)
     mine = (
         "on: workflow_dispatch\njobs:\n  copilot-setup-steps:\n    runs-on: ubuntu-latest\n"
-        "    steps:\n      - run: pipx install sdd-git   # my own way\n"
+        "    steps:\n      - run: pipx install 'SDD_Git @ git+https://example.org/sdd.git@"
+        + "ab" * 20
+        + "'   # my own way\n"
     )
     target.write_text(mine, encoding="utf-8")
     report = install(root, "copilot")
     assert ".github/workflows/copilot-setup-steps.yml" in report.unchanged
     assert target.read_text("utf-8") == mine
+    assert report.notes == ()
+
+
+def test_a_step_of_hers_installing_sdd_by_its_bare_name_is_replaced_by_the_pinned_step(
+    root: Root,
+) -> None:
+    target = root.path / ".github/workflows/copilot-setup-steps.yml"
+    target.parent.mkdir(parents=True)
+    target.write_text(
+        "on: workflow_dispatch\njobs:\n  copilot-setup-steps:\n    runs-on: ubuntu-latest\n"
+        "    steps:\n      # her tools\n      - name: Tools\n"
+        "        run: pipx install SDD.git   # my own way\n      - run: echo mine\n",
+        encoding="utf-8",
+    )
+    report = install(root, "copilot")
+    text = target.read_text("utf-8")
+    assert "SDD.git" not in text and "# her tools" in text
+    steps = _steps(target)
+    assert [step.get("name") for step in steps] == ["Set up Python", "Install sdd", None]
+    assert steps[1]["run"] == f"python -m pip install 'sdd-git @ {GIT_PIN}'\nsdd --version\n"
+    assert steps[2] == {"run": "echo mine"}
+    assert len(report.notes) == 1
+    assert "'Tools' installed sdd by its bare name (SDD.git)" in report.notes[0]
+    assert "ci.install" in report.notes[0]
+    assert install(root, "copilot").written == ()
+
+
+def test_a_bare_install_of_sdd_is_taken_out_of_her_step_and_her_other_commands_stay(
+    root: Root,
+) -> None:
+    target = root.path / ".github/workflows/copilot-setup-steps.yml"
+    target.parent.mkdir(parents=True)
+    target.write_text(
+        "on: workflow_dispatch\njobs:\n  copilot-setup-steps:\n    runs-on: ubuntu-latest\n"
+        "    steps:\n      - uses: actions/setup-python@v5\n      - name: Tools\n"
+        "        env: {PIP_NO_COLOR: '1'}\n        run: |\n"
+        "          python -m pip install ruff 'sdd_git>=0.1' \\\n            mypy\n"
+        "          ruff --version\n",
+        encoding="utf-8",
+    )
+    report = install(root, "copilot")
+    steps = _steps(target)
+    assert [step.get("name") for step in steps] == [None, "Install sdd", "Tools"]
+    assert steps[1]["run"] == f"python -m pip install 'sdd-git @ {GIT_PIN}'\nsdd --version\n"
+    assert steps[2] == {
+        "name": "Tools",
+        "env": {"PIP_NO_COLOR": "1"},
+        "run": "python -m pip install ruff mypy\nruff --version\n",
+    }
+    assert "its other commands stay" in report.notes[0]
+    assert install(root, "copilot").written == ()
 
 
 def test_a_workflow_without_the_job_is_refused_with_the_steps_to_add(root: Root) -> None:

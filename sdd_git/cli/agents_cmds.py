@@ -28,6 +28,8 @@ def install(host: str, dry_run: bool) -> None:
     from sdd_git.hoststubs import install as run
 
     report = run(current_root(), host, dry_run=dry_run)
+    for note in report.notes:
+        say(note)
     if dry_run:
         for planned in report.files:
             if planned.action == "unchanged":

@@ -10,7 +10,11 @@ would, with `cd` followed), `env [-i] [-u NAME] [-C DIR] [-S "..."] [VAR=x] cmd`
 `timeout`, `exec`, `nohup`, `setsid`, `command`, `stdbuf`, `time`. A script that computes its
 command (`$(...)`, backquotes, `eval`) is refused, as sdd cannot read what it would run. A
 folder named as an argument (a repository a server reads) is data; a `cd` into the product is
-not (`python -m x` there would load a product file)."""
+not (`python -m x` there would load a product file). Code given to an interpreter inline
+(`python -c`, `node -e`, `perl -e`, `ruby -e`, ...) may not mention a path inside the product,
+and no environment variable may name one, whatever the variable (PYTHONPATH, NODE_OPTIONS,
+BASH_ENV, LD_PRELOAD... each loads code from where it points): in the config's `env:`, in an
+`env VAR=...` wrapper, or in a shell script's `VAR=...` and `export VAR=...`."""
 
 from __future__ import annotations
 
@@ -32,6 +36,18 @@ _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _REFERENCE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 _COMPUTED = re.compile(r"\$\(|`|(^|[\s;&|(])eval(\s|$)")
 _DEPTH = 8
+# Interpreters, and their options whose value is code to run: (short letters, long options).
+_INLINE: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = (
+    (re.compile(r"(python|pypy)[0-9.]*m?\Z"), "c", ()),
+    (re.compile(r"(node|nodejs|bun)\Z"), "ep", ("--eval", "--print")),
+    (re.compile(r"perl[0-9.]*\Z"), "eE", ()),
+    (re.compile(r"(ruby|lua[0-9.]*|luajit|Rscript|osascript|jshell)\Z"), "e", ("--eval",)),
+    (re.compile(r"php[0-9.]*\Z"), "r", ()),
+    (re.compile(r"deno\Z"), "", ("eval",)),
+)
+# What may separate the paths in a value or in code: quotes, brackets, list separators.
+_PATH_PIECES = re.compile(r"""[^\s'"`()\[\]{},;:=<>|&*?$]+""")
+_DECLARES = frozenset(("export", "declare", "typeset", "readonly", "local"))
 
 
 def inside(path: Path, product: Path) -> bool:
@@ -73,11 +89,14 @@ def refuse_product_code(
     shell script may name."""
     said = f"{name}: the MCP server's command runs a file inside the product"
     hint = (
-        f"install the server outside the product and name its full path in {key}.command; "
-        "a role can change any file of the product"
+        f"install the server outside the product and name its full path in {key}.command, "
+        f"and let no variable ({key}.env, `env VAR=...`, `VAR=...` in a script) name a path "
+        "inside it; a role can change any file of the product"
     )
     try:
         start = base or str(product)
+        for variable, value in env.items():
+            _check_value(variable, value, start, product)
         for words, folder, shell in _commands([program, *args], start, env, product, 0, False):
             _check(words, folder, product, env, shell)
     except _Refused as refused:
@@ -102,6 +121,14 @@ def _check(
         found = shutil.which(program, path=env.get("PATH", "")) or ""
     if found and inside(Path(found), product):
         raise _Refused(found)
+    if program in _DECLARES or Path(program).name in _DECLARES:
+        for arg in words[1:]:
+            if _ASSIGNMENT.match(arg):
+                _check_assignment(arg, folder, product)
+    for code in _inline_code(Path(program).name, words[1:]):
+        piece = _names_inside(code, folder, product)
+        if piece is not None:
+            raise _Refused(f"the code it gives {Path(program).name} names {piece}")
     for arg in words[1:]:
         for word in (arg, arg.partition("=")[2]):
             if not word or (word.startswith("-") and word == arg):
@@ -113,6 +140,61 @@ def _check(
                     continue
                 if is_file and inside(candidate, product):
                     raise _Refused(word)
+
+
+def _inline_code(program: str, args: list[str]) -> list[str]:
+    """The code `program` is given to run inline (`python -c CODE`, `node --eval=CODE`,
+    `perl -le CODE`), read strictly: every option of every word, wherever it stands."""
+    rule = next((r for r in _INLINE if r[0].match(program)), None)
+    if rule is None:
+        return []
+    _, letters, longs = rule
+    code: list[str] = []
+    for index, arg in enumerate(args):
+        after = args[index + 1] if index + 1 < len(args) else ""
+        if arg in longs:
+            code.append(after)
+        elif arg.startswith("--"):
+            code += [arg.partition("=")[2] for long in longs if arg.startswith(long + "=")]
+        elif arg.startswith("-") and letters:
+            at = next((i for i, ch in enumerate(arg[1:], 1) if ch in letters), None)
+            if at is not None:
+                code.append(arg[at + 1 :] or after)
+    return [c for c in code if c]
+
+
+def _names_inside(text: str, folder: str, product: Path) -> str | None:
+    """The first path `text` names inside the product, or None: an absolute one whether or not
+    it exists yet (a role can make it), a relative one (`tools/x`, `./x`) that is there."""
+    if re.search(re.escape(str(product)) + r"""(?=$|[/\s'"`()\[\]{},;:=<>|&])""", text):
+        return str(product)  # whatever the pieces split it into (a folder named with a space)
+    pieces: list[str] = _PATH_PIECES.findall(text.replace("file://", " "))
+    for piece in pieces:
+        if os.path.isabs(piece):
+            if inside(Path(piece), product):
+                return piece
+        elif "/" in piece or piece.startswith("."):
+            candidate = Path(folder) / piece
+            try:
+                there = candidate.exists()
+            except OSError:
+                there = True
+            if there and inside(candidate, product):
+                return piece
+    return None
+
+
+def _check_value(variable: str, value: str, folder: str, product: Path) -> None:
+    """A variable may name no path inside the product: any of them can make a program load
+    code from where it points (PYTHONPATH, NODE_OPTIONS, BASH_ENV, LD_PRELOAD, PERL5LIB...)."""
+    piece = _names_inside(value, folder, product)
+    if piece is not None:
+        raise _Refused(f"its environment sets {variable} to {piece}")
+
+
+def _check_assignment(word: str, folder: str, product: Path) -> None:
+    variable, _, value = word.partition("=")
+    _check_value(variable, value, folder, product)
 
 
 def _candidates(word: str, folder: str, shell: bool) -> list[Path]:
@@ -188,6 +270,8 @@ def _after_env(args: list[str], folder: str, product: Path) -> tuple[list[str], 
         if arg == "--":
             index += 1
             continue
+        if _ASSIGNMENT.match(arg):
+            _check_assignment(arg, folder, product)
         if arg.startswith("-") or _ASSIGNMENT.match(arg):
             index += 1
             continue
@@ -238,7 +322,7 @@ def _script(
                 words.append(token)
             continue
         while words and _ASSIGNMENT.match(words[0]):
-            words.pop(0)
+            _check_assignment(words.pop(0), folder, product)
         if words and words[0] == "cd":
             folder = _moved(folder, words[1] if len(words) > 1 else env.get("HOME", "/"), product)
         elif words:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sdd_git.connectors.base import ACT, DRAFT, FORBIDDEN, READ, Operation
+from sdd_git.connectors.toolwords import folded, hers_by_words, name_says
 
 _RELEASE = "a release is the person's (sdd release)"
 _O = Operation
@@ -169,16 +170,6 @@ TABLE: dict[str, dict[str, Operation]] = {
     },
 }  # fmt: skip
 
-# Every rule below reads text as `folded` gives it: compatibility forms folded (fullwidth
-# letters), invisible format characters dropped, letters of other scripts that look Latin made
-# Latin, lower case, and the dots of an abbreviation dropped (Q.A. is QA). A model cannot pass
-# "Accepted" with a Cyrillic A, or "create_release" in fullwidth letters, past the rules.
-_LOOK_ALIKES = str.maketrans(
-    "аеорсухіјѕԁԛӏкмнтвԝАВЕКМНОРСТХІЈЅαεορτυνκιΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
-    "aeopcyxijsdqlkmhtbwabekmhopctxijsaeoptuvkiabezhikmnoptyx",
-)
-_ABBREVIATION = re.compile(r"\b([a-z])\.(?=[a-z]\b)")
-
 # sdd's stages and the person's verdicts, as trackers name them: moving a tracker into one of
 # these, or setting a field that mirrors one, would make the tracker hold her progress.
 _STAGE_WORDS = re.compile(
@@ -266,91 +257,6 @@ _RELEASE_PATH = re.compile(r"/releases?(/|$|\?)")
 _METHOD_KEYS = frozenset(("method", "verb", "http_method", "httpmethod"))
 
 
-# A tool's own name and words, as a server lists them (an MCP tool), read as words: `_`, `-`, `.`,
-# `/` and camelCase split them, so `gh_rel_new` is "gh rel new" and `releaseCreate` "release
-# create". A name is short and says what the tool does, so any release word in it, with a verb
-# that makes or changes or with none that only reads, is the person's; so are accept, approve,
-# a QA result, a stage move. A description is prose ("Accepts a query"): there a rule needs the
-# verb and its object within a few words. Strict on purpose: a false refusal costs her one line
-# of config, a release made by a role cannot be taken back.
-_REL = r"(releases?|rel|rels|rls|rlse|rlses|relnotes)"
-_READS = (
-    r"(get|gets|list|lists|read|reads|search|show|view|fetch|find|describe|query|lookup|look|"
-    r"count|browse|inspect|diff|compare|download|latest|info|status)"
-)
-_MAKES = (
-    r"(create[sd]?|creating|crt|new|publish\w*|pub|cut|cuts|cutting|make|makes|making|mk|draft\w*|"
-    r"ship\w*|generate[sd]?|generating|gen|prepare[sd]?|prep|promote[sd]?|finali[sz]e[sd]?|do|"
-    r"perform\w*|submit\w*|add|adds|post|posts|put|upsert\w*|update[sd]?|updating|upd|edit\w*|"
-    r"set|sets|save[sd]?|write[s]?|tag|tags|delete[sd]?|del|remove[sd]?|rm|upload\w*|bump\w*|"
-    r"mint\w*|issue[sd]?|open|opens|start\w*|trigger\w*|run|runs|launch\w*|roll\w*|deploy\w*)"
-)
-_NEAR = r"(\s+\S+){0,3}?\s+"  # up to three words between a verb and its object
-_TOOL_NAME_RULES: tuple[tuple[re.Pattern[str], re.Pattern[str] | None, str], ...] = (
-    # (the words, unless these words are there too, what it does)
-    (re.compile(rf"\b{_REL}\b.*\b{_MAKES}\b|\b{_MAKES}\b.*\b{_REL}\b"), None,
-     "makes or changes a release"),
-    (re.compile(rf"\b{_REL}\b"), re.compile(rf"\b{_READS}\b"), "makes or changes a release"),
-    (re.compile(r"\b(accept\w*|approv\w*|signoff|sign off|lgtm)\b"), None, "accepts or approves"),
-    (re.compile(r"\bqa\b.*\b(results?|record\w*|pass\w*|fail\w*|verdicts?|sign\w*|submit\w*|set|"
-                r"mark\w*|log|report\w*|status|update\w*|write|post|save|add|create|ok|done|green|"
-                r"red)\b|\b(results?|record\w*|pass\w*|fail\w*|verdicts?|submit\w*|set|mark\w*|"
-                r"update\w*|write|post|save|add|create)\b.*\bqa\b|\brecord\w*\s+(test|scenario)"),
-     None, "records a QA result"),
-    (re.compile(r"\b(stages?|phases?)\b.*\b(set|move\w*|next|advance\w*|change\w*|update\w*|"
-                r"transition\w*|complete\w*|promote\w*|go|goto|bump\w*|push\w*|mark\w*)\b|"
-                r"\b(set|move\w*|next|advance\w*|change\w*|update\w*|transition\w*|complete\w*|"
-                r"promote\w*|go|goto|bump\w*|push\w*|mark\w*)\b.*\b(stages?|phases?)\b|"
-                r"\bnext\b.*\b(step|change|state|status)\b|^next$|\badvance\w*\b"),
-     None, "moves a stage"),
-    (re.compile(r"\bcomplete[sd]?\b|\bfinish\w*\s+(change|stage)"), re.compile(rf"\b{_READS}\b"),
-     "moves a stage"),
-)  # fmt: skip
-_TOOL_WORD_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(
-        r"\b(create|creates|creating|publish|publishes|publishing|cut|cuts|make|makes|draft|"
-        r"drafts|ship|ships|generate|generates|prepare|prepares|promote|promotes|finali[sz]es?|"
-        r"tag|tags|new|add|adds|post|posts|submit|submits|update|updates|edit|edits|delete|"
-        r"deletes|remove|removes|upload|uploads|roll|rolls|bump|bumps|issue|issues|do|does|"
-        rf"perform|performs|trigger|triggers|start|starts){_NEAR}(releases?|rel|rls)\b|"
-        r"\breleases?\s+(is|are|will be|gets?)\s+(created|published|made|cut|shipped|drafted|"
-        r"generated)|\breleases?\s+(a\s+|the\s+)?(new\s+|next\s+)?(version|build|tag)s?\b|"
-        rf"\b(publish|publishes|cut|cuts|ship|ships|tag|tags){_NEAR}versions?\b"),
-     "makes or changes a release"),
-    (re.compile(
-        r"\b(record|records|recording|submit|submits|set|sets|mark|marks|log|logs|write|writes|"
-        r"post|posts|save|saves|store|stores|enter|enters|report|reports|upload|uploads|update|"
-        rf"updates|add|adds|create|creates){_NEAR}(qa|quality assurance|test results?|"
-        r"scenario results?|verdicts?)\b|\bqa\s+(results?|verdicts?|pass\w*|fail\w*|sign\w*)"),
-     "records a QA result"),
-    (re.compile(
-        r"\b(accept|accepts|accepting|approve|approves|approving|sign off|signs off|signoff)"
-        rf"{_NEAR}(spec\w*|sections?|readings?|plans?|scenarios?|changes?|pull requests?|"
-        r"merge requests?|prs?|mrs?|reviews?|decisions?|proposals?|results?|failures?|"
-        r"stor(y|ies)|tickets?|issues?|requirements?|criteria|designs?|drafts?|releases?|"
-        r"deploy\w*|work items?|features?|tasks?|builds?|versions?)\b|"
-        rf"\b(mark|marks|set|sets|flag|flags){_NEAR}(as\s+)?(approved|accepted|done|complete|"
-        r"completed|passed|verified|released|shipped|signed off)\b"),
-     "accepts or approves"),
-    (re.compile(
-        r"\b(move|moves|moving|advance|advances|advancing|transition|transitions|promote|"
-        rf"promotes|set|sets|change|changes|bump|bumps|push|pushes){_NEAR}(stages?|phases?)\b|"
-        rf"\bnext\s+(stage|phase)\b|\b(complete|completes|finish|finishes){_NEAR}"
-        r"(changes?|stages?|phases?)\b"),
-     "moves a stage"),
-)  # fmt: skip
-
-
-def folded(text: str) -> str:
-    """`text` as the rules read it (see _LOOK_ALIKES)."""
-    import unicodedata
-
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(c for c in text if unicodedata.category(c) != "Cf")
-    text = text.translate(_LOOK_ALIKES).casefold()
-    return _ABBREVIATION.sub(r"\1", text)
-
-
 def _key_words(key: str) -> str:
     """A key as words: `qaResult` is `qa result`, `QA_Status` is `qa_status`."""
     return folded(re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", key))
@@ -425,33 +331,15 @@ def _runs_person_command(text: str, depth: int = 0) -> str | None:
     return None
 
 
-def tool_words(text: str) -> str:
-    """A tool's name or description as the tool rules read it: folded, in lower-case words."""
-    return " ".join(re.split(r"[^a-z0-9]+", folded(re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text))))
-
-
 def forbidden_tool(name: str, description: str = "") -> str | None:
-    """Why a tool a server lists is the person's by its own name or words, or None: a release,
-    an acceptance or approval, a QA result, a stage move (the rules above), or an sdd person
-    command its description says it runs."""
-    reason = forbidden_reason(name, {})
+    """Why a tool a server lists is the person's by its own name or words (sdd_git.connectors.
+    toolwords), or None; or because its description says it runs an sdd person command."""
+    reason = hers_by_words(name, description) or forbidden_reason(name, {})
     if reason is not None:
         return reason
-    said = tool_words(description)
-    for rule, what in _TOOL_WORD_RULES:
-        if rule.search(said):
-            return f"'{name}' {what}, as its own description says: the person's, by any route"
     command = _runs_person_command(description)
     if command is not None:
         return f"'{name}' runs a person command of sdd ({command!r}), as its description says"
-    return None
-
-
-def _name_says(operation: str) -> str | None:
-    words = tool_words(operation)
-    for rule, unless, what in _TOOL_NAME_RULES:
-        if rule.search(words) and not (unless is not None and unless.search(words)):
-            return what
     return None
 
 
@@ -459,7 +347,7 @@ def forbidden_reason(operation: str, args: Mapping[str, Any]) -> str | None:
     """Why this call is the person's by any route, or None. Applies to every connector."""
     if _FORBIDDEN_NAMES.search(folded(operation)) or _runs_person_command(operation):
         return f"'{operation}' accepts, records QA, makes a release or moves a stage: the person's"
-    said = _name_says(operation)
+    said = name_says(operation)
     if said is not None:
         return f"'{operation}' {said}, as its name says: the person's, by any route"
     texts = _texts(args)

@@ -58,3 +58,26 @@ def test_agents_install_unknown_host_is_a_usage_error(sdd: SddRunner) -> None:
     result = sdd("agents", "install", "x")
     assert result.code == 2
     assert "error:" in result.stderr
+
+
+def test_agents_install_copilot_says_it_replaced_a_bare_install_of_sdd(
+    sdd: SddRunner, root: Root
+) -> None:
+    from tests.trusthelp import confirm
+
+    pinned = "git+https://github.com/acme/sdd.git@" + "3f1c2a9b" * 5
+    root.config.write_text(root.config.read_text() + f"ci: {{install: '{pinned}'}}\n")
+    confirm(root, ".sdd/config.yaml")
+    setup = root.path / ".github/workflows/copilot-setup-steps.yml"
+    setup.parent.mkdir(parents=True)
+    setup.write_text(
+        "on: workflow_dispatch\njobs:\n  copilot-setup-steps:\n    runs-on: ubuntu-latest\n"
+        "    steps:\n      - run: uv pip install --system SDD-Git==0.1.0\n",
+        encoding="utf-8",
+    )
+    result = sdd("agents", "install", "copilot")
+    assert result.code == 0, result.stderr
+    assert "the step number 1 installed sdd by its bare name (SDD-Git==0.1.0)" in result.stderr
+    assert "ci.install of .sdd/config.yaml" in result.stderr
+    assert "SDD-Git" not in setup.read_text("utf-8")
+    assert pinned in setup.read_text("utf-8")

@@ -13,6 +13,7 @@ MCP server (tests/connectors/mcp_servers/) over stdio.
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -221,6 +222,87 @@ def test_a_wrapped_server_outside_the_product_still_runs(tmp_path: Path) -> None
     patterned = [*SERVER, "--pattern=*.md"]
     for command in (wrapped, patterned):
         settings = {"command": command, "root": str(product), "timeout": 20, "reads": READS}
+        said = McpConnector().call(
+            Session("docs", "", None, settings), "search_docs", {"query": "x"}
+        )
+        assert said.text.startswith("3 pages match"), command
+
+
+def _planted_code(product: Path, ran: Path) -> dict[str, Path]:
+    """Files a role could have written: each leaves a mark when something runs it."""
+    made = {
+        "planted.js": f"require('fs').writeFileSync({json.dumps(str(ran))}, 'ran')\n",
+        "planted.pl": f"open(my $f, '>', {json.dumps(str(ran))}); print $f 'ran';\n1;\n",
+        "lib/Planted.pm": f"package Planted; open(my $f, '>', {json.dumps(str(ran))}); 1;\n",
+    }
+    paths = {}
+    for name, text in made.items():
+        path = product / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        paths[name] = path
+    return paths
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "node -e requiring a product file",
+        "perl -le doing a product file",
+        "env NODE_OPTIONS=--require",
+        "config env PERL5LIB as a list",
+        "sh -c export PERL5LIB",
+        "config env LD_PRELOAD",
+    ],
+)
+def test_code_or_a_variable_naming_a_product_path_never_starts_the_server(
+    tmp_path: Path, shape: str
+) -> None:
+    if shutil.which("node") is None or shutil.which("perl") is None:
+        pytest.skip("node and perl are needed to run these server commands for real")
+    product = tmp_path / "product"
+    ran = tmp_path / "ran"
+    files = _planted_code(product, ran)
+    js, pl, lib = str(files["planted.js"]), str(files["planted.pl"]), str(product / "lib")
+    serve = [*SERVER]
+    settings: dict[str, Any] = {
+        "node -e requiring a product file": {"command": ["node", "-e", f"require('{js}')"]},
+        "perl -le doing a product file": {"command": ["perl", "-le", f"do '{pl}'"]},
+        "env NODE_OPTIONS=--require": {
+            "command": ["env", f"NODE_OPTIONS=--require={js}", "node", "-e", "1"]
+        },
+        "config env PERL5LIB as a list": {
+            "command": ["perl", "-MPlanted", "-e", "1"], "env": {"PERL5LIB": f"/opt/none:{lib}"}
+        },
+        "sh -c export PERL5LIB": {
+            "command": ["sh", "-c", f"export PERL5LIB={lib}; exec perl -MPlanted -e 1"]
+        },
+        "config env LD_PRELOAD": {"command": serve, "env": {"LD_PRELOAD": str(product / "x.so")}},
+    }[shape]  # fmt: skip
+    given = {**settings, "root": str(product), "timeout": 10, "sandbox": "off", "reads": READS}
+    with pytest.raises(ConnectorError) as refused:
+        McpConnector().call(Session("docs", "", None, given), "search_docs", {})
+    assert not ran.exists()  # the product's code never ran
+    assert "the MCP server's command runs a file inside the product" in refused.value.message
+    assert str(product) in refused.value.message
+
+
+def test_values_and_folders_that_name_no_product_file_still_start_the_server(
+    tmp_path: Path,
+) -> None:
+    product = tmp_path / "product"
+    (product / "docs").mkdir(parents=True)
+    # A word that is also a folder of the product is a value; the product named as a plain
+    # argument is data the server reads.
+    env = {"LOG_LEVEL": "warning", "SECTION": "docs", "CACHE": str(tmp_path / "cache")}
+    commands = (
+        [*SERVER, "--repo", str(product)],
+        ["env", "PYTHONDONTWRITEBYTECODE=1", *SERVER],
+        ["sh", "-c", f"LOG=1 exec {' '.join(SERVER)}"],
+    )
+    for command in commands:
+        settings = {"command": command, "env": env, "root": str(product), "timeout": 20,
+                    "reads": READS}  # fmt: skip
         said = McpConnector().call(
             Session("docs", "", None, settings), "search_docs", {"query": "x"}
         )
