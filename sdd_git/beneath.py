@@ -23,7 +23,6 @@ Writes and deletes never follow one.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import os
 import stat
@@ -60,20 +59,17 @@ _RESOLVE_NO_SYMLINKS = 0x04
 _RESOLVE_BENEATH = 0x08
 
 
-class _OpenHow(ctypes.Structure):
-    _fields_ = [
-        ("flags", ctypes.c_uint64),
-        ("mode", ctypes.c_uint64),
-        ("resolve", ctypes.c_uint64),
-    ]
-
-
 class _Openat2:
-    """The openat2 syscall through ctypes, or None where the kernel or a filter lacks it."""
+    """The openat2 syscall through ctypes, or None where the kernel or a filter lacks it.
+
+    ctypes is imported at the first open, not with this module: `sdd role list` imports this
+    module and must stay fast (ctypes alone costs a few milliseconds)."""
 
     def __init__(self) -> None:
         self.call: Any = None  # libc's syscall(2), once probed
         self.probed = False
+        self._ctypes: Any = None
+        self._how: Any = None  # struct open_how
 
     def usable(self, dir_fd: int) -> bool:
         if self.probed:
@@ -81,13 +77,22 @@ class _Openat2:
         self.probed = True
         if sys.platform != "linux" or os.uname().machine not in ("x86_64", "aarch64"):
             return False
+        import ctypes
+
+        class OpenHow(ctypes.Structure):
+            _fields_ = [
+                ("flags", ctypes.c_uint64),
+                ("mode", ctypes.c_uint64),
+                ("resolve", ctypes.c_uint64),
+            ]
+
         try:
             libc = ctypes.CDLL(None, use_errno=True)
             call = libc.syscall
         except (OSError, AttributeError):
             return False
         call.restype = ctypes.c_long
-        self.call = call
+        self._ctypes, self._how, self.call = ctypes, OpenHow, call
         try:
             os.close(self.open(dir_fd, ".", _DIR_FLAGS))
         except OSError:
@@ -98,18 +103,19 @@ class _Openat2:
 
     def open(self, dir_fd: int, path: str, flags: int) -> int:
         assert self.call is not None
-        how = _OpenHow(flags, 0, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS)
+        c = self._ctypes
+        how = self._how(flags, 0, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS)
         fd = int(
             self.call(
-                ctypes.c_long(_SYS_OPENAT2),
-                ctypes.c_int(dir_fd),
-                ctypes.c_char_p(os.fsencode(path)),
-                ctypes.byref(how),
-                ctypes.c_size_t(ctypes.sizeof(how)),
+                c.c_long(_SYS_OPENAT2),
+                c.c_int(dir_fd),
+                c.c_char_p(os.fsencode(path)),
+                c.byref(how),
+                c.c_size_t(c.sizeof(how)),
             )
         )
         if fd < 0:
-            code = ctypes.get_errno()
+            code = c.get_errno()
             raise OSError(code, os.strerror(code), path)
         return fd
 
@@ -161,6 +167,7 @@ class Folder:
 
     def __init__(self, root: Path) -> None:
         self.given = Path(os.path.abspath(root))
+        self._given_parts = [p for p in str(self.given).split("/") if p]
         self._resolved: Path | None = None
         # The product folder itself may sit behind a symlink the person made: only what is
         # below it is never followed.
@@ -193,15 +200,22 @@ class Folder:
     # --- names ------------------------------------------------------------------------------
 
     def _raw_names(self, raw: str | Path) -> list[str]:
-        """`raw` as names below the product folder, `.` dropped and `..` kept."""
-        if "\0" in str(raw):
+        """`raw` as names below the product folder, `.` dropped and `..` kept.
+
+        Plain string work, as `PurePosixPath.parts` splits: this runs once per file of a
+        listing of 1,000 roles, where pathlib cost more than the opening itself."""
+        text = os.fspath(raw)
+        if "\0" in text:
             raise self.failure("a path cannot hold a NUL character")
-        path = Path(raw)
-        if not path.is_absolute():
-            return [p for p in path.parts if p not in ("", ".")]
-        for base in (self.given, self.path):
-            if path.parts[: len(base.parts)] == base.parts:
-                return [p for p in path.parts[len(base.parts) :] if p not in ("", ".")]
+        parts = [p for p in text.split("/") if p not in ("", ".")]
+        if not text.startswith("/"):
+            return parts
+        given = self._given_parts
+        if parts[: len(given)] == given:
+            return parts[len(given) :]
+        resolved = [p for p in str(self.path).split("/") if p]
+        if parts[: len(resolved)] == resolved:
+            return parts[len(resolved) :]
         raise self.failure(OUTSIDE)
 
     def names(self, raw: str | Path) -> list[str]:
@@ -268,7 +282,9 @@ class Folder:
         """
         if not names:
             return self.fd
-        if _OPENAT2.usable(self.fd):
+        # One or two names: two plain opens cost less than loading ctypes, which `sdd role
+        # list` (it opens `.sdd/roles` and nothing deeper) would otherwise pay for one call.
+        if len(names) > 2 and _OPENAT2.usable(self.fd):
             try:
                 return _OPENAT2.open(self.fd, "/".join(names), _DIR_FLAGS)
             except OSError:
@@ -380,7 +396,7 @@ class Folder:
         # O_NONBLOCK: a FIFO planted in the record opens at once, and is refused below.
         flags = os.O_RDONLY | O_NOFOLLOW | O_CLOEXEC | os.O_NONBLOCK
         fd = -1
-        if _OPENAT2.usable(self.fd):
+        if len(names) > 2 and _OPENAT2.usable(self.fd):  # see `_open_dir`
             try:
                 fd = _OPENAT2.open(self.fd, shown, flags)
             except (FileNotFoundError, NotADirectoryError):
@@ -394,6 +410,8 @@ class Folder:
             except OSError as exc:
                 if exc.errno in (errno.ELOOP, errno.EMLINK):
                     raise Refused(self._link_words(shown, shown)) from None
+                if exc.errno in (errno.ENXIO, errno.ENODEV):  # a socket, a device
+                    raise self._special(shown) from None
                 raise
             finally:
                 self._close(parent)
@@ -403,7 +421,11 @@ class Folder:
         os.close(fd)
         if stat.S_ISDIR(info.st_mode):
             raise IsADirectoryError(errno.EISDIR, "is a folder", shown)
-        raise Refused(
+        raise self._special(shown)
+
+    @staticmethod
+    def _special(shown: str) -> Refused:
+        return Refused(
             f"{shown} is not a regular file (a FIFO, a socket or a device); {ONLY_REGULAR}",
             hint=f"remove it: rm {shown}",
         )

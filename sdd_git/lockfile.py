@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from sdd_git.errors import LockError
-from sdd_git.statefolders import make_folder
+from sdd_git.statefolders import append, make_folder
 
 DEFAULT_WAIT_SECONDS = 3.0
 _POLL_SECONDS = 0.05
@@ -109,8 +109,7 @@ def _take_over(path: Path) -> bool:
             "dead_holder": text,
             "taken_by": json.loads(_holder_text()),
         }
-        with open(path.with_name("takeovers.jsonl"), "a", encoding="utf-8") as log:
-            log.write(json.dumps(entry) + "\n")
+        append(path.with_name("takeovers.jsonl"), (json.dumps(entry) + "\n").encode(), sync=False)
         return True
     finally:
         os.close(guard_fd)

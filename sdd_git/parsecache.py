@@ -28,10 +28,13 @@ def shard_of(key: str) -> int:
     return zlib.crc32(key.encode()) % SHARDS
 
 
-def fingerprint(path: Path | str, follow: bool = True) -> tuple[str, bool]:
-    """The file's fingerprint, and whether it is settled enough to cache (raises OSError).
-    With `follow=False`, the fingerprint of the entry itself (a link is not followed)."""
-    info = os.stat(path, follow_symlinks=follow)
+def fingerprint(path: Path | str) -> tuple[str, bool]:
+    """The file's fingerprint, and whether it is settled enough to cache (raises OSError)."""
+    return stamp_of(os.stat(path))
+
+
+def stamp_of(info: os.stat_result) -> tuple[str, bool]:
+    """`fingerprint` of a status already taken (`lstat`, where a link must not be followed)."""
     stamp = f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
     settled = time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) >= RACY_NS
     return stamp, settled

@@ -90,8 +90,15 @@ def problem(folder: Path) -> tuple[str, str] | None:
     return None
 
 
+IGNORE_ALL = "# sdd's own state: never committed, whatever another .gitignore says\n*\n"
+
+
 def ensure(folder: Path) -> None:
-    """Refuse a state folder that is not hers alone; make it, hers alone, when it is missing."""
+    """Refuse a state folder that is not hers alone; make it, hers alone, when it is missing.
+
+    It holds a `.gitignore` of its own that ignores everything in it: the closest ignore file
+    wins in git, so a merged `.sdd/.gitignore` with `!local/` cannot turn her ledger, stops and
+    run logs into files her next `git add -A` commits."""
     found = problem(folder)
     if found is None and not os.path.lexists(folder):
         folder.parent.mkdir(parents=True, exist_ok=True)
@@ -101,6 +108,15 @@ def ensure(folder: Path) -> None:
         found = problem(folder)  # a link planted in between is refused like any other
     if found is not None:
         raise StateFolderError(found[0], hint=found[1])
+    ignore = folder / ".gitignore"
+    if not os.path.lexists(ignore):
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        with contextlib.suppress(FileExistsError):
+            fd = os.open(ignore, flags, 0o644)
+            try:
+                os.write(fd, IGNORE_ALL.encode())
+            finally:
+                os.close(fd)
 
 
 def check(path: Path) -> None:
@@ -113,12 +129,33 @@ def check(path: Path) -> None:
 
 
 def make_folder(folder: Path) -> None:
-    """`folder` and its parents made, as `mkdir(parents=True, exist_ok=True)` does, through a
-    state folder that is hers alone when it lies in one."""
+    """`folder` and its parents made, as `mkdir(parents=True, exist_ok=True)` does. Inside a
+    state folder: one that is hers alone, and no folder on the way a link (a merge can bring
+    `.sdd/local/stops -> /tmp/x` inside a real `.sdd/local`)."""
     state = state_folder_of(folder)
-    if state is not None:
-        ensure(state)
-    folder.mkdir(parents=True, exist_ok=True)
+    if state is None:
+        folder.mkdir(parents=True, exist_ok=True)
+        return
+    ensure(state)
+    current = state
+    for name in folder.parts[len(state.parts) :]:
+        current = current / name
+        try:
+            info = os.lstat(current)
+        except FileNotFoundError:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(current)
+            info = os.lstat(current)
+        if not stat.S_ISDIR(info.st_mode):
+            what = "a link" if stat.S_ISLNK(info.st_mode) else "not a folder"
+            shown = display(current)
+            raise StateFolderError(
+                f"{shown} is {what}; sdd keeps your state only in folders of its own, and "
+                "never writes it through a link (it came with the repository, or someone "
+                "else put it there)",
+                hint=f"remove it: rm {shown} (if git tracks it: git rm --cached {shown}); "
+                "sdd makes the folder again",
+            )
 
 
 def append(path: Path, data: bytes, sync: bool = True) -> None:
@@ -152,7 +189,7 @@ def append(path: Path, data: bytes, sync: bool = True) -> None:
         os.close(fd)
 
 
-def read_bytes(path: Path) -> bytes:
+def read_bytes(path: Path, limit: int | None = None) -> bytes:
     """A file of sdd's state, read with no link followed below the product that holds the
     state folder, from a state folder that is hers alone (FileNotFoundError when missing)."""
     from sdd_git import beneath
@@ -161,7 +198,7 @@ def read_bytes(path: Path) -> bytes:
     if folder is None:
         raise ValueError(f"{path} is not in a state folder")
     check(path)
-    return beneath.read_bytes(folder.parents[1], path)
+    return beneath.read_bytes(folder.parents[1], path, limit)
 
 
 def read_text(path: Path) -> str:

@@ -114,7 +114,7 @@ def _save(root: Root, draft: Draft) -> None:
 def load_draft(root: Root, draft_id: str) -> Draft:
     path = _path(root, draft_id)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(statefolders.read_text(path))
     except FileNotFoundError:
         raise RecordError(
             f"no draft {draft_id}", hint="`sdd drafts` lists the drafts waiting to be sent"

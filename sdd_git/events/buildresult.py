@@ -153,13 +153,13 @@ def build_result_globs(root: Root) -> tuple[str, ...]:
     """`watch.build_results` from `.sdd/config.yaml`: globs relative to the root. None set: ()."""
     if not root.config.is_file():
         return ()
-    from sdd_git.yamlio import read_mapping
+    from sdd_git.yamlio import read_mapping, read_text
 
     data = read_mapping(root.config, root.path)
     section = data.get("watch")
     if section is None:
         return ()
-    text = root.config.read_text(encoding="utf-8")
+    text = read_text(root.config, root.path)
     hint = 'write watch: {build_results: ["build/*.xml", "build/exit-code"]}'
 
     def fail(key: str, message: str) -> RecordError:

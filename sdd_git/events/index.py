@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sdd_git import statefolders
 from sdd_git.atomicfile import write_text_atomic
+from sdd_git.errors import RecordError
 from sdd_git.root import Root
 from sdd_git.routines.routine import Routine, load_routines, main_branch
 
@@ -46,7 +48,7 @@ def write_index(root: Root) -> Path:
     path = index_path(root)
     text = index_text(root, routines)
     try:
-        if path.read_text(encoding="utf-8") == text:
+        if statefolders.read_text(path) == text:
             return path  # unchanged: no write, so a watcher of .sdd/local sees nothing move
     except OSError:
         pass
@@ -59,8 +61,8 @@ def read_index(root: Root) -> tuple[str | None, list[str]]:
     main: str | None = None
     listening: list[str] = []
     try:
-        text = index_path(root).read_text(encoding="utf-8")
-    except OSError:
+        text = statefolders.read_text(index_path(root))
+    except (OSError, RecordError, UnicodeDecodeError):
         return None, []
     for line in text.splitlines():
         word, _, rest = line.partition(" ")

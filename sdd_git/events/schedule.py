@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from sdd_git import statefolders
 from sdd_git.atomicfile import write_text_atomic
+from sdd_git.errors import RecordError
 from sdd_git.events.queue import write_event
 from sdd_git.root import Root
 from sdd_git.routines.routine import Event, Routine
@@ -72,8 +74,8 @@ def read_fired(root: Root) -> dict[str, datetime]:
     its slots are all in the past and past slots never fire again anyway."""
     path = schedule_file(root)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(statefolders.read_text(path))
+    except (OSError, ValueError, RecordError):
         return {}
     fired = {}
     if isinstance(data, dict):

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sdd_git import statefolders
 from sdd_git.errors import RecordError, SddError
 from sdd_git.events.buildresult import (
     EMPTY,
@@ -738,8 +739,8 @@ class Watcher:
             return False
         for path in folder.glob("*.json"):
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+                data = json.loads(statefolders.read_text(path))
+            except (OSError, ValueError, RecordError):
                 continue
             if not isinstance(data, dict):
                 continue

@@ -197,8 +197,8 @@ def _earlier_outcomes(root: Root, event: Event) -> list[dict[str, Any]]:
     """What an earlier pass over the same event id recorded (a hook's event id is the same for
     the same commit), kept so a second pass never hides the first."""
     try:
-        data = json.loads((done_folder(root) / f"{event.id}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(statefolders.read_text(done_folder(root) / f"{event.id}.json"))
+    except (OSError, ValueError, SddError):
         return []
     found = data.get("outcomes") if isinstance(data, dict) else None
     return [o for o in found if isinstance(o, dict)] if isinstance(found, list) else []

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sdd_git import lockfile
+from sdd_git import lockfile, statefolders
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError, SddError, UsageError
 from sdd_git.roles.profile import NAME_PATTERN
@@ -119,7 +119,7 @@ def load(root: Root, name: str) -> Group:
             hint="create it: sdd group create NAME --change CH (or --connection SPEC)",
         )
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(statefolders.read_text(path))
         change, connection = data.get("change"), data.get("connection")
         saved = Group(
             str(data["name"]),

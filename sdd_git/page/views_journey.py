@@ -85,7 +85,7 @@ async def change_new(request: Request) -> Response:
 def change_view(request: Request, change_id: str, **extra: Any) -> Response:
     from sdd_git.network.drive import status as network_status
     from sdd_git.records import changes, decisions, stages
-    from sdd_git.records.plan import acceptance_of, plan_path, read_plan
+    from sdd_git.records.plan import acceptance_of, plan_bytes, plan_path, read_plan
     from sdd_git.records.view import describe_change
 
     site = site_of(request)
@@ -100,7 +100,7 @@ def change_view(request: Request, change_id: str, **extra: Any) -> Response:
         path = plan_path(root, change_id)
         if path.is_file():
             # The hash her accept form carries is of the very bytes shown here.
-            data = path.read_bytes()
+            data = plan_bytes(path)
             plan, digest = read_plan(path)
             if hashlib.sha256(data).hexdigest() == digest:
                 plan_file = {"text": data.decode("utf-8"), "hash": digest}
@@ -138,10 +138,13 @@ def change_view(request: Request, change_id: str, **extra: Any) -> Response:
 
 def releases_of(root: Root, change_id: str) -> list[dict[str, str]]:
     """The release records that name this change, newest first."""
+    from sdd_git import beneath
+
     found = []
-    if root.releases.is_dir():
-        for path in sorted(root.releases.glob("R-*.md"), reverse=True):
-            text = path.read_text(encoding="utf-8")
+    for name in sorted(beneath.entries(root.path, root.releases).files, reverse=True):
+        if name.startswith("R-") and name.endswith(".md"):
+            path = root.releases / name
+            text = beneath.read_text(root.path, path)
             if change_id in text:
                 found.append({"id": path.stem, "text": text})
     return found
@@ -242,8 +245,7 @@ async def reading_answer(request: Request) -> Response:
 
             take_proposal(root, change_id, shown=shown)
             return (
-                "The reading now holds the role's proposal. It is not accepted until you "
-                "accept it."
+                "The reading now holds the role's proposal. It is not accepted until you accept it."
             )
 
         return await _act(

@@ -29,7 +29,9 @@ async def roles_page(request: Request) -> Response:
     root = root_of(request)
     registry = await run_in_threadpool(load_registry, root)
     shown = [r for r in registry.roles if not r.hidden]
-    return site.render(request, "roles.html", roles=shown)
+    # A role file that does not load is skipped, never fatal: the page says which, and where.
+    skipped = [w.removeprefix("warning: skipped ") for w in registry.warnings if "skipped" in w]
+    return site.render(request, "roles.html", roles=shown, skipped=skipped)
 
 
 def _role_view(request: Request, name: str, status: int = 200, **extra: Any) -> Response:

@@ -601,10 +601,10 @@ def plan_path(root: Root, change_id: str) -> Path:
 
 def plan_hash(path: Path) -> str:
     """The sha256 of the file's bytes: what an `accept-plan` decision holds."""
-    return _sha256(_plan_bytes(path))
+    return _sha256(plan_bytes(path))
 
 
-def _plan_bytes(path: Path) -> bytes:
+def plan_bytes(path: Path) -> bytes:
     """The plan file (`ROOT/changes/CH-0001/plan.yaml`), read with no link followed."""
     from sdd_git import beneath
 
@@ -621,7 +621,7 @@ def _sha256(data: bytes) -> str:
 def read_plan(path: Path, decision_ids: Collection[str] | None = None) -> tuple[Plan, str]:
     """The plan in the file, checked, and the sha256 of the very bytes it was read from (so
     what is accepted is what was checked). A broken file is reported with its line."""
-    data = _plan_bytes(path)
+    data = plan_bytes(path)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

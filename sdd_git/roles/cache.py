@@ -19,7 +19,7 @@ from typing import Any
 
 from sdd_git import beneath
 from sdd_git.config import RolesConfig, roles_config
-from sdd_git.parsecache import ParseCache, fingerprint
+from sdd_git.parsecache import ParseCache, fingerprint, stamp_of
 from sdd_git.paths import display
 from sdd_git.roles.profile import Boundary, RoleProfile, Rule
 from sdd_git.roles.trust import grant_digest
@@ -55,9 +55,10 @@ class RoleCache(ParseCache):
             return self._profile(
                 key, stamp, path.read_bytes, path, source, folder_name, store=settled
             )
-        if not stat.S_ISREG(os.lstat(path).st_mode):
+        info = os.lstat(path)
+        if not stat.S_ISREG(info.st_mode):
             beneath.read_bytes(within, path)  # raises, naming the link or special file
-        stamp, settled = fingerprint(path, follow=False)
+        stamp, settled = stamp_of(info)
 
         def read() -> bytes:
             return beneath.read_bytes(within, path)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sdd_git import statefolders
+from sdd_git.errors import RecordError
 from sdd_git.roles.lattice import spawnable
 from sdd_git.roles.registry import find_role, load_registry
 from sdd_git.root import Root
@@ -37,11 +39,12 @@ def _recent_runs(root: Root, name: str) -> list[str]:
     if not folder.is_dir():
         return []
     runs = []
-    for log in sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True):
+    logs = [p for p in folder.glob("*.jsonl") if not p.is_symlink()]
+    for log in sorted(logs, key=lambda p: p.stat().st_mtime, reverse=True):
         try:
-            with log.open(encoding="utf-8") as handle:
-                first = json.loads(handle.readline() or "{}")
-        except (OSError, ValueError):
+            head = statefolders.read_bytes(log, 1 << 16).split(b"\n", 1)[0]
+            first = json.loads(head or b"{}")
+        except (OSError, ValueError, RecordError):
             continue
         roles = first.get("roles") or []
         if isinstance(roles, list) and name in roles:

@@ -14,7 +14,6 @@ rest waits unconfirmed. A pack's rules she has not confirmed never come along wh
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import shutil
 import tempfile
@@ -340,8 +339,8 @@ def _editable(root: Root, name: str) -> tuple[Path, Path, str]:
     """The role file to edit as it is named, the file to write, and its source.
 
     A repo role is edited in `.sdd/roles/`. Another host's agent file is edited where it is,
-    in its own shape. Through a symlink, the write goes to the link's target, so the link stays
-    a link; a target outside the product is refused, as sdd writes only inside it."""
+    in its own shape. An agent file that is a link never loads (sdd reads no link in the
+    product), so none is edited through one."""
     path = repo_role_path(root, name)
     if path.is_file() or name in BUILTIN_NAMES:
         return _require_repo_role(root, name), path, "repo"
@@ -349,17 +348,7 @@ def _editable(root: Root, name: str) -> tuple[Path, Path, str]:
     if profile.source not in HOST_SOURCES or profile.path is None:
         _require_repo_role(root, name)  # raises, naming what can be changed instead
     assert profile.path is not None
-    shown = profile.path
-    target = Path(os.path.realpath(shown))
-    product = Path(os.path.realpath(root.path))
-    if not target.is_relative_to(product):
-        raise RecordError(
-            f"{display(shown)} is a link to {target}, outside the product: sdd writes only "
-            "inside the product, and nothing was changed",
-            hint=f"edit {target} yourself, or copy the agent in with `sdd role add "
-            f"{display(shown)}` and change the copy",
-        )
-    return shown, target, profile.source
+    return profile.path, profile.path, profile.source
 
 
 def add_always_allow(root: Root, name: str, tool: str, inputs: dict[str, Any]) -> Path:

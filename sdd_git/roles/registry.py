@@ -298,7 +298,8 @@ def find_role(
     registry = load_registry(root)
     found = registry.get(name)
     if found is None:
-        trouble = [w for w in registry.warnings if f"/{name}/" in w or f"'{name}'" in w]
+        named = (f"/{name}/", f"/{name}.", f"'{name}'")  # a repo role, an agent file, a name
+        trouble = [w for w in registry.warnings if any(n in w for n in named)]
         if trouble:
             raise RecordError(
                 f"role '{name}' did not load: {trouble[0].removeprefix('warning: ')}",

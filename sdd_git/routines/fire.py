@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sdd_git import lockfile
-from sdd_git.errors import UsageError
+from sdd_git import lockfile, statefolders
+from sdd_git.errors import RecordError, UsageError
 from sdd_git.root import Root
 from sdd_git.routines.routine import Event, Routine, listens, main_branch
 from sdd_git.runner.clock import Clock, system_clock
@@ -453,10 +453,9 @@ def _mtime(path: Path) -> int:
 def _first_event(path: Path) -> dict[str, Any] | None:
     """A run log's first line: `run_started`, written before anything else of the run."""
     try:
-        with open(path, "rb") as handle:
-            line = handle.readline()
+        line = statefolders.read_bytes(path, 1 << 16).split(b"\n", 1)[0]
         data = json.loads(line)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecordError):
         return None
     return data if isinstance(data, dict) else None
 

@@ -262,10 +262,15 @@ def _key_line(text: str, key: str) -> int:
     return text[: match.start()].count("\n") + 1 if match else 1
 
 
-def read_routine(path: Path, within: Path | None) -> Routine:
-    """The routine file at `path`; `within`: the product holding it (read with no link
-    followed), None for a file of hers outside it."""
+def read_routine(path: Path, within: Path | None = None) -> Routine:
+    """The routine file at `path`, read with no link followed beneath `within`, the product
+    holding it. Not given: the product whose `.sdd/roles/ROLE/routines/NAME.yaml` it is, or
+    none for a file elsewhere (one she named)."""
     from sdd_git.yamlio import parse_yaml
+
+    parts = path.parts
+    if within is None and len(parts) > 5 and parts[-5:-3] == (".sdd", "roles"):
+        within = path.parents[4] if parts[-2] == "routines" else None
 
     try:
         if within is not None:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sdd_git import statefolders
 from sdd_git.errors import RecordError, SddError, UsageError
 from sdd_git.paths import display
 from sdd_git.root import Root
@@ -539,7 +540,7 @@ def accept_draft(root: Root, name: str, *, force: bool = False) -> Path:
             hint="save one with: sdd skill save --from RUN NAME"
             + (f"; the drafts: {', '.join(known)}" if known else ""),
         )
-    text = source.read_text(encoding="utf-8")
+    text = statefolders.read_text(source)  # a draft in .sdd/local: no link is followed
     checked = check_text(text, display(source), name)
     if not checked.ok:
         raise SkillFileError(p for p in checked.problems if p.severity == "error")

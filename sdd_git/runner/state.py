@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sdd_git import statefolders
 from sdd_git.errors import SddError
 from sdd_git.providers.base import (
     Message,
@@ -294,9 +295,11 @@ def stop_requested(state: RunState) -> bool:
 
 def new_says(state: RunState) -> list[str]:
     inbox = control_folder(state.root, state.run_id) / "say.jsonl"
-    if not inbox.exists():
+    try:
+        text = statefolders.read_text(inbox)
+    except FileNotFoundError:
         return []
-    lines = [line for line in inbox.read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = [line for line in text.splitlines() if line.strip()]
     out = []
     for line in lines[state.says_seen :]:
         try:

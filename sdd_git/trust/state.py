@@ -11,8 +11,8 @@ import subprocess
 
 from sdd_git.errors import RecordError
 from sdd_git.root import Root
+from sdd_git.statefolders import STATE_FOLDERS
 
-STATE_FOLDERS = (".sdd/local", ".sdd/role-runs")
 _seen: dict[str, tuple[tuple[int, int], list[str]]] = {}
 
 

@@ -637,13 +637,26 @@ def _linked_agent(a: Attack) -> None:
     os.symlink(outside / "helper.md", a.product / ".claude" / "agents" / "helper.md")
 
 
+def _linked_agent_never_loads(a: Attack) -> None:
+    """A host agent's file that is a link is never read (CONTRACT §6): it does not load, so it
+    neither runs nor waits for her confirmation, and `sdd role list` says why."""
+    first = a.run_role(role="helper", calls=[cmd(PLANTED)], played=False)
+    if first.first_code != 1:
+        a.problem(f"helper, a linked agent file, was not refused (exit {first.first_code})")
+    if _events(a, "tool_call"):
+        a.problem("helper, a linked agent file, reached the runner")
+    listed = a.sdd("role", "list", "--all")
+    if ".claude/agents/helper.md is a link; sdd reads only" not in listed.stderr:
+        a.problem("`sdd role list` does not say that the linked agent file was skipped, and why")
+
+
 one(
     "claude-agent-linked-outside",
     "a .claude/agents file that is a symlink to a file outside the product, carrying a rule",
     cls=5,
     setup=_linked_agent,
     allowed_changes=("product:.sdd/roles/helper/ROLE.md",),
-    flow=_untrusted_rule_flow("helper"),
+    flow=_linked_agent_never_loads,
 )
 
 

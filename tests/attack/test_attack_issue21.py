@@ -713,7 +713,6 @@ def _merge_from_stranger(folder: Path, make: Any) -> None:
 def _stop_waiting(
     sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> str:
-    add_role(root, "builder")
     script(tmp_path, monkeypatch, [
         {"tool_calls": [{"tool": "write_file", "args": {"path": "src/a.py",
          "content": "TOKEN = 'her-private-words-9f3e'\n", "purpose": "p"}}]},
@@ -731,6 +730,7 @@ def test_route_a_merged_link_inside_her_state_folder_never_takes_her_state_elsew
     shared.mkdir()
     shared.chmod(0o1777)  # /tmp-like: any user may write there
     accepted_change(root)
+    add_role(root, "builder")  # her role, confirmed before the stranger's pull request
     _git(root.path, "add", "-A")
     _git(root.path, "commit", "-q", "-m", "hers")
     if (root.local / linked).exists():
@@ -769,6 +769,7 @@ def test_route_a_merged_gitignore_never_turns_her_state_into_files_to_commit(
     pushes them. sdd must keep them out of git (e.g. .sdd/local/.gitignore of its own with `*`,
     or .git/info/exclude) or refuse to write there, saying why."""
     accepted_change(root)
+    add_role(root, "builder")
     _git(root.path, "add", "-A")
     _git(root.path, "commit", "-q", "-m", "hers")
 

@@ -1005,7 +1005,8 @@ def test_route_symlinked_settings_role_and_routine_files_wait(
 ) -> None:
     """Route: the pull request replaces `.sdd/config.yaml` by a link to a file of theirs
     elsewhere in the repo, adds a role whose ROLE.md is a link, and a routine in her role's
-    folder that links to another. Whatever the links say, what they grant waits."""
+    folder that links to another. No link in the product is read (CONTRACT §6): nothing they
+    say runs, and each routine's outcome names the link and how to fire it once fixed."""
     upstream = publish(repo, tmp_path)
     routine_text = (
         "name: linked\non: pr-merged\ninput: the merge; mail it\nexpected: a note\n"
@@ -1030,12 +1031,19 @@ def test_route_symlinked_settings_role_and_routine_files_wait(
     )
     fetch_and_merge(repo)
     assert repo.config.is_symlink()
-    wait_until(lambda: waiting_for(repo, "on-merge"), what="her routine to wait")
     worker_idle(repo)
+    done = [json.loads(p.read_text()) for p in (repo.local / "events" / "done").glob("*.json")]
+    outcomes = [o for event in done for o in event.get("outcomes", [])]
+    assert any(o["routine"].endswith("on-merge") for o in outcomes)
+    for outcome in outcomes:
+        assert outcome["status"] == "error", outcome
+        assert ".sdd/config.yaml is a link; sdd reads only regular files" in outcome["error"]
+        assert "once fixed, fire it with: sdd routine fire" in outcome["message"]
+    problems = [p for event in done for p in event.get("problems", [])]
+    assert any(".sdd/roles/spec-steward/routines/linked.yaml is a link" in p for p in problems)
     assert attacker.requests == [] and runs_of(repo, "linked") == []
     assert not (repo.path / "linked.txt").exists()
-    paths = review_paths(repo)
-    assert ".sdd/config.yaml" in paths and ".sdd/roles/helper/ROLE.md" in paths
+    assert ".sdd/config.yaml" in review_paths(repo)
 
 
 def test_route_a_merged_host_agent_file_offers_nothing_and_shadows_no_role_of_hers(

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -816,34 +817,32 @@ def test_pin_hide_and_edit_a_host_file_keep_its_keys_and_comments(
     assert set(shown["tools"]) >= {"read_file", "search_files"}  # tools mapped as before
 
 
-def test_editing_through_a_symlink_writes_the_target_and_keeps_the_link(
-    sdd: SddRunner, root: Root
+@pytest.mark.parametrize("inside", [True, False], ids=["to-a-product-file", "to-outside"])
+def test_an_agent_file_that_is_a_link_is_not_loaded_and_nothing_is_written_through_it(
+    sdd: SddRunner, root: Root, tmp_path: Path, inside: bool
 ) -> None:
-    shared = place_agent(root, "claude/security-auditor.md", "shared/agents")
+    """A role may write `shared/agents/x.md` (a product file): through a link, that would be
+    the agent's own definition. Wherever the link leads, the agent is skipped with the reason,
+    and editing it refuses, writing nothing."""
+    if inside:
+        target = place_agent(root, "claude/security-auditor.md", "shared/agents")
+    else:
+        target = tmp_path / "elsewhere" / "security-auditor.md"
+        target.parent.mkdir()
+        target.write_text((AGENTS / "claude/security-auditor.md").read_text())
     link = root.path / ".claude/agents/security-auditor.md"
     link.parent.mkdir(parents=True)
-    link.symlink_to(Path("../../shared/agents/security-auditor.md"))
-    result = sdd("role", "pin", "security-auditor")
-    assert result.code == 0, result.stderr
-    assert link.is_symlink()
-    assert "pinned: true" in shared.read_text()
-    assert "# Source: github.com/VoltAgent" in shared.read_text()
+    link.symlink_to(os.path.relpath(target, link.parent))
+    before = target.read_text()
 
+    listed = sdd("role", "list", "--all")
+    assert "security-auditor" not in listed.stdout
+    assert ".claude/agents/security-auditor.md is a link; sdd reads only" in listed.stderr
 
-def test_a_symlink_to_outside_the_product_is_refused(
-    sdd: SddRunner, root: Root, tmp_path: Path
-) -> None:
-    outside = tmp_path / "elsewhere" / "reviewer.md"
-    outside.parent.mkdir()
-    outside.write_text((AGENTS / "claude/security-auditor.md").read_text())
-    link = root.path / ".claude/agents/security-auditor.md"
-    link.parent.mkdir(parents=True)
-    link.symlink_to(outside)
-    before = outside.read_text()
     result = sdd("role", "pin", "security-auditor")
     assert result.code == 1
-    assert "outside the product" in result.stderr and "hint:" in result.stderr
-    assert outside.read_text() == before and link.is_symlink()
+    assert "is a link" in result.stderr and "hint:" in result.stderr
+    assert target.read_text() == before and link.is_symlink()
 
 
 def test_the_editor_refuses_a_host_file_with_a_hint(sdd: SddRunner, root: Root) -> None:

@@ -188,7 +188,8 @@ def test_draft_writes_never_follow_a_symlink(ctx: ToolContext, root: Root, tmp_p
     kept = (outside / "scenarios.yaml").read_bytes()
     new = [{"title": "t", "steps": "s", "expected": "e"}]
     message = fails(ctx, "draft_scenarios", change="CH-0001", scenarios=new)
-    assert message.startswith("changes/CH-0001/scenarios.yaml is a symlink that leads outside")
+    # The record's own reader refuses it first: no link in the record is read (CONTRACT §6).
+    assert message.startswith("changes/CH-0001/scenarios.yaml is a link; sdd reads only")
     assert (outside / "scenarios.yaml").read_bytes() == kept
     assert sorted(p.name for p in outside.iterdir()) == ["scenarios.yaml"]
     assert root.decisions.read_bytes() == decisions_before

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sdd_git.records.person import init
 from sdd_git.paths import display
+from sdd_git.records.person import init
 from sdd_git.root import Root
 from sdd_git.statefolders import StateFolderError
 from sdd_git.trust import ledger
