@@ -129,11 +129,20 @@ def read_text(path: Path, within: Path | None) -> str:
     only if that is hers alone. None is for a file she named outside the product."""
     try:
         if within is None:
-            return path.read_text(encoding="utf-8")
-        from sdd_git import beneath, statefolders
+            with path.open("rb") as handle:
+                data = handle.read(MAX_YAML_BYTES + 1)
+        else:
+            from sdd_git import beneath, statefolders
 
-        statefolders.check(path)
-        return beneath.read_text(within, path)
+            statefolders.check(path)
+            data = beneath.read_bytes(within, path, MAX_YAML_BYTES + 1)
+        if len(data) > MAX_YAML_BYTES:  # read no further than the cap: a huge file costs nothing
+            raise RecordError(
+                f"{display(path)}: more than {MAX_YAML_BYTES:,} bytes, more than a settings or "
+                "record file may hold",
+                hint="split it, or remove what does not belong there",
+            )
+        return data.decode("utf-8")
     except (FileNotFoundError, NotADirectoryError):
         raise RecordError(f"{display(path)}: file not found") from None
     except UnicodeDecodeError as exc:
