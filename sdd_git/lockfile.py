@@ -11,13 +11,15 @@ import contextlib
 import json
 import os
 import socket
+import stat
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from sdd_git.errors import LockError
-from sdd_git.statefolders import append, make_folder
+from sdd_git.paths import display
+from sdd_git.statefolders import StateFolderError, append, make_folder
 
 DEFAULT_WAIT_SECONDS = 3.0
 _POLL_SECONDS = 0.05
@@ -47,12 +49,44 @@ def _holder_text() -> str:
     )
 
 
+_HOLDER_BYTES = 4096  # a holder's line is under 400 bytes; more is not a holder
+
+
+def read_holder_text(path: Path) -> str:
+    """A lock's text, read as sdd's own small file: never through a link, never from a FIFO or
+    a device (a merged `record.lock -> /dev/zero` must not hang or fill her command)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return os.read(fd, _HOLDER_BYTES).decode("utf-8", "replace")
+    finally:
+        os.close(fd)
+
+
 def _read_holder(path: Path) -> dict[str, object]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_holder_text(path))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def _refuse_odd(path: Path) -> None:
+    """A lock that is a link or anything but a regular file came with the repository or from
+    someone else: refused, with the fix, instead of waited on."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(info.st_mode):
+        what = "a link" if stat.S_ISLNK(info.st_mode) else "not a regular file"
+        raise StateFolderError(
+            f"{display(path)} is {what}; sdd's locks are regular files of its own (it came with "
+            "the repository, or someone else put it there)",
+            hint=f"remove it: rm {display(path)} (if git tracks it: git rm --cached "
+            f"{display(path)})",
+        )
 
 
 def _pid_alive(pid: int) -> bool:
@@ -130,6 +164,7 @@ def hold(
             fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
             break
         except FileExistsError:
+            _refuse_odd(path)
             if _take_over(path):
                 continue
             if time.monotonic() >= deadline:

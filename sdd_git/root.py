@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -180,7 +181,19 @@ def _ensure_gitignore(folder: Path) -> bool:
     from sdd_git.atomicfile import write_text_atomic
 
     path = folder / ".gitignore"
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if os.path.lexists(path) and not (path.is_file() and not path.is_symlink()):
+        from sdd_git.errors import UsageError
+
+        # Read, it would copy its target (her key, /proc/self/environ) into a file she commits.
+        raise UsageError(
+            f"{path} is a link or not a regular file; sdd adds its ignore lines only to a "
+            ".gitignore of the product's own",
+            hint=f"remove it (rm {path}; if git tracks it: git rm --cached {path}), then run "
+            "sdd init again",
+        )
+    from sdd_git import beneath
+
+    text = beneath.read_text(folder, ".gitignore") if path.exists() else ""
     present = {line.strip() for line in text.splitlines()}
     missing = [entry for entry in GITIGNORE_ENTRIES if entry not in present]
     if not missing:

@@ -123,6 +123,17 @@ def parse_yaml(text: str, source: Path, line_offset: int = 0) -> Any:
         raise RecordError(f"{display(source)}: malformed YAML: {exc}") from None
 
 
+def capped(data: bytes, path: Path) -> bytes:
+    """`data` (read as at most MAX_YAML_BYTES + 1 bytes), refused when over the cap."""
+    if len(data) > MAX_YAML_BYTES:
+        raise RecordError(
+            f"{display(path)}: more than {MAX_YAML_BYTES:,} bytes, more than a settings or "
+            "record file may hold",
+            hint="split it, or remove what does not belong there",
+        )
+    return data
+
+
 def read_text(path: Path, within: Path | None) -> str:
     """A file's text. `within` is the product folder holding it: the file is then read with no
     link followed at any name below it, only if it is a regular file, and from a state folder
@@ -136,13 +147,8 @@ def read_text(path: Path, within: Path | None) -> str:
 
             statefolders.check(path)
             data = beneath.read_bytes(within, path, MAX_YAML_BYTES + 1)
-        if len(data) > MAX_YAML_BYTES:  # read no further than the cap: a huge file costs nothing
-            raise RecordError(
-                f"{display(path)}: more than {MAX_YAML_BYTES:,} bytes, more than a settings or "
-                "record file may hold",
-                hint="split it, or remove what does not belong there",
-            )
-        return data.decode("utf-8")
+        # Read no further than the cap: a huge file costs nothing to refuse.
+        return capped(data, path).decode("utf-8")
     except (FileNotFoundError, NotADirectoryError):
         raise RecordError(f"{display(path)}: file not found") from None
     except UnicodeDecodeError as exc:

@@ -79,7 +79,7 @@ def status(root: Root) -> WatcherStatus:
         return WatcherStatus(False)
     text, stale = lockfile.describe_holder(path)
     try:
-        holder = json.loads(path.read_text(encoding="utf-8"))
+        holder = json.loads(lockfile.read_holder_text(path))
     except (OSError, ValueError):
         holder = {}
     pid = holder.get("pid") if isinstance(holder, dict) else None

@@ -61,7 +61,9 @@ class RoleCache(ParseCache):
         stamp, settled = stamp_of(info)
 
         def read() -> bytes:
-            return beneath.read_bytes(within, path)
+            from sdd_git.yamlio import MAX_YAML_BYTES, capped
+
+            return capped(beneath.read_bytes(within, path, MAX_YAML_BYTES + 1), path)
 
         return self._profile(key, stamp, read, path, source, folder_name, store=settled)
 

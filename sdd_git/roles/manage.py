@@ -261,7 +261,7 @@ def _install(
     staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=target.parent))
     try:
         if source is not None and (source / "routines").is_dir():
-            shutil.copytree(source / "routines", staging / "routines")
+            _copy_folder(source / "routines", staging / "routines")
             if pause:
                 _pause_routines(staging / "routines")
         write_text_atomic(staging / "ROLE.md", text)
@@ -274,8 +274,35 @@ def _install(
         for skill in sorted(p for p in skills.iterdir() if p.is_dir()):
             destination = root.sdd / "skills" / skill.name
             if not destination.exists():
-                shutil.copytree(skill, destination)
+                _copy_folder(skill, destination)
     return target / "ROLE.md"
+
+
+def _copy_folder(source: Path, destination: Path) -> None:
+    """A role's routines or a skill, copied as regular files and folders only: a link in it
+    (`routines/nightly.yaml -> ~/.ssh/id_ed25519`, merged with the role) would otherwise put
+    its target's bytes into her repository as a file of its own, ready for her next commit."""
+    import os
+    import stat
+
+    def refuse(path: Path, what: str) -> None:
+        raise UsageError(
+            f"{display(path)} is {what}; sdd copies a role's routines and skills only as "
+            "regular files and folders, so nothing was copied",
+            hint=f"remove it (rm {display(path)}), or replace it with the file itself",
+        )
+
+    if source.is_symlink():
+        refuse(source, "a link")
+    for current, folders, files in os.walk(source, followlinks=False):
+        for name in (*folders, *files):
+            path = Path(current) / name
+            mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode):
+                refuse(path, "a link")
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                refuse(path, "not a regular file")
+    shutil.copytree(source, destination, symlinks=True)
 
 
 def _pause_routines(folder: Path) -> None:
@@ -522,11 +549,11 @@ def share(root: Root, name: str, force: bool = False) -> Path:
         try:
             write_text_atomic(staging / "ROLE.md", text)
             if (path.parent / "routines").is_dir():
-                shutil.copytree(path.parent / "routines", staging / "routines")
+                _copy_folder(path.parent / "routines", staging / "routines")
             for skill in profile.skills:
                 source = root.sdd / "skills" / skill
                 if source.is_dir():
-                    shutil.copytree(source, staging / "skills" / skill)
+                    _copy_folder(source, staging / "skills" / skill)
             if target.exists():
                 shutil.rmtree(target)
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -611,12 +611,16 @@ def read_role(
     """The role file at `path`. `within`: the product holding it, read with no link followed
     and nothing but a regular file opened; None for a file of hers (a pack, a path she named)."""
     try:
+        from sdd_git.yamlio import MAX_YAML_BYTES, capped
+
         if within is not None:
             from sdd_git import beneath
 
-            text = beneath.read_text(within, path)
+            data = beneath.read_bytes(within, path, MAX_YAML_BYTES + 1)
         else:
-            text = path.read_text(encoding="utf-8")
+            with path.open("rb") as handle:
+                data = handle.read(MAX_YAML_BYTES + 1)
+        text = capped(data, path).decode("utf-8")
     except (FileNotFoundError, NotADirectoryError):
         raise RecordError(f"{display(path)}: role file not found") from None
     except UnicodeDecodeError as exc:

@@ -176,7 +176,7 @@ def _flow_keys(front: str) -> list[str]:
     ]
 
 
-def _quoted_fallback(front: str) -> dict[str, Any] | None:
+def _quoted_fallback(front: str, where: str, line_offset: int) -> dict[str, Any] | None:
     """Frontmatter that other hosts accept though it is not YAML: an unquoted `: ` inside a
     top-level value (`description: Use when: ...`). Each such value is quoted and read again."""
     fixed = []
@@ -186,8 +186,13 @@ def _quoted_fallback(front: str) -> dict[str, Any] | None:
         if sep and key and not raw[:1].isspace() and ": " in value and value[:1] not in "\"'[{|>":
             raw = f"{key}: " + '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
         fixed.append(raw)
+    from sdd_git.yamlio import refuse_alias_bombs
+
+    repaired = "\n".join(fixed)
+    # The repaired text is new YAML: bounded like the text it came from, which did not parse.
+    refuse_alias_bombs(repaired, where, line_offset)
     try:
-        data = yaml.load("\n".join(fixed), Loader=_Loader)
+        data = yaml.load(repaired, Loader=_Loader)
     except yaml.YAMLError:
         return None
     return data if isinstance(data, dict) else None
@@ -216,7 +221,13 @@ def check_text(text: str, where: str, folder_name: str | None) -> Checked:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = split.front_line + (mark.line if mark is not None else 0)
-        loaded = _quoted_fallback(split.front)
+        try:
+            loaded = _quoted_fallback(split.front, where, split.front_line - 1)
+        except AliasBomb as bomb:
+            problem = Problem(
+                where, bomb.line, None, bomb.message.split(": ", 1)[-1], bomb.hint or ""
+            )
+            return Checked(path, {}, split.body, (problem,))
         hint = (
             "quote the value: a ': ' inside it reads as a new key"
             if loaded is not None
@@ -391,7 +402,15 @@ def skill_files(root: Path, refused: list[str] | None = None) -> Iterator[tuple[
 
 
 def _read(path: Path, root: Path | None) -> str:
-    return beneath.read_text(root, path) if root is not None else path.read_text(encoding="utf-8")
+    """A SKILL.md's text, read no further than the YAML cap (its front matter is YAML)."""
+    from sdd_git.yamlio import MAX_YAML_BYTES, capped
+
+    if root is not None:
+        data = beneath.read_bytes(root, path, MAX_YAML_BYTES + 1)
+    else:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_YAML_BYTES + 1)
+    return capped(data, path).decode("utf-8")
 
 
 def _text_list(value: Any) -> tuple[str, ...]:
@@ -417,8 +436,10 @@ def load_skill(path: Path, source: str, root: Path) -> tuple[Skill | None, list[
     each rule it breaks; else None and the reason."""
     shown = _relative(path, root)
     try:
-        text = beneath.read_text(root, path)
+        text = _read(path, root)
     except beneath.Refused as exc:
+        return None, [f"warning: skipped {exc.message}"]
+    except RecordError as exc:
         return None, [f"warning: skipped {exc.message}"]
     except (OSError, UnicodeDecodeError) as exc:
         return None, [f"warning: skipped {shown}: it cannot be read ({exc})"]
