@@ -249,11 +249,11 @@ def run(
     output (head and tail), kill what it left running, and put back what it tampered with."""
     box = current()
     with _scratch() as scratch:
-        policy = policy_for(product, scratch, network)
+        rule_files_before = tamper.rule_files(product.resolve(), PROTECTED_FILE_NAMES)
+        policy = policy_for(product, scratch, network, rule_files_before)
         watched = protected_tree(policy, box)
         site = site_folders() if box.name != "bwrap" else []
         before = tamper.take(watched, site)
-        rule_files_before = tamper.rule_files(policy.product, PROTECTED_FILE_NAMES)
         reaping = _become_subreaper()
         argv, preexec, child_env, cleanup = _launch(box, policy, command, env, scratch)
         try:

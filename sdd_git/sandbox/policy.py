@@ -213,14 +213,21 @@ def _hooks_folder(product: str) -> str | None:
     return None if relative.split("/", 1)[0] == ".git" else relative
 
 
-def agent_files(product: Path) -> list[Path]:
+def agent_files(product: Path, named: set[str] | None = None) -> list[Path]:
     """Every existing file in the product named like another agent's rule file."""
     from sdd_git.sandbox.tamper import rule_files
 
-    return [Path(name) for name in sorted(rule_files(product, AGENT_FILE_NAMES))]
+    if named is None:
+        named = rule_files(product, AGENT_FILE_NAMES)
+    wanted = {name.casefold() for name in AGENT_FILE_NAMES}
+    return [Path(name) for name in sorted(named) if Path(name).name.casefold() in wanted]
 
 
-def policy_for(product: Path, scratch: Path, network: bool) -> Policy:
+def policy_for(
+    product: Path, scratch: Path, network: bool, named: set[str] | None = None
+) -> Policy:
+    """`named`: the product's files with a protected name (`tamper.rule_files`), when the
+    caller has walked the product already: one walk per command, not two."""
     base = product.resolve()
     read_only: list[Path] = []
     hooks = hooks_folder(base)
@@ -243,5 +250,5 @@ def policy_for(product: Path, scratch: Path, network: bool) -> Policy:
         scratch=scratch,
         home=home,
         network=network,
-        kept=tuple(p for p in agent_files(base) if p not in read_only),
+        kept=tuple(p for p in agent_files(base, named) if p not in read_only),
     )
