@@ -759,15 +759,40 @@ def prepare(route: Route, tmp: Path, mp: pytest.MonkeyPatch) -> Attack:
     return attack
 
 
+_VENV_WORDS = ("@SITE@", "getsitepackages", ".pth", "site-packages", "dist-info")
+
+
+def plants_in_the_venv(route: Route) -> bool:
+    """The route writes into the Python environment every test shares (a .pth, an entry point)."""
+    said = json.dumps([list(route.calls), route.id], default=str)
+    return any(word in said for word in _VENV_WORDS)
+
+
+@contextlib.contextmanager
+def venv_turn(route: Route) -> Iterator[None]:
+    """The venv is one for every pytest-xdist worker, and each route checks it is unchanged: a
+    route that plants there runs alone (an exclusive lock), the others side by side (shared)."""
+    import fcntl
+
+    # One fixed path per user (a test's own TMPDIR would give each its own lock).
+    with open(f"/tmp/sdd-attack-venv-{os.getuid()}.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX if plants_in_the_venv(route) else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def play(route: Route, tmp: Path, mp: pytest.MonkeyPatch) -> Attack:
-    attack = prepare(route, tmp, mp)
-    try:
-        (route.flow or Attack.default_flow)(attack)
-        attack.verify()
-        if route.check is not None and not (route.contained and sandbox_setting() == "none"):
-            route.check(attack)
-    finally:
-        cleanup(attack)
+    with venv_turn(route):
+        attack = prepare(route, tmp, mp)
+        try:
+            (route.flow or Attack.default_flow)(attack)
+            attack.verify()
+            if route.check is not None and not (route.contained and sandbox_setting() == "none"):
+                route.check(attack)
+        finally:
+            cleanup(attack)
     return attack
 
 
