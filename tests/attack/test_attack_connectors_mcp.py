@@ -212,28 +212,50 @@ def test_a_server_gets_no_connector_token_unless_the_config_hands_it_over(
 def test_a_server_of_the_same_user_cannot_read_sdds_environment_through_proc() -> None:
     # The server's own environment is scrubbed; but a process of the same user could read its
     # parent's, sdd's, at /proc/PPID/environ, unless sdd is not dumpable while it runs. Checked
-    # as an ordinary user (root reads every process whatever the flag says).
+    # as an ordinary user (root reads every process whatever the flag says). sdd starts as root
+    # and drops to nobody only once everything it needs is imported, so that the check holds
+    # wherever the clone and the interpreter are, a home folder closed to others (0700) too;
+    # the server is a shell reader in a folder nobody may enter, as it needs nothing of ours.
     import shutil
     import subprocess
+    import tempfile
 
-    if os.geteuid() != 0 or shutil.which("setpriv") is None:
-        pytest.skip("needs root and setpriv, to run the check as an ordinary user")
-    repo = Path(__file__).resolve().parents[2]
-    code = (
-        f"import sys; sys.path.insert(0, {str(repo)!r})\n"
-        "from sdd_git.connectors.base import Session\n"
-        "from sdd_git.connectors.mcp import McpConnector\n"
-        # sandbox: off, the case where only sdd's own flag stands between the server and sdd's
-        # environment (in the sandbox, sdd is not even in the server's pid namespace).
-        f"settings = {{'command': [sys.executable, {str(HOSTILE)!r}], 'timeout': 20, "
-        "'sandbox': 'off', 'acts': ['parent_env']}\n"
-        "print(McpConnector().call(Session('docs', '', None, settings), 'parent_env', {}).text)\n"
-    )
-    env = {**os.environ, "SECRET_FOR_THE_PROC_ROUTE": "proc-route-secret-9f8e7d", "HOME": "/tmp"}
-    done = subprocess.run(
-        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", code],
-        env=env, cwd="/", capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "proc-route-secret-9f8e7d" not in done.stdout
-    assert "refused" in done.stdout
+    if os.geteuid() != 0 or not Path("/proc/self/environ").exists():
+        pytest.skip("needs root, to run the check as an ordinary user, and /proc")
+    shared = Path(tempfile.mkdtemp(prefix="sdd-proc-route-"))
+    try:
+        shared.chmod(0o777)
+        seen = shared / "seen"
+        reader = f"cat /proc/$PPID/environ > {seen} 2>&1; echo exit=$? >> {seen}"
+        code = (
+            "import ctypes, os\n"
+            "import anyio, anyio._backends._asyncio, asyncio, mcp.client.stdio\n"
+            "from sdd_git.connectors.base import Session\n"
+            "from sdd_git.connectors.mcp import McpConnector\n"
+            "from sdd_git.errors import SddError\n"
+            "os.setgroups([]); os.setresgid(65534, 65534, 65534)\n"
+            "os.setresuid(65534, 65534, 65534)\n"
+            # A change of user clears the flag by itself; an ordinary process has it set.
+            "ctypes.CDLL(None, use_errno=True).prctl(4, 1, 0, 0, 0)\n"
+            # sandbox: off, the case where only sdd's own flag stands between the server and
+            # sdd's environment (in the sandbox, sdd is not even in the server's pid namespace).
+            f"settings = {{'command': ['/bin/sh', '-c', {reader!r}], 'timeout': 20, "
+            "'sandbox': 'off', 'acts': ['parent_env']}\n"
+            "try:\n"
+            "    McpConnector().call(Session('docs', '', None, settings), 'parent_env', {})\n"
+            "except SddError:\n"
+            "    pass  # the reader speaks no MCP: what it saw is in its file\n"
+            "print('called')\n"
+        )
+        env = {**os.environ, "SECRET_FOR_THE_PROC_ROUTE": "proc-route-secret-9f8e7d",
+               "HOME": str(shared)}  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-c", code], env=env, cwd="/", capture_output=True, text=True,
+            timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0 and "called" in done.stdout, done.stderr[-2000:]
+        read = seen.read_text(errors="replace")
+        assert "proc-route-secret-9f8e7d" not in read
+        assert "Permission denied" in read and "exit=1" in read, read
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
