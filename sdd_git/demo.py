@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -139,7 +141,20 @@ def run_demo(folder: Path, narrate: Callable[[str], None]) -> None:
     commits = _git(root, "rev-list", "--count", "HEAD")
     narrate(f"Commits in the repository: {commits} (only the one a stop named and she allowed).")
     _second_part(root, narrate)
-    narrate(f"Look around: cd {root.path} && sdd role runs && sdd work CH-0002 --status")
+    sdd = _sdd_command()
+    narrate(
+        f"Look around: cd {shlex.quote(str(root.path))} && {sdd} role runs"
+        f" && {sdd} work CH-0002 --status"
+    )
+
+
+def _sdd_command() -> str:
+    """How to run this same sdd from any shell, venv activated or not: the `sdd` script beside
+    this interpreter, else the interpreter itself with `-m sdd_git`."""
+    script = Path(sys.executable).parent / "sdd"
+    if script.is_file() and os.access(script, os.X_OK):
+        return shlex.quote(str(script))
+    return f"{shlex.quote(sys.executable)} -m sdd_git"
 
 
 def _second_part(root: Root, narrate: Callable[[str], None]) -> None:

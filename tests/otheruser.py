@@ -13,9 +13,36 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+
+def _others_may_run(path: Path) -> bool:
+    """Whether a user who is neither its owner nor in its group may run `path`: the file and
+    every folder above it (the link resolved) open to others."""
+    real = path.resolve()
+    places = [real, *real.parents]
+    return real.is_file() and all(p.stat().st_mode & 0o001 for p in places)
+
+
+def interpreter_for_others() -> str:
+    """A Python another user can run. This one, when its interpreter and standard library are
+    open to others; else the system's (root's home, where pyenv puts Python, is often 0700).
+    The code run as the other user is isolated (-I) and uses the standard library alone."""
+    import sysconfig
+
+    here = Path(sys.executable)
+    if _others_may_run(here) and _others_may_run(Path(sysconfig.get_paths()["stdlib"]) / "os.py"):
+        return sys.executable
+    for candidate in ("/usr/bin/python3", "/usr/local/bin/python3", "/bin/python3"):
+        if Path(candidate).exists() and _others_may_run(Path(candidate)):
+            return candidate
+    pytest.skip(
+        f"no Python that another user may run: {here} lies in a folder closed to others, and"
+        " there is no system python3"
+    )
 
 
 @dataclass(frozen=True)
@@ -27,14 +54,14 @@ class OtherUser:
     def run(self, code: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """Python `code` run as this user (isolated mode: nothing of ours on its path)."""
         return subprocess.run(
-            [sys.executable, "-I", "-c", code, *args], **self._as_them(),
+            [interpreter_for_others(), "-I", "-c", code, *args], **self._as_them(),
             capture_output=True, text=True, timeout=timeout, check=False,
         )  # fmt: skip
 
     def start(self, code: str, *args: str) -> subprocess.Popen[str]:
         """The same, left running: the caller ends it (by its handle)."""
         return subprocess.Popen(
-            [sys.executable, "-I", "-c", code, *args], **self._as_them(),
+            [interpreter_for_others(), "-I", "-c", code, *args], **self._as_them(),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
 

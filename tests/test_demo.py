@@ -45,6 +45,22 @@ def test_demo_walks_the_whole_record_journey_offline(tmp_path: Path) -> None:
     assert decisions[-1]["kind"] == "accept-plan" and decisions[-1]["change"] == "CH-0002"
 
 
+def test_the_demos_last_line_works_in_a_shell_whose_path_has_no_sdd(tmp_path: Path) -> None:
+    import subprocess
+
+    folder = tmp_path / "demo folder"  # a space, too: the line quotes what it names
+    result = run_cli("demo", "--dir", str(folder), cwd=tmp_path, env={"SDD_PROVIDER": ""})
+    assert result.returncode == 0, result.stderr
+    [line] = [x for x in result.stdout.splitlines() if x.startswith("Look around: ")]
+    command = line.removeprefix("Look around: ")
+    shell = subprocess.run(
+        ["bash", "-c", command], env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert shell.returncode == 0, (command, shell.stderr)
+    assert "spec-steward" in shell.stdout and "N1" in shell.stdout
+
+
 def test_demo_refuses_a_folder_that_is_not_empty(tmp_path: Path) -> None:
     (tmp_path / "busy").mkdir()
     (tmp_path / "busy" / "file").write_text("x")
