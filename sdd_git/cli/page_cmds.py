@@ -25,13 +25,16 @@ def page(folder: str | None, port: int | None, no_browser: bool) -> None:
     from sdd_git.sink import refuse_inside_run
 
     refuse_inside_run()
-    try:
-        from sdd_git.page.serve import Served, serve
-    except ImportError as exc:
+    from sdd_git.page import missing_extra
+
+    missing = missing_extra()
+    if missing:
         raise UsageError(
-            f"the page needs the [page] extra ({exc.name} is not installed)",
-            hint="pip install 'sdd-git[page]'",
-        ) from None
+            f"the page needs the [page] extra ({', '.join(missing)} not installed):"
+            " pip install 'sdd-git[page]'"
+        )
+    from sdd_git.page.serve import Served, serve
+
     root = None
     start = None
     if folder is not None:
