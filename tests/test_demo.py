@@ -37,7 +37,7 @@ def test_demo_walks_the_whole_record_journey_offline(tmp_path: Path) -> None:
     assert "> I can never find last month's hotel charge." in notes
     # the second part: two modules, no connection: a plan she accepts, then each action allowed
     assert "the product lead drafts a plan" in result.stdout
-    assert "N1 (builder) stops: Write the file src/reimbursed.py" in result.stdout
+    assert "N1 (builder) stops: Create the file src/reimbursed.py" in result.stdout
     assert "N1 expenses builder: done file src/reimbursed.py" in result.stdout
     assert "N2 invoices qa-author: done scenario CH-0002/SC-1" in result.stdout
     assert (folder / "src/reimbursed.py").is_file()

@@ -3,13 +3,16 @@
 What a stop shows is the real action, whole: a command is shown in full, a long or multi-line one
 as an indented block with its lines kept; every control character (escape sequences that could
 redraw the line, carriage returns, bidirectional overrides) is shown escaped, never sent raw to
-her terminal. A file write shows its path, its size and how it starts; `sdd stops show STOP`
-shows all of it."""
+her terminal. A file write says whether it creates the file or replaces one (with the old size
+beside the new, read beneath the product without following a link), its size and how it starts;
+`sdd stops show STOP` shows all of it. `heading` is the same action in one short line, for her
+page."""
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,9 @@ from sdd_git.shown_text import visible as visible
 _INLINE = 100  # a command longer than this, or with a newline, is shown as a block
 _CONTENT_START_LINES = 12
 _CONTENT_START_CHARS = 600
+# The most of a file being replaced that is read to count its lines: a stop's words never wait
+# on a huge file (its size in bytes is still said).
+OLD_FILE_LIMIT = 4 << 20
 
 
 def _inline(value: Any) -> str:
@@ -41,8 +47,8 @@ def _command(command: str) -> str:
     if "\n" in command or len(command) > _INLINE:
         lines = command.count("\n") + 1
         return (
-            f"Run this command ({lines} line(s), {len(command):,} characters) in the product "
-            + (f"folder:\n{_block(command)}\n")
+            f"Run this command ({_count(lines, 'line')}, {len(command):,} characters) in the "
+            + (f"product folder:\n{_block(command)}\n")
         )
     return f"Run the command {_inline(command)} in the product folder"
 
@@ -65,12 +71,8 @@ def describe(
         return _connector_act(a, root)
     if tool == "write_file":
         content = str(a.get("content", ""))
-        size = len(content.encode())
-        said = (
-            f"Write the file {_plain(a.get('path'))} ({size:,} bytes, "
-            f"{len(content.splitlines()):,} line(s)), starting:\n"
-            f"{_block(content_start(content))}\n"
-        )
+        said = f"{_write_words(a.get('path'), content, root)}, starting:\n"
+        said += f"{_block(content_start(content))}\n"
     elif tool == "delete_file":
         said = f"Delete the file {_plain(a.get('path'))}"
     elif tool == "run_command":
@@ -112,6 +114,97 @@ def describe(
         else:
             said += f"\nSandbox: {sandbox} (the record, git and your home are read-only to it)."
     return said.rstrip("\n")
+
+
+# -- a file write: created, or replacing one ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OldFile:
+    """What a write would replace: nothing (`exists` False), or a file whose size is known
+    (`size`, and `lines` when it was small enough to count), or one that could not be read (a
+    link, a special file, no permission: both None)."""
+
+    exists: bool
+    size: int | None = None
+    lines: int | None = None
+
+
+def old_file(root: Path, path: object) -> OldFile:
+    """The file at `path` in the product as it is now, read beneath `root` with no link
+    followed at any name, at most OLD_FILE_LIMIT bytes of it."""
+    import os
+
+    from sdd_git import beneath
+
+    try:
+        with beneath.opened(root) as top:
+            found = top.kind(str(path))
+            if found is None:
+                return OldFile(False)
+            if found != "file":
+                return OldFile(True)
+            fd = top.open_regular(str(path))
+    except (OSError, beneath.Refused):  # a link on the way, a race, no permission
+        return OldFile(True)
+    try:
+        size = os.fstat(fd).st_size
+        if size > OLD_FILE_LIMIT:
+            return OldFile(True, size)
+        data = b""
+        while len(data) <= size and (chunk := os.read(fd, 1 << 20)):
+            data += chunk
+        return OldFile(True, len(data), _line_count(data))
+    except OSError:
+        return OldFile(True)
+    finally:
+        os.close(fd)
+
+
+def _line_count(data: bytes) -> int:
+    return len(data.splitlines())
+
+
+def _count(n: int, one: str) -> str:
+    return f"{n:,} {one}" if n == 1 else f"{n:,} {one}s"
+
+
+def _write_words(path: object, content: str, root: Path | None, short: bool = False) -> str:
+    """ "Create the file P (2 lines, 40 bytes)", "Replace the file P: 3 lines become 4 (14 bytes
+    become 22)"; with no product to look in (a past run's step), "Write the file P (...)".
+    `short`: the page's heading, "Create P (2 lines)", "Replace P: 3 lines become 4", with the
+    bytes only where the lines do not tell old and new apart."""
+    data = content.encode()
+    lines, size = _line_count(data), len(data)
+    what = _plain(path) if short else f"the file {_plain(path)}"
+    new = _count(lines, "line") + ("" if short else f", {_count(size, 'byte')}")
+    if root is None:
+        return f"Write {what} ({new})"
+    old = old_file(root, path)
+    if not old.exists:
+        return f"Create {what} ({new})"
+    if old.lines is not None and old.size is not None:
+        said = f"Replace {what}: {_count(old.lines, 'line')} become {lines:,}"
+        if short and old.lines != lines:
+            return said
+        return f"{said} ({_count(old.size, 'byte')} become {size:,})"
+    if old.size is not None:  # too large to count its lines here
+        return f"Replace {what}: {_count(old.size, 'byte')} become {size:,}"
+    if short:
+        return f"Replace {what} ({new})"
+    return f"Replace {what} with {_count(lines, 'line')} ({_count(size, 'byte')})"
+
+
+def heading(tool: str | None, args: dict[str, Any], root: Path | None = None) -> str:
+    """The action in one short line, for her page: "Create src/search.py (2 lines)", "Replace
+    README.txt: 3 lines become 4". What it holds (the content, the whole command) goes below
+    it, never into it."""
+    if tool == "write_file":
+        return _write_words(args.get("path"), str(args.get("content", "")), root, short=True)
+    if tool is None:
+        return "Go on"
+    plain = {k: v for k, v in args.items() if k != "purpose"}
+    return describe(tool, plain, root=root).split("\n", 1)[0].rstrip(":.")
 
 
 # -- connectors --------------------------------------------------------------------------------

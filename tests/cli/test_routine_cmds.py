@@ -420,7 +420,7 @@ def test_in_ci_every_stop_goes_to_the_job_summary_in_plain_words(
     assert text.startswith("# earlier steps\n")  # appended, never replaced
     assert "sdd routine `watcher/main-build-watch`: stopped" in text
     assert f"Stop `{stop['id']}`, expires `{stop['expires_at']}`" in text
-    assert "Write the file fix.txt (8 bytes, 1 line(s))" in text
+    assert "Create the file fix.txt (1 line, 8 bytes)" in text
     assert "Nobody answers a stop in CI" in text
     # --summary names the file where GitHub's variable is not set (GitLab, Jenkins).
     monkeypatch.delenv("GITHUB_STEP_SUMMARY")
@@ -429,7 +429,7 @@ def test_in_ci_every_stop_goes_to_the_job_summary_in_plain_words(
     sdd("deny", stop["id"])  # her answer frees the role for the next run
     result = sdd("routine", "fire", "main-build-watch", "--event", json.dumps({"ref": ref}),
                  "--summary", str(other))  # fmt: skip
-    assert result.code == 3 and "Write the file fix.txt" in other.read_text()
+    assert result.code == 3 and "Create the file fix.txt" in other.read_text()
 
 
 # --- test ---------------------------------------------------------------------------------------

@@ -584,7 +584,7 @@ def test_in_ci_a_stop_ends_the_run_lands_in_the_job_summary_and_nothing_runs(
     done = _bash(step["run"], env, root.path)
     assert done.returncode == 0, done.stderr
     assert "::warning title=sdd routine main-build-watch::stopped" in done.stdout
-    assert "Write the file fix.py" in summary.read_text()
+    assert "Create the file fix.py" in summary.read_text()
     assert not (root.path / "fix.py").exists()
 
 

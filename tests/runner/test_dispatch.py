@@ -103,7 +103,10 @@ def test_a_file_write_stop_shows_its_start_and_size_and_show_prints_all_of_it(
     content = "import os\n" + "".join(f"# line {n}\n" for n in range(40)) + "os.system('x')\n"
     script(tmp_path, monkeypatch, [{"tool_calls": [write_call("conftest.py", content)]}])
     stop = json.loads(sdd("role", "run", "builder", "--task", "T", "--json").stdout)["stop"]
-    assert f"conftest.py ({len(content):,} bytes, 42 line(s)), starting:" in stop["action"]
+    assert (
+        f"Create the file conftest.py (42 lines, {len(content):,} bytes), starting:"
+        in stop["action"]
+    )
     assert "    import os\n    # line 0" in stop["action"]
     assert "os.system" not in stop["action"]
     shown = sdd("stops", "show", stop["id"]).stdout

@@ -213,7 +213,7 @@ def test_allowing_the_draft_lets_the_author_act_with_the_usual_stops(
     assert went_on.code == 3
     approval = json.loads(went_on.stdout)["stop"]
     assert approval["kind"] == "approval" and approval["action"].startswith(
-        "Write the file search.py"
+        "Create the file search.py"
     )
     assert sdd("allow", approval["id"]).code == 0
     assert (root.path / "search.py").exists()

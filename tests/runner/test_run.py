@@ -161,7 +161,7 @@ def test_allow_once_runs_only_that_action(
     assert first.code == 3
     stop = json.loads(first.stdout)["stop"]
     assert stop["action"] == (
-        'Write the file a.txt (6 bytes, 1 line(s)), starting:\n    first\nBecause "because".'
+        'Create the file a.txt (1 line, 6 bytes), starting:\n    first\nBecause "because".'
     )
     assert stop["choices"] == ["allow once", "always allow", "deny"]
     assert not (root.path / "a.txt").exists()

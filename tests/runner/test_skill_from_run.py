@@ -99,7 +99,7 @@ def test_the_steps_are_the_run_s_tool_calls_in_order_in_plain_words(
     assert _section(text, "## Steps").split("\n") == [
         '1. Use read_file with path="notes.md".',
         '2. Run the command "true" in the product folder, because "test".',
-        '3. Write the file hello.txt (13 bytes, 1 line(s)), because "the file she asked for".',
+        '3. Write the file hello.txt (1 line, 13 bytes), because "the file she asked for".',
     ]
     assert "hello, world" not in _section(text, "## Steps")  # the run's output, not a step
     assert "`notes.md`" in _section(text, "## Inputs")
@@ -124,7 +124,7 @@ def test_what_needs_approval_names_the_stops_and_the_saved_rules(
         "It ran under a rule the person saved (always allow)."
     )
     assert lines[1] == (
-        '- Write the file hello.txt (13 bytes, 1 line(s)), because "the file she asked for". '
+        '- Write the file hello.txt (1 line, 13 bytes), because "the file she asked for". '
         "It stopped for approval: the person allowed it once."
     )
 
