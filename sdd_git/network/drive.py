@@ -8,8 +8,11 @@ no node whose run produced a result runs again, and no stop is lost.
 
 A node is ready when its `needs` have results and its parent has its own result; siblings
 that are ready run in parallel. A parent is done only when it and every child have results.
-Two rounds that run nodes and produce nothing stall the network for her: she may accept one
-new plan (a rebuild); a stall after that ends it as stalled.
+Two rounds that run nodes and produce nothing stall the network for her. A stall is the
+ledger's state for that very plan (`stall` holds its sha256): while it holds, the nodes that
+would be ready are `stalled` and nothing starts, so every later `sdd work` waits too. Only a
+new accepted plan lifts it (a rebuild). The first stall waits for her (exit 3); a stall after
+that ends the network as stalled (exit 1). Each result also reaches the lead's record (record.py).
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ class NodeView:
     stop: str | None = None
     artifact: dict[str, Any] | None = None
     why: str | None = None
+    run: str | None = None  # the node's run that returned its artifact
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -89,7 +93,14 @@ class Network:
         try:
             text = statefolders.read_text(self.ledger_path)
         except FileNotFoundError:
-            return {"change": self.change, "plan": None, "rebuilds": 0, "stalls": 0, "rounds": []}
+            return {
+                "change": self.change,
+                "plan": None,
+                "rebuilds": 0,
+                "stalls": 0,
+                "stall": None,
+                "rounds": [],
+            }
         loaded: dict[str, Any] = json.loads(text)
         return loaded
 
@@ -117,6 +128,14 @@ class Network:
             found.setdefault(str(route["node"]), []).append((path.name, events))
         return {node: [events for _, events in sorted(runs)] for node, runs in found.items()}
 
+    def stall(self) -> dict[str, Any] | None:
+        """The stall that holds, when it is one of the plan as the file is now."""
+        stall = self.ledger().get("stall")
+        path = plan_path(self.root, self.change)
+        if not isinstance(stall, dict) or not path.exists():
+            return None
+        return stall if stall.get("plan") == plan_hash(path) else None
+
     def states(self, plan: Plan) -> dict[str, NodeView]:
         from sdd_git.runner import stops
 
@@ -139,11 +158,11 @@ class Network:
                 # Started by a driver that was killed, and still working: not started twice.
                 own[node_id] = dataclasses.replace(view, state="running", why="still running")
         views: dict[str, NodeView] = {}
-        for node, _parent, depth in reversed(list(plan.walk())):  # children before parents
+        for node, _parent, _depth in reversed(list(plan.walk())):  # children before parents
             view = own[node.id]
             if view.state == "done" and any(views[c.id].state != "done" for c in node.children):
-                view = NodeView(node.id, node.scope, node.owner, "waiting", depth, None,
-                                view.artifact, "open: waiting for its children")  # fmt: skip
+                view = dataclasses.replace(view, state="waiting",
+                                           why="open: waiting for its children")  # fmt: skip
             views[node.id] = view
         views = {node.id: views[node.id] for node, _parent, _depth in plan.walk()}  # plan order
         for node, parent, depth in plan.walk():
@@ -156,6 +175,12 @@ class Network:
             if blocked:
                 views[node.id] = NodeView(node.id, node.scope, node.owner, "waiting", depth,
                                           why="waits for " + ", ".join(blocked))  # fmt: skip
+        if self.stall() is not None:  # a stall holds: what would run waits for a new plan
+            for node_id, view in views.items():
+                if view.state == "ready":
+                    views[node_id] = dataclasses.replace(
+                        view, state="stalled", why="no result in two rounds: a new plan restarts it"
+                    )
         return views
 
     def _events(self) -> list[dict[str, Any]]:
@@ -233,7 +258,8 @@ def _own_state(
         if artifact is not None:
             keys: tuple[str, ...] = ("kind", "ref", "summary", "sha256")
             shown = {k: artifact.get(k) for k in keys if k in artifact}
-            return NodeView(node.id, node.scope, node.owner, "done", depth, artifact=shown)
+            run = str(events[0].get("run"))
+            return NodeView(node.id, node.scope, node.owner, "done", depth, artifact=shown, run=run)
     if not runs:
         return NodeView(node.id, node.scope, node.owner, "ready", depth)
     last = runs[-1]
@@ -277,6 +303,7 @@ def _require_confirmed(root: Root, plan: Plan) -> None:
 
 def drive(root: Root, change: str, say: Say | None = None) -> Finished:
     """Run rounds until no node can go on without her; leaves nothing running behind it."""
+    from sdd_git.network.route import decide
     from sdd_git.records.person import refuse_inside_run
 
     refuse_inside_run()
@@ -284,25 +311,25 @@ def drive(root: Root, change: str, say: Say | None = None) -> Finished:
     network = Network(root, change)
     plan, digest = _accepted(root, change)
     _require_confirmed(root, plan)
+    lead = decide(root, change).roles[0]
     ledger = network.ledger()
-    if ledger["plan"] != digest:
+    if ledger["plan"] != digest:  # a new accepted plan: a rebuild, and any stall is lifted
         if ledger["plan"] is not None:
             ledger["rebuilds"] += 1
-            ledger["stalls"] = 0
             network.event("rebuild", plan=digest, rebuilds=ledger["rebuilds"])
         ledger["plan"] = digest
+        ledger["stall"] = None
         network.save(ledger)
-    elif ledger.get("stalled"):
-        return _finished(network, plan, "stalled", ledger)
     quiet = 0
     while True:
         views = network.states(plan)
+        _record(root, change, lead, plan, views)
         ready = [plan.node(v.id) for v in views.values() if v.state == "ready"]
         if not ready and any(v.state == "running" for v in views.values()):
             time.sleep(POLL_SECONDS)  # a node another process continues (an answered stop)
             continue
         if not ready:
-            return _finished(network, plan, None, ledger)
+            return _finished(plan, views, ledger)
         if _accepted(root, change)[1] != digest:  # changed mid-network: she accepts it first
             raise SddError(
                 f"the plan of {change} changed while the network ran; nothing more starts",
@@ -320,12 +347,28 @@ def drive(root: Root, change: str, say: Say | None = None) -> Finished:
         stopped = any(v.state == "stopped" for v in after.values())
         quiet = 0 if progress or stopped else quiet + 1
         if quiet >= STALL_ROUNDS:
-            ledger["stalls"] += 1
-            final = ledger["rebuilds"] > 0
-            ledger["stalled"] = final
+            final = ledger.get("stalls", 0) > 0  # she was given one new plan already
+            ledger["stalls"] = ledger.get("stalls", 0) + 1
+            ledger["stall"] = {"plan": digest, "final": final}
             network.event("stalled", final=final, rounds=quiet)
             network.save(ledger)
-            return _finished(network, plan, "stalled" if final else "stall", ledger)
+            quiet = 0  # the stall now holds in the ledger: the next look finds nothing ready
+
+
+def _record(root: Root, change: str, lead: str, plan: Plan, views: dict[str, NodeView]) -> None:
+    """Every result so far into the lead's record (once each)."""
+    from sdd_git.network.record import record_results
+
+    record_results(
+        root,
+        change,
+        lead,
+        (
+            (v.id, owner_of(root, plan, node), v.run, v.artifact)
+            for node, _, _ in plan.walk()
+            if (v := views[node.id]).artifact is not None and v.run is not None
+        ),
+    )
 
 
 def _accepted(root: Root, change: str) -> tuple[Plan, str]:
@@ -453,21 +496,20 @@ def _max_children(root: Root) -> int:
     return value if isinstance(value, int) and value > 0 else DEFAULT_MAX_CHILDREN
 
 
-def _finished(
-    network: Network, plan: Plan, stalled: str | None, ledger: dict[str, Any]
-) -> Finished:
-    views = tuple(network.states(plan).values())
+def _finished(plan: Plan, by_id: dict[str, NodeView], ledger: dict[str, Any]) -> Finished:
+    views = tuple(by_id.values())
     roots = [n.id for n in plan.nodes]
-    by_id = {v.id: v for v in views}
-    if stalled == "stalled":
-        return Finished("stalled", EXIT_FAILED, "the network stalled again after a new plan; "
-                        "nothing starts until you accept a new plan", views)  # fmt: skip
-    if stalled == "stall":
+    stalled = ", ".join(v.id for v in views if v.state == "stalled")
+    if stalled and (ledger.get("stall") or {}).get("final"):
+        return Finished("stalled", EXIT_FAILED, f"the network stalled again after a new plan "
+                        f"({stalled} without a result); nothing starts until you accept a new "
+                        "plan", views)  # fmt: skip
+    if stalled:
         return Finished(
             "waiting",
             EXIT_WAITING,
-            "two rounds produced no result: the network waits for you; edit the plan and "
-            "accept it again (one rebuild)",
+            f"two rounds produced no result ({stalled}): the network waits for you; nothing "
+            "starts until you edit the plan and accept it again",
             views,
         )
     if all(by_id[r].state == "done" for r in roots):

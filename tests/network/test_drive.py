@@ -17,6 +17,7 @@ import yaml
 from sdd_git.network.drive import drive, status
 from sdd_git.records import acceptance, scopes
 from sdd_git.root import Root
+from tests.conftest import SddRunner
 from tests.network.test_route import set_scope
 from tests.runner.scripted import accepted_change, add_role, script, transcript
 from tests.trusthelp import confirm
@@ -207,7 +208,9 @@ def test_two_rounds_without_a_result_stall_and_a_second_stall_needs_a_new_plan(
     script(tmp_path, monkeypatch, [{"role": "expenses-dev", "say": "no result"}] * 8)
     first = drive(root, change)
     assert (first.status, first.exit_code) == ("waiting", 3) and "two rounds" in first.message
-    assert drive(root, change).exit_code == 3  # no new plan: it stalls again, still waiting
+    runs_before = len(node_runs(root)["N1"])
+    assert drive(root, change).exit_code == 3  # no new plan: the stall holds, still waiting
+    assert len(node_runs(root)["N1"]) == runs_before  # and nothing started
     accept(root, change, [node("N1", "expenses-dev", "expenses", task="Try again")])
     second = drive(root, change)  # one rebuild, and it stalls again: stalled for good
     assert (second.status, second.exit_code) == ("stalled", 1)
@@ -303,3 +306,108 @@ def test_a_node_that_names_no_owner_gets_the_depth_derived_default_role(
     assert finished.exit_code == 0, finished.message
     spawned = [e for e in network_events(root, change) if e["event"] == "spawn"]
     assert [(e["node"], e["owner"]) for e in spawned] == [("N1", "money-lead"), ("N11", "executor")]
+
+
+def test_a_stall_holds_until_she_accepts_a_new_plan_and_a_stall_after_that_ends_it(
+    sdd: SddRunner, money: tuple[Root, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, change = money
+    accept(
+        root,
+        change,
+        [
+            node("N1", "expenses-dev", "expenses"),
+            node("N2", "billing-dev", "billing", needs=["N1"]),
+        ],
+    )
+    script(
+        tmp_path,
+        monkeypatch,
+        [
+            {"role": "expenses-dev", "tool_calls": [SUMMARY]},
+            {"role": "expenses-dev", "say": "ok"},
+            {"role": "billing-dev", "say": "no result"},  # every run of N2 ends without one
+        ],
+    )
+    first = sdd("work", change, "--json")
+    assert first.code == 3, first.stdout + first.stderr
+    assert json.loads(first.stdout)["status"] == "waiting"
+    # N1 had its result in round 1; N2 none in rounds 2 and 3: the first stall.
+    assert [r["progress"] for r in network_events(root, change) if r["event"] == "round"] == [
+        ["N1"],
+        [],
+        [],
+    ]
+    calls = len(transcript(tmp_path))
+    held = sdd("work", change, "--json")  # the stall holds: nothing starts
+    assert held.code == 3, held.stdout + held.stderr
+    assert len(transcript(tmp_path)) == calls
+    shown = json.loads(sdd("work", change, "--status", "--json").stdout)
+    assert {n["id"]: n["state"] for n in shown["nodes"]} == {"N1": "done", "N2": "stalled"}
+    assert "N2 billing billing-dev: stalled" in sdd("work", change, "--status").stdout
+    # She edits the plan (N1 kept as it was) and accepts it: one rebuild.
+    accept(
+        root,
+        change,
+        [
+            node("N1", "expenses-dev", "expenses"),
+            node("N2", "billing-dev", "billing", needs=["N1"], task="Try it another way"),
+        ],
+    )
+    second = sdd("work", change, "--json")
+    assert second.code == 1, second.stdout + second.stderr
+    assert json.loads(second.stdout)["status"] == "stalled"
+    kinds = [e["event"] for e in network_events(root, change)]
+    assert kinds.count("rebuild") == 1 and kinds.count("stalled") == 2
+    runs = node_runs(root)
+    assert len(runs["N1"]) == 1  # the finished node the new plan keeps did not run again
+    tasks = sorted(r[0]["task"] for r in runs["N2"])
+    assert tasks == ["Do N2", "Do N2", "Try it another way", "Try it another way"]
+    calls = len(transcript(tmp_path))
+    again = sdd("work", change, "--json")  # stalled: nothing starts until a new plan
+    assert again.code == 1 and len(transcript(tmp_path)) == calls
+    shown = json.loads(sdd("work", change, "--status", "--json").stdout)
+    assert {n["id"]: n["state"] for n in shown["nodes"]} == {"N1": "done", "N2": "stalled"}
+
+
+def test_each_returned_artifact_reaches_the_leads_record_and_none_of_the_specialists_words(
+    sdd: SddRunner, money: tuple[Root, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, change = money
+    returned = {
+        "tool": "return_artifact",
+        "args": {"kind": "summary", "ref": "-", "summary": "Expenses can be marked reimbursed"},
+    }
+    draft = {
+        "tool": "draft_plan",
+        "args": {"change": change, "nodes": [node("N1", "expenses-dev", "expenses")]},
+    }
+    script(
+        tmp_path,
+        monkeypatch,
+        [
+            {"role": "money-lead", "tool_calls": [draft]},
+            {"role": "money-lead", "say": "Plan drafted."},
+            {"role": "expenses-dev", "say": "INNERWORDS first", "tool_calls": [returned]},
+            {"role": "expenses-dev", "say": "INNERWORDS are mine alone"},
+        ],
+    )
+    drafted = json.loads(sdd("work", change, "--json").stdout)
+    lead_run = drafted["run"]
+    assert sdd("accept", "plan", change).code == 0
+    assert sdd("work", change).code == 0
+    assert sdd("work", change).code == 0  # a finished network: recorded once, not twice
+    lead_log = (root.sdd / "role-runs" / f"{lead_run}.jsonl").read_text()
+    (artifact,) = [e for e in map(json.loads, lead_log.splitlines()) if e["event"] == "artifact"]
+    assert {k: artifact[k] for k in ("node", "kind", "ref", "summary")} == {
+        "node": "N1",
+        "kind": "summary",
+        "ref": "-",
+        "summary": "Expenses can be marked reimbursed",
+    }
+    conversation = root.local / "roles" / "money-lead" / "conversation.jsonl"
+    lines = [json.loads(line) for line in conversation.read_text().splitlines()]
+    (said,) = [m for m in lines if m["from"] == "network"]
+    assert said["node"] == "N1" and "Expenses can be marked reimbursed" in said["text"]
+    assert "INNERWORDS" not in lead_log + conversation.read_text()
+    assert "INNERWORDS" in json.dumps(node_runs(root))  # it stays in the node's own log

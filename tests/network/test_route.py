@@ -244,3 +244,33 @@ def test_an_accepted_connection_hands_off_with_no_lead_and_other_decisions_uncha
     assert money.decisions.read_bytes() == decisions_before
     runs = sorted((money.sdd / "role-runs").glob("*.jsonl"))
     assert len(runs) == 1  # no lead, and no receiver woken with messaging off
+
+
+def test_sdd_work_that_drafted_no_reading_exits_1_saying_so(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pack = changes.create(root, "I can never find last month's hotel charge.")
+    script(tmp_path, monkeypatch, [{"say": "I would rather not."}])  # no draft_reading
+    result = sdd("work", pack.id)
+    assert result.code == 1, result.stdout + result.stderr
+    assert "error: no reading was drafted" in result.stderr
+    as_json = sdd("work", pack.id, "--json")  # the same in JSON: one document, exit 1
+    assert as_json.code == 1
+    shown = json.loads(as_json.stdout)
+    assert shown["status"] == "no-draft" and "no reading was drafted" in shown["message"]
+
+
+def test_sdd_work_whose_lead_drafted_no_plan_exits_1_and_a_finished_service_exits_0(
+    sdd: SddRunner, money: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scopes.add_service(money, "billing", "money", owner="billing-dev")
+    add_role(money, "money-lead", produces="plan", extra="scope: module:money\n")
+    change = accepted_change(money)
+    set_scope(money, change, "scope: module:money\n")
+    script(tmp_path, monkeypatch, [{"say": "Plans are overrated."}])
+    result = sdd("work", change)
+    assert result.code == 1 and "error: no plan was drafted" in result.stderr
+    served = accepted_change(money)
+    set_scope(money, served, "scope: service:expenses\n")
+    script(tmp_path, monkeypatch, [{"say": "Done."}], name="service")
+    assert sdd("work", served).code == 0  # the service's owner did its work: done
