@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sdd_git.errors import RecordError
 from sdd_git.paths import display
 from sdd_git.root import Root
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str | None:
+    """The known key closest to a misspelt one (`prodcues` -> `produces`), or None. The one
+    spelling check of every file sdd reads keys from: settings, role files, connectors."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return close[0] if close else None
 
 
 @dataclass(frozen=True)

@@ -40,9 +40,7 @@ def _start_time(pid: int) -> int | None:
 def _holder_text() -> str:
     return json.dumps(
         {
-            "pid": os.getpid(),
-            "host": socket.gethostname(),
-            "started": _start_time(os.getpid()),
+            **this_process(),
             "command": " ".join(["sdd", *sys.argv[1:]])[:200],
             "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
@@ -104,6 +102,24 @@ def _pid_alive(pid: int) -> bool:
         return True
 
 
+def this_process() -> dict[str, object]:
+    """What names this process to a later reader (a run log's `process`): pid, host and when
+    it started, so that a reused pid is told apart."""
+    return {"pid": os.getpid(), "host": socket.gethostname(), "started": _start_time(os.getpid())}
+
+
+def gone(holder: dict[str, object]) -> bool:
+    """Whether the process a holder names (a lock's, or `this_process()` as a log kept it) is
+    provably gone: on this host, and its pid dead or now another process's. A holder on another
+    host, or one that names no pid, is never called gone."""
+    pid = holder.get("pid")
+    if not isinstance(pid, int) or holder.get("host") != socket.gethostname():
+        return False
+    started = holder.get("started")
+    reused = isinstance(started, int) and _start_time(pid) not in (None, started)
+    return not _pid_alive(pid) or reused
+
+
 def describe_holder(path: Path) -> tuple[str, bool]:
     """A sentence naming the lock's holder, and whether that holder is known to be gone."""
     holder = _read_holder(path)
@@ -112,12 +128,7 @@ def describe_holder(path: Path) -> tuple[str, bool]:
     command = holder.get("command", "an unknown command")
     since = holder.get("since", "an unknown time")
     text = f"pid {pid} on {host} ({command}) since {since}"
-    stale = False
-    if isinstance(pid, int) and host == socket.gethostname():
-        started = holder.get("started")
-        reused = isinstance(started, int) and _start_time(pid) not in (None, started)
-        stale = not _pid_alive(pid) or reused
-    return text, stale
+    return text, gone(holder)
 
 
 def _take_over(path: Path) -> bool:

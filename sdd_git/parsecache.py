@@ -20,7 +20,7 @@ from typing import Any
 from sdd_git import statefolders
 
 SHARDS = 16
-VERSION = 1
+VERSION = 2  # 2: a role file without `produces` is read as not saying it
 RACY_NS = 2_000_000_000
 
 

@@ -97,7 +97,8 @@ def role_show(name: str, as_json: bool) -> None:
     echo(f"{view['name']}  ({view['label']}, {view['source']})")
     echo(f"job: {view['job']}")
     echo(
-        f"level: {view['level']}   delegation: {view['delegation']}   produces: {view['produces']}"
+        f"level: {view['level']}   delegation: {view['delegation']}   produces: "
+        + (view["produces"] or "not said (read and draft tools only)")
     )
     if view["scope"]:
         echo(f"scope: {view['scope']}")
@@ -155,6 +156,10 @@ def _show_trust(view: dict[str, Any]) -> None:
     for line in role_changes(None, trust.get("surface")):
         click.echo(f"  - {line}")
     click.echo(f"  to confirm it: sdd role trust {view['name']}, or sdd trust review")
+
+
+def _in_terminal() -> bool:
+    return sys.stdin.isatty() and sys.stderr.isatty()
 
 
 def _answer(question: str) -> str | None:
@@ -221,7 +226,11 @@ def _report_rules(added: Added, again: str) -> None:
 @click.option("--template", help="Start from a shipped template or a folder in templates/.")
 @click.option("--level", type=float, help="Privilege level (default 0).")
 @click.option("--delegation", type=click.Choice(["allow", "deny"]), help="Default: deny.")
-@click.option("--produces", type=click.Choice(PRODUCES), help="What the role produces.")
+@click.option(
+    "--produces",
+    type=click.Choice(PRODUCES),
+    help="What the role produces (asked in a terminal; needed otherwise, unless --template).",
+)
 @click.option(
     "--yes", is_flag=True, help="Keep a shared template's always_allow rules without asking."
 )
@@ -240,6 +249,14 @@ def role_create(
     from sdd_git.roles.manage import create
 
     root = current_root()
+    if produces is None and template is None and job.strip() and _in_terminal():
+        # What it produces decides the tools it is offered: asked, never assumed.
+        produces = click.prompt(
+            f"What does {name} produce? (code: write files, run commands, commit and push; "
+            "review: read only; other: every tool)",
+            type=click.Choice(PRODUCES),
+            err=True,
+        )
     added = create(
         root,
         name,

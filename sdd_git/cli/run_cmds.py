@@ -293,7 +293,7 @@ def role_run(
 @json_option
 def role_runs(name: str | None, as_json: bool) -> None:
     """Past runs (newest first), from .sdd/role-runs/."""
-    from sdd_git.runner.history import runs
+    from sdd_git.runner.history import STATUS_WORDS, runs
 
     found = runs(current_root(), name)
     if as_json:
@@ -304,7 +304,13 @@ def role_runs(name: str | None, as_json: bool) -> None:
         return
     table(
         [
-            (r.run, ",".join(r.roles), r.status, r.started, " ".join(r.task.split())[:60])
+            (
+                r.run,
+                ",".join(r.roles),
+                STATUS_WORDS.get(r.status, r.status),
+                r.started,
+                " ".join(r.task.split())[:60],
+            )
             for r in found
         ],
         ("RUN", "ROLES", "STATUS", "STARTED", "TASK"),

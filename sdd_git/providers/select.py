@@ -173,11 +173,27 @@ class ProviderSettings:
         }
 
 
+@dataclass(frozen=True)
+class Kept:
+    """The provider a run started with, as its `run_started` recorded it: a resumed run keeps
+    it unless SDD_PROVIDER or SDD_MODEL now says otherwise (an answer given hours later, in
+    another terminal, must not quietly go on with another model)."""
+
+    kind: str
+    model: str
+    script: Path | None = None  # the scripted provider's file
+
+
 def settings_for(
-    root: Root, role_model: dict[str, Any] | None, *, role_path: Path | None = None
+    root: Root,
+    role_model: dict[str, Any] | None,
+    *,
+    role_path: Path | None = None,
+    keep: Kept | None = None,
 ) -> ProviderSettings:
     """The settings a role's calls use. `role_path` (the ROLE.md) lets an error in the role's
-    `model:` name its file and line."""
+    `model:` name its file and line. `keep` is what a resumed run started with: it stands
+    below the environment and above the role's and config's settings."""
     from sdd_git.yamlio import read_mapping
 
     config_data = (
@@ -193,7 +209,8 @@ def settings_for(
     role = dict(role_model or {})
     check_settings(role, role_path, "model", config_file=False)
 
-    chosen = os.environ.get("SDD_PROVIDER")
+    from_env = os.environ.get("SDD_PROVIDER")
+    chosen = from_env or _kept_choice(keep)
     config_kind = str(config.get("kind") or "openai")
     script: Path | None = None
     if chosen:
@@ -204,7 +221,9 @@ def settings_for(
                     "SDD_PROVIDER=script needs a file", hint="SDD_PROVIDER=script:replies.yaml"
                 )
             script = Path(rest).expanduser().resolve()
-        person_kind = kind
+        # Only her own SDD_PROVIDER makes its kind her own server (SDD_API_KEY may go there);
+        # a kept kind is one more kind, its key decided as the config's is.
+        person_kind = kind if from_env else config_kind
     else:
         kind = str(role.get("kind") or config_kind)
         person_kind = config_kind
@@ -238,7 +257,8 @@ def settings_for(
             listed_keys=listed,
             **common,
         )
-    model = os.environ.get("SDD_MODEL") or str(merged.get("model") or "")
+    kept_model = keep.model if keep is not None and keep.kind == kind else ""
+    model = os.environ.get("SDD_MODEL") or kept_model or str(merged.get("model") or "")
     own_headers = _headers(own.get("headers"))
     if own.get("base_url") and not env_base_url:
         key_env, no_key = _own_endpoint(str(own["base_url"]), own, config)
@@ -281,6 +301,16 @@ def settings_for(
         listed_keys=listed,
         **common,
     )
+
+
+def _kept_choice(keep: Kept | None) -> str | None:
+    """The kept kind in SDD_PROVIDER's form; None when there is nothing to keep (a script run
+    whose file was not recorded cannot be kept)."""
+    if keep is None or keep.kind not in KINDS:
+        return None
+    if keep.kind == "script":
+        return f"script:{keep.script}" if keep.script is not None else None
+    return keep.kind
 
 
 def _tuning(merged: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -462,13 +492,13 @@ def check_settings(
     for key, value in data.items():
         name = str(key)
         if name not in known:
-            import difflib
+            from sdd_git.config import did_you_mean
 
-            close = difflib.get_close_matches(name, list(known), n=1)
+            close = did_you_mean(name, known)
             if name in CONFIG_ONLY_KEYS:
                 hint = "provider.keys belongs in .sdd/config.yaml: a role file cannot list keys"
             elif close:
-                hint = f"did you mean '{close[0]}'? ({known[close[0]]})"
+                hint = f"did you mean '{close}'? ({known[close]})"
             else:
                 hint = "known keys: " + ", ".join(known)
             raise ProviderError(

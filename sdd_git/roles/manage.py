@@ -28,7 +28,7 @@ from sdd_git.errors import RecordError, UsageError
 from sdd_git.paths import display
 from sdd_git.records.person import person_write, refuse_inside_run
 from sdd_git.roles.hostagents import HOST_SOURCES, agent_files, file_stem, host_of, identity
-from sdd_git.roles.profile import NAME_PATTERN, RoleProfile, Rule
+from sdd_git.roles.profile import NAME_PATTERN, PRODUCES, RoleProfile, Rule
 from sdd_git.roles.registry import BUILTIN_NAMES, find_role, repo_role_path
 from sdd_git.roles.roleedit import drop_always_allow_text, edit_role_text
 from sdd_git.roles.rolefile import (
@@ -140,6 +140,14 @@ def create(
             hint='sdd role create NAME --job "Implement accepted spec sections for ..."',
         )
     _check_name(name)
+    if produces is None and template is None:
+        # Never a default: `other` offers every tool, git_push and deploy included, and a
+        # role made in passing must not get them without her saying so.
+        raise UsageError(
+            "say what the role produces; nothing was written",
+            hint=f"add --produces ({', '.join(PRODUCES)}), e.g. sdd role create {name} "
+            '--job "..." --produces code',
+        )
     refuse_inside_run()  # before any question: a role run never gets to answer one
     _refuse_existing(root, name)
     updates: dict[str, Any] = {"role": name, "job": job.strip()}
@@ -171,7 +179,7 @@ def create(
         job=job.strip(),
         level=level if level is not None else 0,
         delegation=delegation or "deny",
-        produces=produces or "other",
+        produces=produces,
         description=description or "",
     )
     text = render_role(profile)

@@ -100,7 +100,8 @@ class RoleProfile:
     source: str = "repo"
     path: Path | None = None
     spawnable_roles: tuple[str, ...] | None = None
-    produces: str = "other"
+    # None: the file does not say (read and draft tools only; see runner/state.py).
+    produces: str | None = "other"
     scope: str | None = None
     skills: tuple[str, ...] = ()
     model: dict[str, Any] | None = None

@@ -331,6 +331,12 @@ def _flag(data: dict[str, Any], key: str, checker: _Checker) -> bool:
     return value
 
 
+def _shown_value(value: Any) -> str:
+    """A value as the hint shows it after the right key: short, on one line."""
+    text = " ".join(str(value).split()) if not isinstance(value, dict | list) else "..."
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _first_sentence(body: str) -> str:
     text = " ".join(body.split())
     match = _SENTENCE.match(text)
@@ -430,12 +436,17 @@ def parse_role(
         )
         delegation = "deny"
 
-    produces = data.get("produces", "other")
-    if produces not in PRODUCES:
+    # A role that does not say what it produces is offered read and draft tools only (None):
+    # never every tool. `produces: other` says so on purpose. Another host's agent file that
+    # lists its `tools:` has said what it may use; that list is its allowlist.
+    produces: str | None = data.get("produces")
+    if produces is None and shape == "host" and host_tools is not None:
+        produces = "other"
+    if produces is not None and produces not in PRODUCES:
         checker.error(
             "produces", f"{produces!r} is not known", "use one of: " + ", ".join(PRODUCES)
         )
-        produces = "other"
+        produces = None
 
     scope = data.get("scope")
     if scope is not None and (not isinstance(scope, str) or not _SCOPE.match(scope)):
@@ -486,8 +497,20 @@ def parse_role(
         tools = _sdd_tools(data.get("tools"), checker)
 
     if shape == "sdd":
+        from sdd_git.config import did_you_mean
+
         for key in sorted(set(data) - KNOWN_KEYS, key=str):
-            checker.warn(str(key), f"unknown key '{key}' is ignored", "check its spelling")
+            close = did_you_mean(str(key), sorted(KNOWN_KEYS))
+            if close is None:  # another tool's own key (colour, icon): harmless, said once
+                checker.warn(str(key), f"unknown key '{key}' is ignored", "check its spelling")
+                continue
+            # A misspelt key of sdd's is never ignored: the role would load without what she
+            # wrote (`prodcues: code`, `spawnableRole: []`), and be another role than hers.
+            checker.error(
+                str(key),
+                f"unknown key '{key}': did you mean '{close}'?",
+                f"rename it: {close}: {_shown_value(data[key])}",
+            )
 
     profile = RoleProfile(
         name=name,
@@ -499,7 +522,7 @@ def parse_role(
         source=source,
         path=path,
         spawnable_roles=_names(data.get("spawnableRoles"), checker, "spawnableRoles"),
-        produces=str(produces),
+        produces=produces,
         scope=scope,
         skills=_names(data.get("skills"), checker, "skills") or (),
         model=model,
@@ -641,7 +664,8 @@ def render_role(profile: RoleProfile) -> str:
     }
     if profile.spawnable_roles is not None:
         data["spawnableRoles"] = list(profile.spawnable_roles)
-    data["produces"] = profile.produces
+    if profile.produces is not None:
+        data["produces"] = profile.produces
     if profile.scope:
         data["scope"] = profile.scope
     data["skills"] = list(profile.skills)

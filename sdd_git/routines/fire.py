@@ -391,6 +391,7 @@ def _log_missing(
         routine=routine.name,
         event_id=event.id,
         routine_rules={"ask_first": [dict(r) for r in routine.ask_first], "rehearsal": rehearsal},
+        process=lockfile.this_process(),  # it holds no role lock: `running` while this lives
     )
     log.append("missing", source=source.missing, why=source.why, event_kind=event.kind)
     log.append("run_ended", status="missing")
@@ -402,6 +403,7 @@ def runs_for(root: Root, routine: Routine, event_id: str | None = None) -> list[
     running), `started`, `rehearsal`. Only runs of the routine's own role count: a copied
     role's routine of the same name starts with no history."""
     from sdd_git.errors import RecordError
+    from sdd_git.runner.history import status_of
     from sdd_git.runner.runlog import read_events
 
     folder = runs_folder(root)
@@ -424,10 +426,7 @@ def runs_for(root: Root, routine: Routine, event_id: str | None = None) -> list[
             events = read_events(path)
         except RecordError:
             events = [started]
-        ended = [e for e in events if e.get("event") in ("run_ended", "run_resumed")]
-        status = "running"
-        if ended and ended[-1].get("event") == "run_ended":
-            status = str(ended[-1].get("status"))
+        status, _ = status_of(root, events)
         rules = started.get("routine_rules")
         found.append(
             {

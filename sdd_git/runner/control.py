@@ -66,10 +66,10 @@ def say(root: Root, role: str, text: str) -> str:
 
 
 def _latest_run(root: Root, role: str) -> str:
-    from sdd_git.runner.history import runs
+    from sdd_git.runner.history import ENDED_UNEXPECTEDLY, runs
 
     for summary in runs(root, role):
-        if summary.status in ("running", "stopped"):
+        if summary.status in ("running", "stopped", ENDED_UNEXPECTEDLY):
             return summary.run
     raise SddError(
         f"{role} has no run in progress or waiting",

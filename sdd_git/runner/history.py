@@ -14,7 +14,8 @@ from sdd_git.runner.runlog import read_events, runs_folder
 class RunSummary:
     run: str
     roles: tuple[str, ...]
-    status: str  # running, stopped (waiting for the person), done, no-spec, expired, ...
+    # running, stopped (waiting for the person), done, no-spec, expired, ended-unexpectedly, ...
+    status: str
     started: str
     task: str
     waiting_for: str | None
@@ -49,16 +50,47 @@ def runs(root: Root, role: str | None = None) -> list[RunSummary]:
         roles = tuple(started.get("roles") or ())
         if role is not None and role not in roles:
             continue
-        ended = [e for e in events if e.get("event") in ("run_ended", "run_resumed")]
-        status, waiting = "running", None
-        if ended and ended[-1].get("event") == "run_ended":
-            status = str(ended[-1].get("status"))
-            waiting = ended[-1].get("waiting_for")
-            if waiting and waiting not in waiting_ids:
-                status, waiting = "answered", None  # e.g. a reading the person has accepted
+        status, waiting = status_of(root, events)
+        if waiting and waiting not in waiting_ids:
+            status, waiting = "answered", None  # e.g. a reading the person has accepted
         found.append(
             RunSummary(
                 path.stem, roles, status, str(started.get("ts")), str(started.get("task")), waiting
             )
         )
     return sorted(found, key=lambda s: s.run, reverse=True)
+
+
+ENDED_UNEXPECTEDLY = "ended-unexpectedly"
+STATUS_WORDS = {ENDED_UNEXPECTEDLY: "ended unexpectedly"}  # as a table shows it
+
+
+def status_of(root: Root, events: list[dict[str, Any]]) -> tuple[str, str | None]:
+    """A run's status from its log, and the stop it waits for. A log that never ended is
+    `running` only while the process that wrote it last is alive: one killed (SIGKILL, a
+    crash, a closed laptop's lost session) never wrote `run_ended`, and would otherwise show
+    `running` forever."""
+    ended = [e for e in events if e.get("event") in ("run_ended", "run_resumed", "run_started")]
+    last = ended[-1] if ended else {}
+    if last.get("event") == "run_ended":
+        waiting = last.get("waiting_for")
+        return str(last.get("status")), str(waiting) if waiting else None
+    return (ENDED_UNEXPECTEDLY if _died(root, events, last) else "running"), None
+
+
+def _died(root: Root, events: list[dict[str, Any]], last: dict[str, Any]) -> bool:
+    from sdd_git import lockfile
+
+    process = last.get("process")
+    if isinstance(process, dict):
+        return lockfile.gone(process)
+    # A log from before sdd named the process: the role's lock (taken before the log is
+    # opened, released after it ends) is gone, or its holder is.
+    from sdd_git.runner.state import role_lock
+
+    started = next((e for e in events if e.get("event") == "run_started"), {})
+    roles = started.get("roles") or [""]
+    lock = role_lock(root, str(roles[0]))
+    if not lock.exists():
+        return True
+    return lockfile.describe_holder(lock)[1]

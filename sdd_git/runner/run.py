@@ -14,6 +14,7 @@ from typing import Any
 from sdd_git import lockfile
 from sdd_git.errors import RecordError, SddError, UsageError
 from sdd_git.providers.base import ProviderError, ToolCall
+from sdd_git.providers.select import Kept
 from sdd_git.roles.profile import RoleProfile, Rule
 from sdd_git.root import Root
 from sdd_git.runner import conversation, gate, prompt, stops, trusted
@@ -152,8 +153,8 @@ def start(
                 task=request.task,
                 change=plan.change,
                 origin=request.origin,
-                provider=provider.name,
-                model=provider.model,
+                **provider_fields(provider),
+                process=lockfile.this_process(),  # alive or not: `sdd role runs` tells
                 sandbox=_sandbox(),
                 **({"via": via} if (via := asked_from()) else {}),
                 **_routine_fields(request.routine),
@@ -323,9 +324,14 @@ def _replay(
 
     role, _ = find_role(root, started["roles"][0], use_cache=False)
     trusted.require(root, [role], doing=f"the run of {role.name}")
-    provider, masker, secret_names, context_tokens = provider_settings(root, role)
+    provider, masker, secret_names, context_tokens = provider_settings(
+        root, role, keep=kept_provider(started)
+    )
     log = RunLog.open(root, run_id, masker, clock)
     log.listener = on_event
+    switched = provider_switch(started, provider)
+    if switched is not None:
+        log.append("warning", **switched)
     state = RunState(
         root,
         run_id,
@@ -392,6 +398,75 @@ def _replay(
             )
             answered.add(event["call_id"])
     return state, [c for c in last_calls if c.id not in answered]
+
+
+def provider_fields(provider: object) -> dict[str, Any]:
+    """What `run_started` keeps of the provider, so that a resumed run goes on with the same
+    one: its kind, model, and where it is (a script's file, a server's address without any
+    user or query part, which could carry a secret). Never a key or a key's name."""
+    from urllib.parse import urlsplit
+
+    fields: dict[str, Any] = {
+        "provider": getattr(provider, "name", ""),
+        "model": getattr(provider, "model", ""),
+    }
+    script = getattr(provider, "path", None)
+    if fields["provider"] == "script" and script is not None:
+        fields["script"] = str(script)
+    base_url = getattr(provider, "base_url", None)
+    if isinstance(base_url, str) and base_url:
+        parts = urlsplit(base_url)
+        fields["base_url"] = (
+            f"{parts.scheme}://{parts.hostname or ''}"
+            + (f":{parts.port}" if parts.port else "")
+            + parts.path
+        )
+    return fields
+
+
+def kept_provider(started: Event) -> Kept | None:
+    """The provider a run started with, as its `run_started` recorded it (None for a log from
+    before sdd recorded it)."""
+    from pathlib import Path
+
+    from sdd_git.providers.select import Kept
+
+    kind, model = started.get("provider"), started.get("model")
+    if not isinstance(kind, str) or not kind or not isinstance(model, str):
+        return None
+    script = started.get("script")
+    return Kept(kind, model, Path(script) if isinstance(script, str) and script else None)
+
+
+def provider_switch(started: Event, provider: object) -> dict[str, Any] | None:
+    """When a resumed run cannot go on with the provider it started with (SDD_PROVIDER,
+    SDD_MODEL or SDD_BASE_URL now says otherwise, or its settings moved it to another
+    server), the warning that says so, from what to what; None when it goes on unchanged."""
+    import os
+
+    was = {k: started.get(k) for k in ("provider", "model", "base_url")}
+    if not was["provider"]:
+        return None  # a log from before sdd recorded it: nothing to compare
+    now = provider_fields(provider)
+    same = was["provider"] == now["provider"] and was["model"] == now["model"]
+    if same and (was["base_url"] is None or was["base_url"] == now.get("base_url")):
+        return None
+    why = [name for name in ("SDD_PROVIDER", "SDD_MODEL", "SDD_BASE_URL") if os.environ.get(name)]
+    because = (
+        f"{' and '.join(why)} {'is' if len(why) == 1 else 'are'} set"
+        if why
+        else "its settings now point elsewhere"
+    )
+    return {
+        "message": f"warning: this run started with {_provider_words(was)}; it goes on with "
+        f"{_provider_words(now)}, because {because}",
+        "switched": {"from": was, "to": {k: now.get(k) for k in was}},
+    }
+
+
+def _provider_words(fields: dict[str, Any]) -> str:
+    where = f" at {fields['base_url']}" if fields.get("base_url") else ""
+    return f"{fields.get('provider')} model {fields.get('model')}{where}"
 
 
 def _attached(started: Event) -> tuple[str, ...]:
@@ -777,7 +852,7 @@ def _after_approval(
         _save_rule(root, stop)
         _reload_role(state)  # the rule holds for the rest of this run too
     pending.remove(call)
-    state.log.append("run_resumed", stop=stop.id)
+    state.log.append("run_resumed", stop=stop.id, process=lockfile.this_process())
     if stop.expired(state.clock()):
         state.log.append("decision", stop=stop.id, choice="expired", **(where or {}))
         tool_result(state, call, "The approval expired before the person answered; it did not run.")
@@ -814,7 +889,7 @@ def _after_draft(
 ) -> RunOutcome:
     """The loop's one stop: go on with the draft (each action still stops), or decline it and
     let the author close with that denial."""
-    state.log.append("run_resumed", stop=stop.id)
+    state.log.append("run_resumed", stop=stop.id, process=lockfile.this_process())
     expired = stop.expired(state.clock())
     state.log.append(
         "decision", stop=stop.id, choice="expired" if expired else choice, **(where or {})

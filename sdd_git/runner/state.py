@@ -9,7 +9,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sdd_git import statefolders
 from sdd_git.errors import SddError
@@ -31,6 +31,9 @@ from sdd_git.runner.runlog import RunLog
 from sdd_git.tools.base import ToolContext
 from sdd_git.tools.catalog import CONNECTOR_TOOLS, TOOL_CLASSES
 
+if TYPE_CHECKING:
+    from sdd_git.providers.select import Kept
+
 DEFAULT_TIMEOUT_SECONDS = 600.0
 EXIT_DONE, EXIT_ERROR, EXIT_STOPPED, EXIT_NO_SPEC, EXIT_INTERRUPTED = 0, 1, 3, 4, 130
 LOOP_TOOLS = ("submit_draft", "report_gaps", "submit_revision")
@@ -48,6 +51,9 @@ EVERY_ROLE = ("remember", "handoff")  # offered whatever the role produces
 #   plan            draft_plan (a lead's plan: it binds nobody until the person accepts it)
 #   review          (none: read only, and its memory)
 #   other           every tool
+#   (not said)      the read and draft tools only: a role file that does not say what it
+#                   produces (a misspelt `prodcues:`, a pack of another tool) never gets
+#                   git_push or deploy by default; `produces: other` says so on purpose
 #
 # Every role also has `handoff`: it stops for the person like any consequential call, and the
 # receiver runs under its own boundary. A role whose file lists `tools:` gets the intersection.
@@ -151,9 +157,12 @@ def role_lock(root: Root, role: str) -> Path:
     return root.local / "locks" / f"role-{role}.lock"
 
 
-def provider_settings(root: Root, role: RoleProfile) -> tuple[Provider, Masker, list[str], int]:
+def provider_settings(
+    root: Root, role: RoleProfile, keep: Kept | None = None
+) -> tuple[Provider, Masker, list[str], int]:
     """The role's provider, a masker for everything the run writes or sends, the names of the
-    variables that hold its key (kept out of child processes), and its context size in tokens."""
+    variables that hold its key (kept out of child processes), and its context size in tokens.
+    `keep` is the provider a resumed run started with (`providers.select.Kept`)."""
     from sdd_git.providers.select import make_provider, settings_for
     from sdd_git.runner.masking import connector_secret_names, masker_for
     from sdd_git.trust.pending import require_settings
@@ -161,7 +170,7 @@ def provider_settings(root: Root, role: RoleProfile) -> tuple[Provider, Masker, 
     # A key goes only to an address she confirmed: the settings' and the role's (checked with
     # the role by `trusted.require`; here again, as this is where the key is read).
     require_settings(root, "sending the model's key")
-    settings = settings_for(root, role.model)
+    settings = settings_for(root, role.model, keep=keep)
     provider = make_provider(settings)
     extra = [s for s in (settings.key, os.environ.get("SDD_API_KEY")) if s]
     names = [settings.key_env] if settings.key_env else []
@@ -200,12 +209,20 @@ def approval_timeout(root: Root) -> float:
 
 
 LEADS_ONLY = ("draft_plan",)
+# A role that does not say what it produces: the draft tools but a lead's plan and a network
+# node's result (added for a node only), and no handoff either.
+UNSAID_TOOLS = tuple(
+    name
+    for name, kind in TOOL_CLASSES.items()
+    if kind == "draft" and name not in (*LEADS_ONLY, "return_artifact")
+)
 
 
 def offered_tools(role: RoleProfile | None, critic: str | None) -> tuple[str, ...]:
     """The tools a role is offered: the read tools and what its `produces` needs (the table
     above), narrowed by its own `tools:` list; the loop tools only in a run with a critic."""
-    extra = TOOLS_BY_PRODUCES.get(role.produces if role is not None else "other")
+    produces = role.produces if role is not None else "other"
+    extra = TOOLS_BY_PRODUCES.get(produces) if produces is not None else UNSAID_TOOLS
     allowed = getattr(role, "tools", None)  # a role file's own allowlist, when it has one
     chosen: list[str] = []
     for name, kind in TOOL_CLASSES.items():
@@ -215,6 +232,8 @@ def offered_tools(role: RoleProfile | None, critic: str | None) -> tuple[str, ..
             if critic is not None and name in LOOP_TOOLS:
                 chosen.append(name)  # the runner's own protocol, never narrowed by `tools:`
             continue
+        if produces is None and kind != "read" and name not in UNSAID_TOOLS:
+            continue  # read and draft only: not even `handoff`
         if extra is not None and kind != "read" and name not in EVERY_ROLE and name not in extra:
             continue
         if extra is None and name in LEADS_ONLY:

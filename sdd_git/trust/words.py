@@ -83,7 +83,7 @@ def _role_changes(before: dict[str, Any] | None, after: dict[str, Any] | None) -
     if before is None:
         said.append(
             f"new to you: level {_num(after.get('level'))}, delegation {after.get('delegation')}, "
-            f"produces {after.get('produces')}"
+            f"produces {after.get('produces') or 'nothing said (read and draft tools only)'}"
         )
     boundary_now = after.get("boundary") or {}
     boundary_then = old.get("boundary") or {}

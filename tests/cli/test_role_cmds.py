@@ -102,7 +102,7 @@ def test_create_refuses_bad_names(sdd: SddRunner, root: Root, name: str, message
 
 def test_create_refuses_an_existing_role(sdd: SddRunner, root: Root) -> None:
     with_builder(root)
-    result = sdd("role", "create", "builder", "--job", "Other")
+    result = sdd("role", "create", "builder", "--job", "Other", "--produces", "code")
     assert result.code == 1 and "already exists" in result.stderr
     assert role_file(root, "builder").read_text() == COMMENTED
 
@@ -230,8 +230,8 @@ def test_hidden_roles_leave_the_list_but_stay_in_all_and_keep_routines(
 
 
 def test_list_puts_pinned_roles_first_then_sorts_by_label(sdd: SddRunner, root: Root) -> None:
-    sdd("role", "create", "zed", "--job", "j", "--label", "Zed")
-    sdd("role", "create", "amy", "--job", "j", "--label", "amy")
+    sdd("role", "create", "zed", "--job", "j", "--label", "Zed", "--produces", "review")
+    sdd("role", "create", "amy", "--job", "j", "--label", "amy", "--produces", "review")
     sdd("role", "pin", "zed")
     names = [r["name"] for r in listed(sdd)]
     assert names[0] == "zed"
@@ -646,9 +646,9 @@ def test_validate_reports_each_mistake_with_file_line_and_key(sdd: SddRunner, ro
         "error: .sdd/roles/builder/ROLE.md:6: key 'level': must be a number, not 'high'"
         in result.stderr
     )
-    assert (
-        "warning: .sdd/roles/builder/ROLE.md:4: key 'labl': unknown key 'labl' is ignored"
-        in result.stderr
+    assert (  # a misspelt key of sdd's is an error, never ignored (issue 22)
+        "error: .sdd/roles/builder/ROLE.md:4: key 'labl': unknown key 'labl': did you mean "
+        "'label'?" in result.stderr
     )
     assert "hint: write a number, e.g. level: 10" in result.stderr
     ok = sdd("role", "validate", "templates") if (root.path / "templates").exists() else None
@@ -670,7 +670,7 @@ def test_validate_a_path_outside_a_root(sdd: SddRunner, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "command",
     [
-        ("role", "create", "x", "--job", "j"),
+        ("role", "create", "x", "--job", "j", "--produces", "code"),
         ("role", "edit", "builder", "--job", "j"),
         ("role", "pin", "builder"),
         ("role", "hide", "builder"),
@@ -730,7 +730,7 @@ YAML_WORDS = ["no", "off", "on", "yes", "y", "n", "null", "~", "true", "1.0", "0
 def test_edit_job_with_a_yaml_word_reads_back_as_the_same_text(
     sdd: SddRunner, root: Root, word: str
 ) -> None:
-    sdd("role", "create", "r3", "--job", "Start")
+    sdd("role", "create", "r3", "--job", "Start", "--produces", "review")
     result = sdd("role", "edit", "r3", "--job", word)
     assert result.code == 0, result.stderr
     assert front(root, "r3")["job"] == word
@@ -744,7 +744,10 @@ def test_edit_job_with_a_yaml_word_reads_back_as_the_same_text(
 
 @pytest.mark.parametrize("word", ["no", "on", "1.0"])
 def test_create_and_label_with_a_yaml_word(sdd: SddRunner, root: Root, word: str) -> None:
-    assert sdd("role", "create", "r4", "--job", word, "--label", word).code == 0
+    assert (
+        sdd("role", "create", "r4", "--job", word, "--label", word, "--produces", "review").code
+        == 0
+    )
     assert front(root, "r4")["job"] == word and front(root, "r4")["label"] == word
     assert sdd("role", "edit", "r4", "--label", word).code == 0
     assert front(root, "r4")["label"] == word
@@ -792,7 +795,7 @@ def test_show_names_the_tools_a_host_agent_is_offered(sdd: SddRunner, root: Root
     assert line.startswith("tools: read_file, list_files, read_record, git_status, git_log,")
     assert "search_files" in line and "write_file" not in line and "run_command" not in line
     assert "Claude Code's file" in shown.stdout
-    sdd("role", "create", "builder", "--job", "Build")
+    sdd("role", "create", "builder", "--job", "Build", "--produces", "code")
     assert "tools: all" in sdd("role", "show", "builder").stdout
 
 

@@ -89,7 +89,7 @@ def test_accept_of_nothing_waiting_is_an_error_and_confirms_nothing(
 
 
 def test_forget_makes_a_confirmed_file_wait_again(sdd: SddRunner, root: Root) -> None:
-    assert sdd("role", "create", "builder", "--job", "Build").code == 0
+    assert sdd("role", "create", "builder", "--job", "Build", "--produces", "code").code == 0
     assert "nothing waits" in sdd("trust", "review").stdout
     gone = sdd("trust", "forget", ".sdd/roles/builder/ROLE.md")
     assert gone.code == 0 and "no longer confirmed" in gone.stderr

@@ -109,7 +109,7 @@ def test_a_repo_role_written_by_hand_counts_once_she_confirms_it(
 
 
 def test_a_role_she_creates_and_edits_counts_as_she_writes_it(sdd: SddRunner, root: Root) -> None:
-    assert sdd("role", "create", "helper", "--job", "Help").code == 0
+    assert sdd("role", "create", "helper", "--job", "Help", "--produces", "other").code == 0
     assert sdd("role", "edit", "helper", "--level", "3").code == 0
     role, _ = find_role(root, "helper", use_cache=False)
     assert role.trust is None and role.level == 3  # confirmed as she wrote it
