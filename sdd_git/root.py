@@ -98,6 +98,9 @@ class InitReport:
     root: Root
     git_initialized: bool
     created: tuple[str, ...]
+    # The root this one sits in, when the folder is a git repository of its own (a
+    # submodule) inside it: a product of its own, said so on screen.
+    inside: Path | None = None
 
 
 def init_root(folder: Path, product: str | None) -> InitReport:
@@ -106,6 +109,7 @@ def init_root(folder: Path, product: str | None) -> InitReport:
     from sdd_git.sink import refuse_inside_run
 
     refuse_inside_run()
+    inside = _refuse_nested(folder.resolve())
     folder.mkdir(parents=True, exist_ok=True)
     folder = folder.resolve()
     root = Root(folder)
@@ -138,7 +142,48 @@ def init_root(folder: Path, product: str | None) -> InitReport:
         marker = keep / ".gitkeep"
         if not any(keep.iterdir()):
             marker.touch()
-    return InitReport(root=root, git_initialized=git_initialized, created=tuple(created))
+    return InitReport(
+        root=root, git_initialized=git_initialized, created=tuple(created), inside=inside
+    )
+
+
+def _refuse_nested(folder: Path) -> Path | None:
+    """Refuse a root inside another (nothing written): every command below the folder would
+    then find the new one, and the record would split in two without a word. A folder that is
+    its own git repository (a submodule, a nested clone) has its own history, so it may be a
+    product of its own; the outer root is given back for the CLI to say so."""
+    outer = next((f for f in folder.parents if (f / CONFIG_RELATIVE).is_file()), None)
+    if outer is None or (folder / CONFIG_RELATIVE).is_file():
+        return None  # not inside one, or this is already a root (init is idempotent)
+    if _git_top(folder) == folder:
+        return outer  # the top of a repository of its own, below the outer root
+    from sdd_git.errors import UsageError
+
+    raise UsageError(
+        f"{folder} is inside the sdd root {outer}; nothing was written (a root inside another "
+        "would split the record in two)",
+        hint=f"sdd commands here already use {outer}; to make this folder a product of its own, "
+        "make it a git repository of its own first (git init, or a submodule), then sdd init",
+    )
+
+
+def _git_top(folder: Path) -> Path | None:
+    """The top of the git work tree `folder` is in (its own, for a submodule), or None."""
+    import subprocess
+
+    probe = folder
+    while not probe.is_dir():  # a folder still to be made: ask from where it will be
+        probe = probe.parent
+    result = subprocess.run(
+        ["git", "rev-parse", "--show-toplevel"],
+        cwd=probe,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0 or not result.stdout.strip():
+        return None
+    return Path(result.stdout.strip()).resolve()
 
 
 def _set_product_name(root: Root, product: str) -> None:

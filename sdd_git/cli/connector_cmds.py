@@ -21,7 +21,18 @@ def connect_command(name: str, token_from: str | None, base_url: str | None) -> 
     from sdd_git.connectors.accounts import connect
 
     def ask(prompt: str) -> str:
-        return str(click.prompt(prompt, hide_input=True, default="", show_default=False))
+        import sys
+
+        from sdd_git.errors import UsageError
+
+        if not (sys.stdin.isatty() and sys.stderr.isatty()):
+            # Hidden input needs a terminal: without one, getpass warns and reads the pipe.
+            raise UsageError(
+                f"there is no terminal to ask for the token of {name} on; nothing was stored",
+                hint=f"give it with --token-from: sdd connect {name} --token-from env:VARIABLE "
+                "(or --token-from gh, --token-from glab)",
+            )
+        return str(click.prompt(prompt, hide_input=True, default="", show_default=False, err=True))
 
     done = connect(current_root(), name, token_from=token_from, base_url=base_url, ask=ask)
     if done.config_added:

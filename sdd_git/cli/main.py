@@ -172,7 +172,7 @@ def _main(argv: list[str] | None) -> None:
         sys.exit(2)
     except click.UsageError as exc:
         command = exc.ctx.command_path if exc.ctx else "sdd"
-        _fail(exc.format_message(), f"see '{command} --help'", 2)
+        _fail(exc.format_message() + _dash_text(exc, argv), f"see '{command} --help'", 2)
     except click.ClickException as exc:
         _fail(exc.format_message(), None, exc.exit_code)
     except (click.Abort, KeyboardInterrupt):
@@ -187,6 +187,31 @@ def _main(argv: list[str] | None) -> None:
         )
     else:
         sys.exit(result if isinstance(result, int) else 0)
+
+
+def _dash_text(exc: click.UsageError, argv: list[str] | None) -> str:
+    """For an unknown "option" that is really her text (`sdd change new "-5 dollars..."`):
+    how to pass it, for every command. Empty for a misspelt option click can name."""
+    if not isinstance(exc, click.NoSuchOption) or exc.possibilities:
+        return ""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--" in args:
+        return ""
+    text = next((a for a in args if a.startswith(exc.option_name)), None)
+    if text is None:
+        return ""
+    rest = list(args)
+    rest.remove(text)
+    example = " ".join(["sdd", *(_quoted(a) for a in rest), "--", _quoted(text)])
+    return f" (to pass text that starts with '-', put -- before it: {example})"
+
+
+def _quoted(text: str) -> str:
+    import shlex
+
+    if text and not any(c in text for c in '"$`\\!') and shlex.quote(text) != text:
+        return f'"{text}"'  # as she would type it
+    return shlex.quote(text)
 
 
 def _asked_and_confirmed(exc: Exception) -> bool:

@@ -327,8 +327,11 @@ def _flag_command(command: str, key: str, value: bool, help_text: str) -> None:
     def run(name: str) -> None:
         from sdd_git.roles.manage import set_flag
 
-        set_flag(current_root(), name, key, value)
-        say(f"{name}: {key} {'on' if value else 'off'}")
+        written = set_flag(current_root(), name, key, value)
+        said = f"{name}: {key} {'on' if value else 'off'}"
+        if written.name == "role-view.json":
+            said += " (in your view of this product's roles; its own file is unchanged)"
+        say(said)
 
 
 _flag_command("pin", "pinned", True, "Keep a role at the top of the list.")

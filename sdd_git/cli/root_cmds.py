@@ -17,6 +17,11 @@ def init(product: str | None) -> None:
     from sdd_git.records.person import init as init_root
 
     report = init_root(Path.cwd(), product)
+    if report.inside is not None:
+        say(
+            f"note: this folder is a git repository of its own inside the sdd root "
+            f"{report.inside}: it is a product of its own, and sdd commands here use it"
+        )
     if report.git_initialized:
         say("ran git init")
     if report.created:

@@ -21,7 +21,13 @@ from sdd_git.connectors.config import (
     load_connectors,
 )
 from sdd_git.connectors.registry import BUILTIN, SERVICES
-from sdd_git.connectors.signin import borrow_token, delete_token, find_token, store_token
+from sdd_git.connectors.signin import (
+    borrow_token,
+    delete_token,
+    find_token,
+    require_keyring,
+    store_token,
+)
 from sdd_git.errors import UsageError
 from sdd_git.root import Root
 
@@ -44,7 +50,8 @@ def connect(
     ask: Callable[[str], str],
 ) -> Connected:
     """Sign connector `name` in: its token into the OS keyring, its entry into the config when
-    it has none. `ask` reads the token on hidden input when `token_from` is not given."""
+    it has none. `ask` reads the token on hidden input when `token_from` is not given (and
+    refuses when there is no terminal to read it on)."""
     from sdd_git.records.person import refuse_inside_run
 
     refuse_inside_run()
@@ -65,6 +72,7 @@ def connect(
         )
     if base_url is not None:
         _check_url(base_url, name)
+    require_keyring(name)  # before anything is asked or borrowed
     if token_from is not None:
         token = borrow_token(token_from, config)
     else:

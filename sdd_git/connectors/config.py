@@ -160,6 +160,7 @@ def _one(where: str, name: str, value: Any) -> ConnectorConfig:
             "committed; tokens never live in the repository",
             hint=f"name a variable instead ({key}.token_env: VAR), or run: sdd connect {name}",
         )
+    _refuse_misspelt(where, key, value, kind)  # after the token check: that says more
     reads, acts = (_names(where, key, value, k) for k in ("reads", "acts"))
     settings = {
         str(k): v
@@ -178,6 +179,34 @@ def _one(where: str, name: str, value: Any) -> ConnectorConfig:
             hint=f"{key}: {{kind: script, like: github, file: tests/github.yaml}}",
         )
     return ConnectorConfig(name, kind, base_url, token_env, reads, settings, acts)
+
+
+# The keys sdd reads for every connector, and those its own connectors read from the rest.
+COMMON_KEYS = ("kind", "base_url", "token_env", "reads", "acts")
+BUILTIN_SETTING_KEYS = (
+    "args", "command", "cwd", "email", "env", "file", "like", "needs_token", "organization",
+    "project", "repo", "root", "sandbox", "team", "timeout", "token_as", "url", "user",
+)  # fmt: skip
+
+
+def _refuse_misspelt(where: str, key: str, value: dict[str, Any], kind: str) -> None:
+    """A key that is a misspelling of a known one (`tokn_env`) is refused with the right one,
+    as settings' and role files' are: kept as a setting nobody reads, the token would silently
+    come from elsewhere. A plug-in's own keys are its own; only sdd's common keys are checked
+    against them."""
+    from sdd_git.config import did_you_mean
+    from sdd_git.connectors.registry import BUILTIN
+
+    known = COMMON_KEYS + (BUILTIN_SETTING_KEYS if kind in BUILTIN else ())
+    for name in value:
+        if str(name) in known:
+            continue
+        close = did_you_mean(str(name), known)
+        if close is not None:
+            raise RecordError(
+                f"{where}: unknown key '{key}.{name}': did you mean '{close}'?",
+                hint=f"rename it: {key}.{close}",
+            )
 
 
 def _names(where: str, key: str, value: dict[str, Any], part: str) -> tuple[str, ...]:

@@ -72,6 +72,22 @@ def keyring_token(name: str) -> str | None:
         return None  # no backend, a locked or broken one: not signed in this way
 
 
+def require_keyring(name: str) -> None:
+    """Refuse at once when there is no OS keyring to keep connector `name`'s token in: before
+    she is asked for it (or gh is asked), not after she pasted it."""
+    keyring, _ = _keyring(name)
+    try:
+        from keyring.backends import fail
+
+        backend = keyring.get_keyring()
+        priority = float(getattr(backend, "priority", 1))
+    except Exception:  # a backend that cannot even say what it is keeps nothing
+        raise _no_keyring(name) from None
+    # `fail` and `null` are keyring's own "none here"; an empty chain ranks below them.
+    if isinstance(backend, fail.Keyring) or priority <= 0:
+        raise _no_keyring(name)
+
+
 def store_token(name: str, token: str) -> str:
     """Keep `token` in the OS keyring for connector `name`; gives back the keyring's name."""
     keyring, errors = _keyring(name)

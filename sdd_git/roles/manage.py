@@ -439,7 +439,16 @@ def _held_rules(profile: RoleProfile) -> tuple[Rule, ...]:
 
 
 def set_flag(root: Root, name: str, key: str, value: bool) -> Path:
-    """Pin or hide a role; another host's agent file gets the key beside its own keys."""
+    """Pin or hide a role. A repo role keeps the flag in its file and another host's agent
+    file beside its own keys; a built-in, a shipped template or a pack in her view of the
+    list (roles/view.py), never in a file that is not this repo's own."""
+    from sdd_git.roles import view
+
+    if not repo_role_path(root, name).is_file():
+        profile, _ = find_role(root, name)  # no such role anywhere: said here
+        if profile.source in view.VIEWED_SOURCES:
+            with person_write(root):
+                return view.set_flag(root, name, key, value)
     return edit(root, name, {key: value})
 
 

@@ -36,7 +36,7 @@ ENTRY_POINT_GROUP = "sdd_git.roles"
 EXECUTOR = RoleProfile(
     name="executor",
     label="Executor",
-    job="Do the task yourself, as the leaf of the work.",
+    job="Does one task itself, start to finish, and hands no part of it to another role.",
     level=0,
     delegation="deny",
     description=(
@@ -50,7 +50,7 @@ EXECUTOR = RoleProfile(
 SUPERVISOR = RoleProfile(
     name="supervisor",
     label="Supervisor",
-    job="Decompose the task, delegate the parts, and verify what comes back.",
+    job="Splits a large task into parts, gives each to another role, and checks what comes back.",
     level=100,
     delegation="allow",
     description=(
@@ -263,7 +263,10 @@ def load_registry(root: Root | None, repo: bool = True) -> Registry:
         offer(_load(cache, f"package:{where}", where, "package", warnings, text), where)
     offer_files(shipped_dir(), "template")
     cache.save(prune=True)
-    return Registry(tuple(chosen.values()), tuple(warnings))
+    from sdd_git.roles import view
+
+    # Her pins and hides of the roles whose file is not the repo's own (roles/view.py).
+    return Registry(view.load(root).apply_all(chosen.values()), tuple(warnings))
 
 
 def find_pack(root: Root | None, name: str) -> RoleProfile | None:
@@ -282,7 +285,9 @@ def find_role(
     """
     for builtin in BUILTINS:
         if builtin.name == name:
-            return builtin, []
+            from sdd_git.roles import view
+
+            return view.load(root).apply(builtin), []
     if root is not None:
         path = repo_role_path(root, name)
         if os.path.lexists(path):

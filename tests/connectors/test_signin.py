@@ -5,8 +5,14 @@ removes it. A file keyring under the test's HOME stands in for the OS one."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import pty
+import select
 import stat
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import keyring
@@ -41,26 +47,97 @@ def test_the_variable_comes_first_then_the_keyring(monkeypatch: pytest.MonkeyPat
     assert (token.value, token.source) == (GH_TOKEN, f"env {TOKEN_VARIABLE}")
 
 
+def _in_a_terminal(root: Root, answer: bytes, *args: str) -> tuple[int, str]:
+    """`sdd ARGS` on a pseudo-terminal: the token question answered once it is asked."""
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sdd_git", *args],
+        cwd=root.path,
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env={**os.environ, "NO_COLOR": "1"},
+        close_fds=True,
+    )
+    os.close(follower)
+    seen, answered = b"", False
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        ready, _, _ = select.select([leader], [], [], 0.2)
+        if ready:
+            try:
+                seen += os.read(leader, 4096)
+            except OSError:
+                break
+        if not answered and b"(hidden):" in seen:
+            os.write(leader, answer)
+            answered = True
+    code = process.wait(timeout=30)
+    with contextlib.suppress(OSError):
+        while select.select([leader], [], [], 0.1)[0]:
+            chunk = os.read(leader, 4096)
+            if not chunk:
+                break
+            seen += chunk
+    os.close(leader)
+    return code, seen.decode("utf-8", "replace")
+
+
 def test_connect_asks_on_hidden_input_and_keeps_the_token_out_of_the_repository(
-    sdd: SddRunner, root: Root
+    root: Root,
 ) -> None:
-    result = sdd("connect", "github", input=GH_TOKEN + "\n")
-    assert result.code == 0, result.stderr
+    code, said = _in_a_terminal(root, GH_TOKEN.encode() + b"\n", "connect", "github")
+    assert code == 0, said
     assert stored("github") == GH_TOKEN
-    assert GH_TOKEN not in result.stdout + result.stderr  # hidden: never echoed
+    assert GH_TOKEN not in said  # hidden: never echoed
     config = root.config.read_text()
     assert "github: {}" in config and GH_TOKEN not in config
-    assert "added connectors.github to .sdd/config.yaml" in result.stderr
-    again = sdd("connect", "github", input="ghp_another_token_value_123456\n")
-    assert again.code == 0 and "added" not in again.stderr  # the entry was there already
+    assert "added connectors.github to .sdd/config.yaml" in said
+    code, again = _in_a_terminal(root, b"ghp_another_token_value_123456\n", "connect", "github")
+    assert code == 0 and "added" not in again  # the entry was there already
 
 
-def test_connect_to_a_self_hosted_service_needs_its_address(sdd: SddRunner, root: Root) -> None:
-    refused = sdd("connect", "jira", input="t0ken-for-jira\n")
+def test_connect_with_no_terminal_says_to_use_token_from_in_one_error(root: Root) -> None:
+    """Piped, in CI or from a script: no GetPassWarning, no exit 130, nothing stored."""
+    done = subprocess.run(
+        [sys.executable, "-m", "sdd_git", "connect", "github"],
+        cwd=root.path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    lines = done.stderr.splitlines()
+    assert [line for line in lines if line.startswith("error:")] == [
+        "error: there is no terminal to ask for the token of github on; nothing was stored"
+    ]
+    assert lines[-1].startswith("hint: give it with --token-from: sdd connect github")
+    assert "Warning" not in done.stderr and "Traceback" not in done.stderr
+    assert stored("github") is None and "connectors" not in root.config.read_text()
+
+
+def test_with_no_keyring_connect_says_so_before_asking_for_the_token(
+    root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")  # the child's
+    code, said = _in_a_terminal(root, GH_TOKEN.encode() + b"\n", "connect", "github")
+    assert code == 1, said
+    assert "there is no OS keyring here" in said
+    assert "(hidden)" not in said  # never asked: she does not paste a token for nothing
+    assert "connectors" not in root.config.read_text()
+
+
+def test_connect_to_a_self_hosted_service_needs_its_address(
+    sdd: SddRunner, root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JIRA_TOKEN_FOR_TEST", "t0ken-for-jira")
+    refused = sdd("connect", "jira", "--token-from", "env:JIRA_TOKEN_FOR_TEST")
     assert refused.code == 2 and "--base-url https://acme.atlassian.net" in refused.stderr
     assert stored("jira") is None
     done = sdd("connect", "jira", "--base-url", "https://acme.atlassian.net",
-               input="t0ken-for-jira\n")  # fmt: skip
+               "--token-from", "env:JIRA_TOKEN_FOR_TEST")  # fmt: skip
     assert done.code == 0, done.stderr
     assert "jira: {base_url: https://acme.atlassian.net}" in root.config.read_text()
     assert stored("jira") == "t0ken-for-jira"
