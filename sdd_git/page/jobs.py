@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 QUIET = ("message",)  # the prompts sent: in the run's log, not in her progress view
@@ -24,7 +25,8 @@ class Job:
     id: str
     title: str
     change: str | None
-    lines: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)  # her progress, in sentences
+    run: str | None = None  # the run it follows, once its log names it: its raw log's page
     outcome: Any = None
     error: str | None = None
     hint: str | None = None
@@ -48,9 +50,10 @@ class Job:
 class Jobs:
     """The jobs of one page server, in memory: a restart forgets them, never the run logs."""
 
-    def __init__(self) -> None:
+    def __init__(self, product: Callable[[], Path | None] = lambda: None) -> None:
         self._jobs: dict[str, Job] = {}
         self._lock = threading.Lock()
+        self._product = product  # the product folder in use: where a write's old file is
 
     def start(
         self,
@@ -59,16 +62,23 @@ class Jobs:
         work: Work,
         ready_on: str | None = None,
         receipt: str | None = None,
+        role: str = "",
     ) -> Job:
         from sdd_git.errors import SddError
-        from sdd_git.runner.control import event_text
+        from sdd_git.page.herwords import for_her
+        from sdd_git.page.progress import sentences_for
         from sdd_git.trust.pending import WaitsForHer
 
         job = Job(secrets.token_hex(8), title, change, ready_on=ready_on, receipt=receipt)
+        sentence = sentences_for(self._product())
+        sentence.role = role  # the role it follows, when known before its run says it
 
         def told(event: dict[str, Any]) -> None:
-            if event.get("event") not in QUIET:
-                job.lines.append(event_text(event))
+            if job.run is None and isinstance(event.get("run"), str):
+                job.run = event["run"]
+            said = sentence(event) if event.get("event") not in QUIET else None
+            if said:
+                job.lines.append(said)
             if ready_on is not None and event.get("event") == ready_on:
                 job.answered = True
                 job.ready.set()
@@ -82,9 +92,9 @@ class Jobs:
             except WaitsForHer as exc:  # not a failure: it waits for her, said on the page
                 job.waits = exc.items
             except SddError as exc:
-                job.error, job.hint = exc.message, exc.hint
+                job.error, job.hint = for_her(exc.message), exc.hint
             except Exception as exc:  # shown on the page: the server goes on serving her
-                job.error = f"{type(exc).__name__}: {exc}"
+                job.error = f"something went wrong inside ({exc}); the run's log has the rest"
             finally:
                 job.done.set()
                 job.ready.set()

@@ -71,13 +71,13 @@ STATIC_PREFIX = "/static/"
 STATIC_CACHE = (b"cache-control", b"private, max-age=86400, immutable")
 
 _NOT_SIGNED_IN = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Open the address sdd page printed</title>
+<html lang="en"><head><meta charset="utf-8"><title>Open your page again</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>
-<body><main><h1>Open the address <code>sdd page</code> printed</h1>
+<body><main><h1>Open your page again</h1>
 <p>{why}</p>
-<p>This page opens only from the address that <code>sdd page</code> printed in your terminal
-when it started. If that address was already used in another browser, stop
-<code>sdd page</code> (Ctrl-C) and start it again for a new one.</p></main></body></html>
+<p>Your page opens from its shortcut, or from the address it gave when it started. Each
+address lets you in once: if this one was already used, in this browser or another, open the
+shortcut again, and your page opens by itself with a fresh one.</p></main></body></html>
 """
 
 

@@ -29,7 +29,7 @@ class Site:
     def __init__(self, root: Root | None, start_folder: Path | None = None) -> None:
         self.root = root
         self.start_folder = start_folder
-        self.jobs = Jobs()
+        self.jobs = Jobs(lambda: self.root.path if self.root else None)
         self.templates = Environment(
             loader=FileSystemLoader(str(TEMPLATES)),
             autoescape=select_autoescape(["html"]),
@@ -38,12 +38,63 @@ class Site:
             finalize=shown,
         )
         self.templates.globals["static_version"] = static_version()
+        from sdd_git.page import herwords
+
+        self.templates.globals.update(
+            called=self.called,
+            stop_line=lambda stop: herwords.stop_line(stop, self._path(), self.called(stop.role)),
+            decision_words=herwords.decision_words,
+            accepted_on=herwords.accepted_on,
+        )
+        self.templates.filters["when"] = herwords.when
 
     def render(self, request: Request, name: str, status: int = 200, **values: Any) -> HTMLResponse:
-        values.setdefault("error", None)
-        values.setdefault("hint", None)
+        from sdd_git.page.herwords import for_her, hint_for_her
+
+        # The core's messages are written for a terminal: on her page they name no command.
+        if values.get("error"):  # never emptied: a message that was all command stays whole
+            values["error"] = for_her(values["error"]) or values["error"]
+        else:
+            values["error"] = None
+        values["hint"] = hint_for_her(values.get("hint"))
+        if values.get("notice"):
+            values["notice"] = for_her(values["notice"])
+        values.setdefault("product", self.product())
         html = self.templates.get_template(name).render(request=request, root=self.root, **values)
         return HTMLResponse(html, status_code=status)
+
+    def _path(self) -> Path | None:
+        return self.root.path if self.root else None
+
+    def called(self, role: str) -> str:
+        """A role as a sentence names it: "The builder", "The QA author"."""
+        from sdd_git.page.herwords import capital, role_words
+
+        label = None
+        if self.root is not None:
+            from sdd_git.errors import SddError
+            from sdd_git.roles.registry import load_registry
+
+            try:
+                found = load_registry(self.root).get(role)
+            except (SddError, OSError):
+                found = None
+            label = found.label if found is not None else None
+        return capital(role_words(role, label))
+
+    def product(self) -> str | None:
+        """Her product's name: `product:` (or `name:`) in memory/product.yaml, as `sdd init
+        --product` wrote it; the folder's name only when the file names none."""
+        if self.root is None:
+            return None
+        from sdd_git.errors import SddError
+        from sdd_git.records import scopes
+
+        try:
+            named = scopes.load(self.root).product
+        except (SddError, OSError):  # a broken file says so where it is used, not in a title
+            named = None
+        return named or self.root.path.name
 
     def missing(
         self, request: Request, what: str, exc: Any = None, status: int = 404
@@ -120,5 +171,7 @@ def see_other(url: str) -> RedirectResponse:
 
 
 async def form_of(request: Request) -> dict[str, str]:
+    """Her form's fields. A browser sends every line break of a text box as CRLF: her words keep
+    the line breaks she typed, as the terminal would have them (LF), not a control character."""
     form = await request.form()
-    return {k: v for k, v in form.items() if isinstance(v, str)}
+    return {k: v.replace("\r\n", "\n") for k, v in form.items() if isinstance(v, str)}

@@ -42,7 +42,6 @@ async def home(request: Request) -> Response:
         "home.html",
         changes=changes.list_all(root),
         stops=_open_stops(root),
-        product=root.path.name,
         **waiting,
     )
 
@@ -72,7 +71,6 @@ async def change_new(request: Request) -> Response:
             status=400,
             changes=changes.list_all(root),
             stops=_open_stops(root),
-            product=root.path.name,
             **await run_in_threadpool(home_values, root),
             error=exc.message,
             hint=exc.hint,
@@ -84,6 +82,8 @@ async def change_new(request: Request) -> Response:
 
 def change_view(request: Request, change_id: str, **extra: Any) -> Response:
     from sdd_git.network.drive import status as network_status
+    from sdd_git.page.herwords import missing_first
+    from sdd_git.page.releases import releases_of
     from sdd_git.records import changes, decisions, stages
     from sdd_git.records.plan import acceptance_of, plan_bytes, plan_path, read_plan
     from sdd_git.records.view import describe_change
@@ -113,6 +113,7 @@ def change_view(request: Request, change_id: str, **extra: Any) -> Response:
     reading = next((s for s in described["sections"] if s["id"].endswith("#S1")), None)
     next_stage = {"reading": "build", "build": "verify", "verify": "release", "release": "done"}
     target = next_stage.get(pack.stage)
+    # The gates the commands use; the page only says them as what she does first.
     blocked = stages.gate_problem(root, pack, target) if target else None
     release_block = stages.gate_problem(root, pack, "release")
     return site.render(
@@ -129,25 +130,11 @@ def change_view(request: Request, change_id: str, **extra: Any) -> Response:
         plan_decision=plan_decision,
         nodes=nodes,
         next_target=target,
-        next_blocked=blocked,
-        release_block=release_block,
+        next_missing=missing_first(blocked),
+        release_missing=missing_first(release_block),
         releases=releases_of(root, change_id),
         **extra,
     )
-
-
-def releases_of(root: Root, change_id: str) -> list[dict[str, str]]:
-    """The release records that name this change, newest first."""
-    from sdd_git import beneath
-
-    found = []
-    for name in sorted(beneath.entries(root.path, root.releases).files, reverse=True):
-        if name.startswith("R-") and name.endswith(".md"):
-            path = root.releases / name
-            text = beneath.read_text(root.path, path)
-            if change_id in text:
-                found.append({"id": path.stem, "text": text})
-    return found
 
 
 async def change_page(request: Request) -> Response:
@@ -212,11 +199,7 @@ async def reading_answer(request: Request) -> Response:
 
         def accept() -> str:
             made = acceptance.accept_reading(root, change_id, shown=shown)
-            decision = made.decision
-            return (
-                f"You accepted the reading: decision {decision.id}, "
-                f'in your words: "{decision.words}".'
-            )
+            return f"You accepted the reading, in your words: “{made.decision.words}”"
 
         return await _act(
             request, change_id, "accept reading", {"change": change_id}, accept, "reading"
@@ -264,7 +247,7 @@ async def stage_next(request: Request) -> Response:
 
     def move() -> str:
         made = stages.advance(root, change_id)
-        return f"{made.change.id} moved from {made.before} to {made.after}."
+        return f"{made.change.id} moved on from {made.before} to {made.after}."
 
     return await _act(request, change_id, "next", {"change": change_id}, move)
 
@@ -281,8 +264,8 @@ async def plan_accept(request: Request) -> Response:
         return await view(request, change_id, notice=UNSEEN)
 
     def accept() -> str:
-        made = acceptance.accept_plan(root, change_id, words, shown)
-        return f"You accepted the plan ({made.decision.id}). Only now may anyone write for it."
+        acceptance.accept_plan(root, change_id, words, shown)
+        return "You accepted the plan. Only now may anyone write for it."
 
     return await _act(
         request, change_id, "accept plan", {"change": change_id, "words": words}, accept, "plan"
@@ -319,9 +302,9 @@ async def scenario_accept(request: Request) -> Response:
         return await view(request, change_id, notice=UNSEEN)
 
     def accept() -> str:
-        made = acceptance.accept_scenario(root, ref, optional, shown=shown)
+        acceptance.accept_scenario(root, ref, optional, shown=shown)
         kind = "optional" if optional else "required"
-        return f"You accepted {scenario} as {kind} ({made.decision.id})."
+        return f"You accepted {scenario} as {kind}."
 
     return await _act(
         request,
@@ -366,7 +349,8 @@ async def qa_record(request: Request) -> Response:
 
             raise UsageError("choose whether it worked (pass) or not (fail)")
         made = acceptance.record_qa(root, ref, result, words)
-        return f'You recorded {scenario}: {made.result}, "{made.words}".'
+        worked = "it worked (pass)" if made.result == "pass" else "it did not work (fail)"
+        return f"You recorded {scenario}: {worked}, in your words: “{made.words}”"
 
     return await _act(
         request, change_id, "qa record", {"ref": ref, "result": result, "words": words}, record
@@ -383,8 +367,8 @@ async def failure_accept(request: Request) -> Response:
     ref = f"{change_id}/{scenario}"
 
     def accept() -> str:
-        made = acceptance.accept_failure(root, ref, words)
-        return f"You accepted the failure of {scenario} ({made.id}). The reading stays the same."
+        acceptance.accept_failure(root, ref, words)
+        return f"You accepted that {scenario} fails, for now. The reading stays the same."
 
     return await _act(request, change_id, "accept failure", {"ref": ref, "words": words}, accept)
 
@@ -423,7 +407,7 @@ async def role_run(request: Request) -> Response:
         return await view(request, change_id, error="choose a role and say what it should do")
     run = RunRequest(author=author, task=task, critic=critic, change=change_id)
     job = site.jobs.start(
-        f"{author} is working on {change_id}",
+        f"{site.called(author)} is working on {change_id}",
         change_id,
         lambda told: start(root, run, on_event=told),
     )

@@ -102,7 +102,7 @@ async def role_reply(request: Request) -> Response:
             if upload is not None:
                 shutil.rmtree(upload.parent, ignore_errors=True)
 
-    job = site.jobs.start(f"{name} reads your message", None, work)
+    job = site.jobs.start(f"{site.called(name)} reads your message", None, work)
     attached = {"attachment": upload.name, "attachment_what": what} if upload else {}
     site.logged("role run", role=name, task=text, reply_to=reply_to, job=job.id, **attached)
     return await started(request, job)
@@ -175,7 +175,10 @@ async def role_stop_now(request: Request) -> Response:
         )
     site.logged("stop now", role=name, run=run_id)
     return await run_in_threadpool(
-        _role_view, request, name, notice=f"Asked {run_id} to stop now. What is done stays done."
+        _role_view,
+        request,
+        name,
+        notice=f"{site.called(name)} was asked to stop now. What is done stays done.",
     )
 
 

@@ -22,10 +22,16 @@ POLL_SECONDS = 0.05
 CHOICES = {"allow_once": "Allow once", "always_allow": "Always allow", "deny": "Deny"}
 
 
-def outcome_of(job: Job) -> dict[str, Any]:
-    """What the job came to, in words, and where she goes next."""
+def outcome_of(job: Job, site: Any = None) -> dict[str, Any]:
+    """What the job came to, in words, and where she goes next. `site` names the roles."""
+    from sdd_git.page.herwords import capital, for_her, hint_for_her
+
     if not job.done.is_set():
         return {"done": False}
+
+    def called(role: str) -> str:
+        return str(site.called(role)) if site is not None else role
+
     if job.waits:
         names = ", ".join(getattr(i, "name", "") for i in job.waits)
         return {
@@ -39,25 +45,35 @@ def outcome_of(job: Job) -> dict[str, Any]:
         back = f"/changes/{job.change}" if job.change else "/"
         return {
             "done": True,
-            "text": f"It could not go on: {job.error}",
-            "hint": job.hint,
+            "text": f"It could not go on: {for_her(job.error)}",
+            "hint": hint_for_her(job.hint),
             "next": back,
-            "next_label": "Back to the change",
+            "next_label": "Back to the change" if job.change else "Back home",
             "failed": True,
+            "run": job.run,
         }
     made = job.outcome
     stop = getattr(made, "stop", None)
-    text = str(getattr(made, "message", "") or "")
+    status = str(getattr(made, "status", ""))
+    text = for_her(getattr(made, "message", "") or "")
+    if text.lower() in ("done", status):  # the status again: her progress said it
+        text = ""
+    elif text:
+        text = capital(text) + ("" if text.endswith((".", "!", "?")) else ".")
     reply = getattr(made, "reply", None)
+    run = getattr(made, "run_id", None) or job.run
     if reply:
-        text = f"{text} The role says: {reply}".strip()
+        text = f"{text} It says: “{reply}”".strip()
     if stop is not None and stop.kind in ("approval", "draft"):
+        from sdd_git.page.herwords import stop_line
+
+        root = site.root.path if site is not None and site.root is not None else None
         return {
             "done": True,
-            "text": f"It stops for you: {stop.action}",
+            "text": f"{stop_line(stop, root, called(stop.role))}.",
             "next": f"/stops/{stop.id}",
-            "next_label": "Read the stop and choose",
-            "run": getattr(made, "run_id", None),
+            "next_label": "Read it and choose",
+            "run": run,
         }
     if stop is not None:  # a reading or a plan: answered on the change's page
         said = {"reading": "A short reading is drafted", "plan": "A short plan is drafted"}
@@ -67,27 +83,27 @@ def outcome_of(job: Job) -> dict[str, Any]:
             "then accept or correct it, or leave it for now.",
             "next": f"/changes/{stop.change or job.change}",
             "next_label": f"Read the {stop.kind} and answer",
-            "run": getattr(made, "run_id", None),
+            "run": run,
         }
     if getattr(made, "nodes", None) is not None:  # the network, after `sdd work`
         waiting = next((n for n in made.nodes if n.state == "stopped" and n.stop), None)
         if waiting is not None:
             return {
                 "done": True,
-                "text": f"{text} {waiting.id} ({waiting.owner}) stops for you.",
+                "text": f"Step {waiting.id} of the plan: {called(waiting.owner)} asks you before "
+                "it acts.",
                 "next": f"/stops/{waiting.stop}",
-                "next_label": "Read the stop and choose",
+                "next_label": "Read it and choose",
             }
     back = f"/changes/{job.change}" if job.change else "/"
-    status = str(getattr(made, "status", ""))
     return {
         "done": True,
         "text": text or "Done.",
         "next": back,
-        "next_label": "Back to the change",
-        "run": getattr(made, "run_id", None),
-        "hint": getattr(made, "hint", None),
-        "failed": status in ("failed", "stalled", "no-spec", "interrupted"),
+        "next_label": "Back to the change" if job.change else "Back home",
+        "run": run,
+        "hint": hint_for_her(getattr(made, "hint", None)),
+        "failed": status in ("failed", "stalled", "no-spec", "interrupted", "no-draft"),
     }
 
 
@@ -96,7 +112,7 @@ async def job_page(request: Request) -> Response:
     job = site.jobs.get(request.path_params["job"])
     if job is None:
         return site.render(request, "missing.html", status=404, what="this piece of work")
-    return site.render(request, "job.html", job=job, outcome=outcome_of(job))
+    return site.render(request, "job.html", job=job, outcome=outcome_of(job, site))
 
 
 async def job_events(request: Request) -> Response:
@@ -115,7 +131,8 @@ async def job_events(request: Request) -> Response:
                 yield f"event: line\ndata: {json.dumps(shown(job.lines[sent]))}\n\n"
                 sent += 1
             if job.done.is_set() and sent >= len(job.lines):
-                outcome = {key: shown(value) for key, value in outcome_of(job).items()}
+                made = outcome_of(job, site)
+                outcome = {key: shown(value) for key, value in made.items()}
                 yield f"event: outcome\ndata: {json.dumps(outcome)}\n\n"
                 return
             if await request.is_disconnected():
@@ -133,14 +150,16 @@ def _line_number(given: str) -> int:
 
 
 def _stop_view(request: Request, stop_id: str, status: int = 200, **extra: Any) -> Response:
+    from sdd_git.page.herwords import at_time
     from sdd_git.runner import stops
+    from sdd_git.runner.words import heading
 
     site = site_of(request)
     root = root_of(request)
     try:
         stop = stops.load(root, stop_id)
-    except SddError as exc:
-        return site.missing(request, f"stop {stop_id}", exc)
+    except SddError:
+        return site.render(request, "stop_gone.html", status=404)
     if stop.kind in ("reading", "plan"):
         return see_other(f"/changes/{stop.change}")
     args = dict(stop.args)
@@ -152,16 +171,34 @@ def _stop_view(request: Request, stop_id: str, status: int = 200, **extra: Any) 
     ]
     if not offered:
         offered = [("allow_once", "Allow once"), ("deny", "Deny")]
+    who = site.called(stop.role)
+    if stop.kind == "draft":
+        action = f"Let {who[:1].lower()}{who[1:]} go on with its plan for the work"
+    else:
+        action = heading(stop.tool, dict(stop.args), root.path)
     return site.render(
         request,
         "stop.html",
         status=status,
         stop=stop,
+        who=who,
+        action=action,
         args=args,
+        shown_args={key: _shown_value(value) for key, value in args.items()},
         purpose=purpose,
         offered=offered,
+        expires=at_time(stop.expires_at) if stop.expires_at is not None else None,
         **extra,
     )
+
+
+def _shown_value(value: Any) -> str:
+    """An input as she reads it: text as it is, a list one item a line, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
+        return "\n".join(str(v) for v in value)
+    return json.dumps(value, ensure_ascii=False, indent=2)
 
 
 async def stop_page(request: Request) -> Response:
@@ -190,14 +227,15 @@ async def stop_answer(request: Request) -> Response:
         )
     try:
         shown = await run_in_threadpool(stops.load, root, stop_id)
-    except SddError as exc:
-        return site.missing(request, f"stop {stop_id}", exc)
+    except SddError:
+        return site.render(request, "stop_gone.html", status=404)
     job = site.jobs.start(
-        f"{shown.role} goes on after your answer",
+        f"{site.called(shown.role)} goes on after your answer",
         shown.change,
         lambda told: answer(root, stop_id, choice, on_event=told),
         ready_on="decision",
         receipt=f"You chose {CHOICES[choice]}.",
+        role=shown.role,
     )
     site.logged(CHOICES[choice].lower(), stop=stop_id, run=shown.run, job=job.id)
     return await started(request, job)

@@ -683,7 +683,7 @@ def test_static_files_never_follow_a_symlink_out_of_the_static_folder(
 TAG_NAMES = (
     "html head meta title link script body a header nav p code main div strong h1 h2 h3 section"
     " ul ol li form input button label textarea details summary select option table thead tbody"
-    " tr th td blockquote dl dt dd pre fieldset legend time span noscript br em"
+    " tr th td blockquote dl dt dd pre fieldset legend time span noscript br em article h4"
 )
 PAGE_TAGS = frozenset(TAG_NAMES.split())
 ADDRESS_ATTRIBUTES = ("href", "src", "action", "formaction", "data-events")
@@ -819,7 +819,7 @@ def hostile_records(root: Root) -> None:
         {"ts": HOSTILE, "run": "run-20261130-hostile", "seq": n, **e} for n, e in enumerate(events)
     ]
     log.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    roles.create(root, "watcher", "Watch: " + HOSTILE)
+    roles.create(root, "watcher", "Watch: " + HOSTILE, produces="review")
     # A role folder's name is not checked where routines are read, and a broken routine file's
     # name is in the problem the page shows.
     routine = "name: nightly\nschedule: '0 9 * * 1-5'\ninput: the day\nexpected: a summary\n"

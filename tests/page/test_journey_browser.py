@@ -7,274 +7,28 @@ folder."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import shutil
-import signal
 import statistics
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from sdd_git.demo import SCRIPTS, WORDS, WORDS_2
+from sdd_git.demo import WORDS, WORDS_2
 
-webdriver = pytest.importorskip("selenium.webdriver")
+pytest.importorskip("selenium.webdriver")
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from selenium.common.exceptions import (  # noqa: E402
-    StaleElementReferenceException,
-    TimeoutException,
-    WebDriverException,
-)
-from selenium.webdriver.chrome.service import Service  # noqa: E402
-from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
-from selenium.webdriver.support import expected_conditions as seen  # noqa: E402
-from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support.ui import Select
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
-# The screenshots and timings the README shows. Written there only when asked
-# (SDD_PAGE_DOCS=1), so that running the tests leaves the checkout as it was; otherwise they
-# go to a folder of their own under the system's temporary folder.
-DOCS = (
-    Path(__file__).resolve().parents[2] / "docs" / "page"
-    if os.environ.get("SDD_PAGE_DOCS")
-    else Path(tempfile.gettempdir()) / f"sdd-page-docs-{os.getuid()}"
-)
-DEADLINE = 20  # seconds a step may take before the test fails (a deadline, not a measurement)
+from tests.page.browser import DOCS, NEEDS_BROWSER, Walk
 
-# In .ci/run (SDD_REQUIRE_BROWSER=1) a missing browser fails the test; elsewhere it is a said skip.
-if os.environ.get("SDD_REQUIRE_BROWSER") and not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-    raise AssertionError(f"SDD_REQUIRE_BROWSER is set and {CHROMIUM} or {CHROMEDRIVER} is missing")
-pytestmark = pytest.mark.skipif(
-    not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
-    reason="needs the system's chromium and chromium-driver (apt-get install chromium "
-    "chromium-driver)",
-)
-
-
-@pytest.fixture
-def replies(tmp_path: Path) -> Path:
-    """The scripted provider's file; each step copies the demo's recorded replies into it."""
-    return tmp_path / "replies.yaml"
-
-
-@pytest.fixture
-def page_url(tmp_path: Path, replies: Path) -> Iterator[str]:
-    """`sdd page --folder DIR --no-browser` in its own process, stopped by its pid at the end."""
-    env = {**os.environ, "SDD_PROVIDER": f"script:{replies}", "PYTHONUNBUFFERED": "1"}
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "sdd_git",
-            "page",
-            "--folder",
-            str(tmp_path / "expenses"),
-            "--no-browser",
-        ],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert server.stdout is not None
-        url = server.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:"), server.stderr.read() if server.stderr else url
-        yield url
-    finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-
-
-@pytest.fixture
-def browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[WebDriver]:
-    monkeypatch.setenv("SE_OFFLINE", "true")  # Selenium Manager never downloads a browser
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-dev-shm-usage",
-        "--disable-gpu",
-        "--window-size=1000,1400",
-        "--no-first-run",
-        "--disable-extensions",
-    ):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-
-
-class Walk:
-    """One browser, one journey: small verbs for her steps, a screenshot per step."""
-
-    def __init__(self, driver: WebDriver, replies: Path) -> None:
-        self.driver = driver
-        self.replies = replies
-        self.step = 0
-        self.paints: list[dict[str, Any]] = []
-        self.round_trips: list[dict[str, Any]] = []
-        DOCS.mkdir(parents=True, exist_ok=True)
-
-    def wait_for(self, element_id: str) -> Any:
-        try:
-            return WebDriverWait(self.driver, DEADLINE).until(
-                seen.presence_of_element_located((By.ID, element_id))
-            )
-        except TimeoutException:
-            # What the page showed instead, so a failure says why.
-            source = self.driver.page_source[:3000]
-            where = self.driver.current_url
-            raise AssertionError(f"no #{element_id} on {where}:\n{source}") from None
-
-    def text(self, element_id: str) -> str:
-        # A page that refreshes itself (a run's progress) can replace the element between
-        # finding and reading it: read it again from the new page.
-        for _ in range(20):
-            try:
-                return str(self.wait_for(element_id).text)
-            except StaleElementReferenceException:
-                continue
-        return str(self.wait_for(element_id).text)
-
-    def click(self, element_id: str) -> None:
-        """Click, and when the click loads another page (a form's answer), wait until the old
-        page is gone, so that what is read next is the new page's."""
-        for _ in range(20):
-            self.driver.execute_script("window.sddOldPage = true;")
-            try:
-                self.wait_for(element_id).click()
-                break
-            except StaleElementReferenceException:
-                continue  # the page refreshed itself under the click: find it again
-        with contextlib.suppress(TimeoutException):  # a click that loads nothing
-            WebDriverWait(self.driver, 3).until(self._new_page)
-
-    def _new_page(self, driver: WebDriver) -> bool:
-        # A mark on the old page's window, not a reference to one of its elements: asking about
-        # an element mid-navigation can fail with errors other than "stale".
-        try:
-            return bool(driver.execute_script("return !window.sddOldPage;"))
-        except WebDriverException:
-            return False
-
-    def type(self, element_id: str, text: str) -> None:
-        field = self.wait_for(element_id)
-        field.clear()
-        field.send_keys(text)
-
-    def shot(self, name: str) -> None:
-        self.step += 1
-        self.driver.save_screenshot(str(DOCS / f"{self.step:02d}-{name}.png"))
-
-    def recorded(self, script: str) -> None:
-        shutil.copyfile(SCRIPTS / script, self.replies)
-
-    def first_paint(self) -> None:
-        """Wait (with a deadline) until the browser has reported the page's first paint. Headless
-        Chromium does not report one for every navigation; then the figure stays null."""
-        with contextlib.suppress(TimeoutException):
-            WebDriverWait(self.driver, 3).until(
-                lambda d: d.execute_script(
-                    "return performance.getEntriesByType('paint')"
-                    ".some(e => e.name === 'first-contentful-paint');"
-                )
-            )
-
-    def paint(self, what: str) -> None:
-        """The current page's first contentful paint and load, from the browser's own timing."""
-        self.first_paint()
-        timing = self.driver.execute_script(
-            "const nav = performance.getEntriesByType('navigation')[0];"
-            "const fcp = performance.getEntriesByType('paint')"
-            "  .find(e => e.name === 'first-contentful-paint');"
-            "return {fcp: fcp ? fcp.startTime : null, response_end: nav.responseEnd,"
-            "        dom_content_loaded: nav.domContentLoadedEventEnd, load: nav.loadEventEnd};"
-        )
-        self.paints.append({"page": what, **timing})
-
-    def follow_job(self) -> str:
-        """On a job's page: wait for what came of it; return where it leads."""
-        WebDriverWait(self.driver, DEADLINE).until(
-            seen.presence_of_element_located((By.ID, "outcome-text"))
-        )
-        return str(self.wait_for("next").get_attribute("href"))
-
-    def answer_stop(self, choice: str, what: str) -> None:
-        """Click a stop's choice. The round trip: from her click to the page showing her answer
-        taken (the answer comes back once the run has logged it); and, beside it, from her click
-        to what the role did next (shown with that page, or streamed into it afterwards)."""
-        # The moment of her click, as the page itself sees it (the click event), kept across the
-        # navigation; WebDriver's own command time before the event is not hers.
-        self.driver.execute_script(
-            "sessionStorage.removeItem('clicked');"
-            "document.addEventListener('click', () => sessionStorage.setItem('clicked',"
-            "  String(performance.timeOrigin + performance.now())), {capture: true, once: true});"
-        )
-        self.click(f"choice-{choice}")
-        assert "You chose" in self.text("answer-taken")
-        WebDriverWait(self.driver, DEADLINE).until(
-            seen.presence_of_element_located((By.ID, "outcome-text"))
-        )
-        self.first_paint()
-        timing = self.driver.execute_script(
-            "const fcp = performance.getEntriesByType('paint')"
-            "  .find(e => e.name === 'first-contentful-paint');"
-            "const streamed = performance.getEntriesByName('sdd-outcome')[0];"
-            "const nav = performance.getEntriesByType('navigation')[0];"
-            "return {origin: performance.timeOrigin, nav: nav.toJSON(),"
-            "        clicked: Number(sessionStorage.getItem('clicked')) || null,"
-            "        fcp: fcp ? fcp.startTime : null,"
-            "        streamed: streamed ? streamed.startTime : null};"
-        )
-        since_click = timing["origin"] - timing["clicked"] if timing["clicked"] else None
-        answer = timing["fcp"]
-        outcome = timing["streamed"] if timing["streamed"] is not None else answer
-        self.round_trips.append(
-            {
-                "stop": what,
-                "click_to_answer_paint_ms": (
-                    since_click + answer if since_click is not None and answer else None
-                ),
-                "click_to_outcome_ms": (
-                    since_click + outcome if since_click is not None and outcome else None
-                ),
-                "outcome_streamed": timing["streamed"] is not None,
-                # Where the time goes, in the new page's own clock (0 = its navigation start;
-                # the click came `click_before_navigation_ms` earlier).
-                "click_before_navigation_ms": since_click,
-                "navigation": {
-                    key: round(float(timing["nav"][key]), 1)
-                    for key in (
-                        "redirectStart",
-                        "redirectEnd",
-                        "requestStart",
-                        "responseStart",
-                        "responseEnd",
-                        "domInteractive",
-                    )
-                },
-                "first_contentful_paint": timing["fcp"],
-            }
-        )
+pytestmark = NEEDS_BROWSER
 
 
 def test_her_whole_journey_in_a_real_browser(
@@ -302,11 +56,14 @@ def test_her_whole_journey_in_a_real_browser(
     walk.click("start-change")
     assert walk.text("her-words") == f"“{WORDS}”"
     walk.paint("change")
+    # A button whose gate does not hold says first what is missing, and cannot be pressed.
+    assert walk.text("next-why") == "Accept the reading first."
+    assert not walk.wait_for("next-stage").is_enabled()
 
     # The reading: the spec-steward drafts it, live; she accepts it.
     walk.recorded("spec-steward.yaml")
     walk.click("ask-reading")
-    browser.get(walk.follow_job())
+    walk.visit(walk.follow_job())
     assert "Search expenses by month and merchant" in walk.text("reading")
     assert walk.text("reading-state") == "draft"
     walk.shot("reading")
@@ -322,22 +79,27 @@ def test_her_whole_journey_in_a_real_browser(
     Select(walk.wait_for("critic")).select_by_value("qa-author")
     walk.type("task", "Implement SPEC-0001#S1 and commit it.")
     walk.click("ask-role")
-    browser.get(walk.follow_job())
-    assert "qa-author" in walk.text("stop-action")
+    walk.visit(walk.follow_job())
+    assert walk.text("stop-action") == "Let the builder go on with its plan for the work"
+    assert "qa-author, a second role, checked it" in walk.text("stop-content")
     walk.shot("draft-stop")
     walk.answer_stop("allow_once", "the builder's draft")
-    browser.get(walk.follow_job())
+    walk.visit(walk.follow_job())
+    # The action in one short line; what the file would hold below it, whole.
+    assert walk.text("stop-action") == "Create src/expenses/search.py (6 lines)"
     assert "def search(expenses, month, merchant)" in walk.text("stop-content")
-    assert walk.text("stop-sandbox")
+    assert walk.text("stop-sandbox") == "Nothing runs: only what is shown here is done."
+    assert "secondary" not in str(walk.wait_for("choice-allow_once").get_attribute("class"))
+    assert "secondary" in str(walk.wait_for("choice-always_allow").get_attribute("class"))
     walk.shot("builder-stop")
     walk.answer_stop("allow_once", "a file write")
     walk.shot("allowed-once")
     assert (folder / "src" / "expenses" / "search.py").is_file()
-    browser.get(walk.follow_job())
+    walk.visit(walk.follow_job())
     assert "Commit src/expenses/search.py" in walk.text("stop-action")
     walk.answer_stop("allow_once", "a commit")
     assert "committed as you allowed" in walk.text("outcome-text")
-    browser.get(walk.follow_job())
+    walk.visit(walk.follow_job())
 
     # A scenario: written, accepted, tried, and its result recorded in her words.
     browser.find_element(By.CSS_SELECTOR, "#scen-h ~ details summary").click()
@@ -360,7 +122,10 @@ def test_her_whole_journey_in_a_real_browser(
     # The release, with notes in her words.
     walk.click("choose-release")
     assert "Nothing was pushed or deployed" in walk.text("notice")
-    assert f"> {WORDS}" in walk.text("notes-R-0001")
+    release = walk.text("notes-R-0001")
+    assert release.startswith("Release R-0001\n") and WORDS in release
+    assert "No git tag was asked for" in walk.text("tag-R-0001")
+    assert "tag_written" not in release and "---" not in release
     walk.shot("release")
 
     # The second journey: two modules, no connection -> a plan she accepts before anyone writes.
@@ -389,20 +154,20 @@ def test_her_whole_journey_in_a_real_browser(
     walk.click("accept-reading")
     walk.recorded("network.yaml")
     walk.click("work")
-    browser.get(walk.follow_job())
+    walk.visit(walk.follow_job())
     assert "Nobody writes until you accept it" in walk.text("plan-state")
     assert not (folder / "src" / "reimbursed.py").exists()
     walk.shot("plan")
     walk.click("accept-plan")
     assert "You accepted the plan" in walk.text("notice")
     walk.click("work")
-    browser.get(walk.follow_job())
+    walk.visit(walk.follow_job())
     assert "src/reimbursed.py" in walk.text("stop-action")
     walk.shot("network-stop")
     walk.answer_stop("allow_once", "a network node's file write")
-    browser.get(walk.follow_job())
+    walk.visit(walk.follow_job())
     walk.click("work")
-    browser.get(walk.follow_job())
+    walk.visit(walk.follow_job())
     assert "SC-1" in walk.text("scenarios")
 
     # A failing required scenario blocks the release until she accepts the failure.
@@ -411,17 +176,46 @@ def test_her_whole_journey_in_a_real_browser(
     walk.click("result-fail")
     walk.type("result-words", "The March taxi line does not say reimbursed yet.")
     walk.click("record-result")
-    assert "failed and its failure is not accepted" in walk.text("release-blocked")
-    walk.click("choose-release")
-    assert "SC-1" in walk.text("error")
+    assert walk.text("release-blocked").startswith("SC-1 failed")
+    assert not walk.wait_for("choose-release").is_enabled()
     assert not (folder / "memory" / "releases" / "R-0002.md").exists()
     walk.shot("release-blocked")
     walk.type("failure-words-SC-1", "Billing shows it next month; release the rest now.")
     walk.click("accept-failure-SC-1")
     assert "The reading stays the same" in walk.text("notice")
     walk.click("choose-release")
-    assert f"> {WORDS_2}" in walk.text("notes-R-0002")
+    assert WORDS_2 in walk.text("notes-R-0002")
     walk.shot("release-after-failure-accepted")
+
+    # The rest of what she reaches from the menu, each with something on it: her roles and one
+    # role's conversation, the runs, a routine (made with its command, tested on the page) and
+    # its history, what waits for her confirmation, her parts, and a change's group.
+    base = page_url.split("?")[0]
+
+    def sdd_here(*args: str) -> None:
+        run = [sys.executable, "-m", "sdd_git", *args]
+        subprocess.run(run, cwd=folder, check=True, capture_output=True)
+
+    sdd_here("role", "create", "watcher", "--job", "Summarise the day", "--produces=review")
+    sdd_here(
+        *("routine", "create", "watcher", "nightly", "--schedule", "0 9 * * 1-5", "--yes"),
+        *("--input", "the day's changes", "--expected", "a short summary"),
+    )
+    for path in ("", "roles", "roles/builder", "roles/watcher", "runs", "routines"):
+        walk.visit(base + path)
+    walk.shot("roles-runs-routines")
+    replies.write_text("calls:\n  - say: 'Nothing to report today.'\n")
+    walk.click("test-nightly")
+    walk.visit(walk.follow_job())
+    walk.visit(base + "routines/watcher/nightly/history")
+    for path in ("trust", "parts", "changes/CH-0002"):
+        walk.visit(base + path)
+    walk.visit(base + "changes/CH-0001/group")
+    walk.type("group-words", "Thank you all.")
+    walk.click("group-say")
+    walk.visit(base + "no-such-page")
+    walk.visit(base + "stops/stop-0000")  # a stop already answered: said in words
+    walk.assert_her_words(least=25)
 
     # Every change she made is logged as the page's.
     logged = [
@@ -550,7 +344,7 @@ def test_sdd_pages_opener_file_signs_her_in_in_a_real_browser(
         assert "token=" not in browser.current_url
         assert browser.current_url.startswith(page_url.split("?")[0])
         browser.get(page_url.split("?")[0] + "roles")  # and the cookie works from now on
-        assert "Open the address" not in browser.page_source
+        assert "Open your page again" not in browser.page_source
     finally:
         rm.rmtree(opener.parent, ignore_errors=True)
 
@@ -647,7 +441,7 @@ def test_her_page_works_from_the_keyboard_labelled_and_in_a_narrow_window(
     browser.get(page_url.split("?")[0])
     stop = browser.find_element(By.CSS_SELECTOR, "#waiting-h ~ ul a").get_attribute("href")
     browser.get(str(stop))
-    assert "qa-author" in walk.text("stop-action")
+    assert "qa-author" in walk.text("stop-content")
     check("a stop")
     walk.step = 14  # after the journey's 14 screenshots
     walk.shot("narrow-stop")

@@ -213,7 +213,7 @@ def test_without_the_cookie_nothing_reaches_the_page_and_nothing_changes(page: P
         ask(page.port, "DELETE", "/change", {**posting, "Cookie": "sdd_page=guess"}),
     ]
     assert [a.status for a in answers] == [401] * len(answers)
-    assert b"sdd page" in answers[0].body and b"printed" in answers[0].body
+    assert b"Open your page again" in answers[0].body and b"shortcut" in answers[0].body
     assert page.app.reached == [] and page.app.changes == []
 
 

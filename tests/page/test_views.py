@@ -758,7 +758,7 @@ def test_a_correction_never_overwrites_her_unfinished_edit(page: TestClient, roo
 def watcher(root: Root) -> None:
     from sdd_git.roles import manage as roles
 
-    roles.create(root, "watcher", "Summarise the day's changes")
+    roles.create(root, "watcher", "Summarise the day's changes", produces="review")
 
 
 def test_routines_pause_resume_and_history(page: TestClient, root: Root) -> None:
