@@ -16,6 +16,17 @@ from sdd_git.cli.main import main
 from sdd_git.records.person import init as init_root
 from sdd_git.root import Root
 
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile sdd once, before any worker starts: the tamper check rightly counts a new file in
+    sdd's own package (a planted .pyc runs), and a worker importing a module for the first time
+    writes one while another worker's sandboxed command is being checked."""
+    if not hasattr(config, "workerinput"):
+        import compileall
+
+        compileall.compile_dir(Path(__file__).resolve().parents[1] / "sdd_git", quiet=1)
+
+
 IDENTITY = {
     "GIT_AUTHOR_NAME": "Test Person",
     "GIT_AUTHOR_EMAIL": "person@example.invalid",
