@@ -443,6 +443,7 @@ def routine_history(name: str, as_json: bool) -> None:
     from sdd_git.events.waiting import for_routine
     from sdd_git.routines.fire import runs_for
     from sdd_git.routines.routine import find_routine
+    from sdd_git.runner.history import STATUS_WORDS
 
     root = current_root()
     found = find_routine(root, name)
@@ -462,13 +463,16 @@ def routine_history(name: str, as_json: bool) -> None:
             (
                 r["run"],
                 str(r["event"]),
-                r["status"] + (" (test)" if r["rehearsal"] else ""),
+                STATUS_WORDS.get(r["status"], r["status"]) + (" (test)" if r["rehearsal"] else ""),
                 r["started"],
             )
             for r in runs
         ],
         ("RUN", "EVENT", "STATUS", "STARTED"),
     )
+    for r in runs:
+        if r.get("reason"):  # what kept it from running, and what she can do
+            click.echo(f"{r['run']} could not run: {r['reason']}")
 
 
 @routine.command("export")

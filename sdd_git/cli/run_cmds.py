@@ -396,21 +396,38 @@ def stops_command(context: click.Context, as_json: bool) -> None:
         return
     import time
 
+    from sdd_git.routines import notrun
     from sdd_git.runner import stops
 
     root = current_root()
     pending = stops.pending(root)
+    not_run = notrun.waiting(root)  # routines that could not run: no approval, but hers to read
     now = time.time()
     if as_json:
-        emit_json([{**s.as_json(), "expired": s.expired(now)} for s in pending])
+        emit_json(
+            [{**s.as_json(), "expired": s.expired(now)} for s in pending]
+            + [n.as_stop_json() for n in not_run]
+        )
         return
     _say_what_waits_on_trust(root)
-    if not pending:
+    if not pending and not not_run:
         say("no stops are waiting")
         return
     for stop in pending:
         state = " (expired)" if stop.expired(now) else ""
         click.echo(f"{stop.id}  {stop.role}  {stop.kind}{state}  from {stop.origin}: {stop.action}")
+    for item in not_run:
+        click.echo(f"{item.id}  {item.role}  could not run  from routine: {item.action}")
+
+
+@stops_command.command("dismiss")
+@click.argument("item_id", metavar="ID")
+def stops_dismiss_command(item_id: str) -> None:
+    """Dismiss a routine that could not run (it leaves `sdd stops`; its run log stays)."""
+    from sdd_git.routines import notrun
+
+    dismissed = notrun.dismiss(current_root(), item_id)
+    say(f"dismissed: {dismissed.name} did not run for event {dismissed.event.get('id')}")
 
 
 def _say_what_waits_on_trust(root: Root) -> None:
@@ -476,6 +493,7 @@ def _answer(root: Any, stop_id: str, choice: str, as_json: bool, answer: Any) ->
 
     _refuse_no_agent(f"sdd {'deny' if choice == 'deny' else 'allow'}")
     with _json_errors(as_json), _signals_once():
+        _refuse_not_run(root, stop_id)
         stops.load(root, stop_id)  # an unknown stop is refused before anything is shown
         outcome = answer(root, stop_id, choice, on_event=_progress(as_json))
     if outcome.status == "expired":
@@ -487,6 +505,20 @@ def _answer(root: Any, stop_id: str, choice: str, as_json: bool, answer: Any) ->
     if not as_json and _interactive():
         outcome = _ask_inline(root, outcome)
     sys.exit(outcome.exit_code)
+
+
+def _refuse_not_run(root: Root, item_id: str) -> None:
+    """A routine that could not run asks for no approval: it says how to fire it again."""
+    from sdd_git.errors import UsageError
+    from sdd_git.routines import notrun
+
+    item = notrun.find(root, item_id) if item_id.startswith("run-") else None
+    if item is not None:
+        raise UsageError(
+            f"{item.name} did not run ({item.reason}); there is nothing to allow or deny",
+            hint=f"once that is fixed, fire it again: {item.refire}; or dismiss it: sdd stops "
+            f"dismiss {item.id}",
+        )
 
 
 @click.command("work")

@@ -652,7 +652,7 @@ def make_provider(settings: ProviderSettings) -> Provider:
         )
     if key is None and hosted:
         raise ProviderError(
-            f"no API key for {settings.kind}: {settings.key_env} is not set",
+            f"no model key: set {settings.key_env} (the {settings.kind} service needs it)",
             hint=f"export {settings.key_env}=... (or point base_url at a local server)",
         )
     if settings.kind == "anthropic":

@@ -21,9 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from sdd_git import lockfile, statefolders
-from sdd_git.errors import RecordError, UsageError
+from sdd_git.errors import RecordError, SddError, UsageError
 from sdd_git.root import Root
+from sdd_git.routines import notrun
 from sdd_git.routines.routine import Event, Routine, listens, main_branch
+from sdd_git.routines.source import PROTECTED, Source, branch_tip, check_source, shown_ref
 from sdd_git.runner.clock import Clock, system_clock
 from sdd_git.runner.runlog import runs_folder
 
@@ -31,11 +33,6 @@ from sdd_git.runner.runlog import runs_folder
 # longer is another fire of the same routine starting its run.
 LOCK_WAIT_SECONDS = 30.0
 EXIT_DONE, EXIT_MISSING = 0, 1
-_COMMIT = re.compile(r"[0-9a-fA-F]{4,64}\Z")
-# `https://...`, `github-run:123`: a CI run no connector reads yet (issue 14). A Windows drive
-# (`C:\...`, one letter) is a path.
-_CI_RUN = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
-_PROTECTED = (".git", ".sdd")
 
 
 @dataclass(frozen=True)
@@ -62,16 +59,6 @@ class Fired:
         }
 
 
-@dataclass(frozen=True)
-class Source:
-    """What the routine works from, checked before any provider call."""
-
-    words: str  # what the role is told about it
-    missing: str | None = None  # the source, named, when it names nothing that exists
-    why: str = ""
-    attachment: Path | None = None  # a build result the role reads whole
-
-
 def lock_path(root: Root, routine: Routine) -> Path:
     return root.local / "routines" / f"{routine.role}--{routine.name}.lock"
 
@@ -88,9 +75,9 @@ def fire(
     """Run `routine` for `event`, at most once per event id (see the module's note).
 
     `rehearsal` (`sdd routine test`): the role is called, but no consequential action runs,
-    even one its boundary always allows; a paused routine can still be rehearsed."""
-    from sdd_git.runner.conversation import Attachment
-    from sdd_git.runner.run import RunRequest, start
+    even one its boundary always allows; a paused routine can still be rehearsed. One that
+    cannot run says so in a run log and `sdd stops` (routines/notrun.py), and raises."""
+    from sdd_git.trust.pending import WaitsForHer
 
     if not listens(routine, event):
         raise UsageError(
@@ -105,6 +92,31 @@ def fire(
             f"{name} is paused: nothing ran for event {event.id} (resume it with: sdd routine "
             f"resume {name})",
         )  # fmt: skip
+    progress: dict[str, Any] = {"claimed": False, "task": f"This is your routine {routine.name}."}
+    try:
+        return _fire_once(root, routine, event, rehearsal, on_event, clock, progress)
+    except WaitsForHer:
+        raise  # kept for her, said where she confirms (§13)
+    except SddError as exc:
+        if not progress["claimed"]:  # refused before its run began: said where she looks too
+            notrun.log(root, routine, event, progress["task"], rehearsal, clock, on_event, exc)
+        raise
+
+
+def _fire_once(
+    root: Root,
+    routine: Routine,
+    event: Event,
+    rehearsal: bool,
+    on_event: Callable[[dict[str, Any]], None] | None,
+    clock: Clock,
+    progress: dict[str, Any],
+) -> Fired:
+    """fire() past its refusals; `progress` says whether the run claimed the event yet."""
+    from sdd_git.runner.conversation import Attachment
+    from sdd_git.runner.run import RunRequest, start
+
+    name = f"{routine.role}/{routine.name}"
     require_confirmed(root, routine)
     with contextlib.ExitStack() as held:
         held.enter_context(
@@ -115,7 +127,11 @@ def fire(
                 f"{lock_path(root, routine)}",
             )
         )
-        earlier = [r for r in runs_for(root, routine, event.id) if r["rehearsal"] == rehearsal]
+        earlier = [
+            r
+            for r in runs_for(root, routine, event.id)
+            if r["rehearsal"] == rehearsal and r["status"] != notrun.STATUS  # claims nothing
+        ]
         if earlier:
             first = earlier[-1]  # oldest: the run that claimed the event
             return Fired(
@@ -125,6 +141,7 @@ def fire(
             )  # fmt: skip
         source = check_source(root, routine, event)
         task = task_text(root, routine, event, source, rehearsal)
+        progress["task"] = task
         if source.missing is not None:
             run_id = _log_missing(root, routine, event, source, task, rehearsal, clock, on_event)
             return Fired(
@@ -135,7 +152,11 @@ def fire(
 
         def listen(logged: dict[str, Any]) -> None:
             if logged.get("event") == "run_started":
+                progress["claimed"] = True
                 held.close()  # the claim is on disk: the next fire of this event sees it
+                if not rehearsal:
+                    with contextlib.suppress(OSError, SddError):
+                        notrun.resolved(root, routine.role, routine.name, event.id)
             if on_event is not None:
                 on_event(logged)
 
@@ -206,110 +227,6 @@ def _outcome_words(name: str, event: Event, outcome: Any) -> str:
     return f"{name} ran for event {event.id}: {outcome.status}: {outcome.message}"
 
 
-def check_source(root: Root, routine: Routine, event: Event) -> Source:
-    """The event's source as it is now: a build result, a commit or a changed file that must
-    exist. A schedule has no source."""
-    ref = event.ref.strip()
-    shown = _shown(ref)
-    if event.kind == "schedule":
-        return Source(f"The schedule came due at {shown or event.at}; it has no source to read.")
-    if event.kind == "main-build-failed":
-        if not ref:
-            return Source("", "the build result", "the event names no build result")
-        if _CI_RUN.match(ref):
-            return Source("", shown, "a CI run, and no connector reads CI runs yet")
-        path, why = _inside_root(root, ref)
-        if path is None or not _exists(path, file=True):
-            return Source("", shown, why or "no such file")
-        return Source(
-            f"The build result {shown} is attached below: read it whole; it is the real "
-            "result of this build, not a copy from before.",
-            attachment=path,
-        )
-    if event.kind in ("push", "pr-merged"):
-        commit = _commit(root, ref)
-        if commit is None:
-            return Source("", f"commit {shown}" if ref else "the commit", _no_commit(ref))
-        return Source(f"The commit is {commit}; read it with git_log and git_diff.")
-    path, why = _inside_root(root, ref)
-    if path is None or not _exists(path):
-        return Source("", shown or "the changed file", why or "no such file")
-    return Source(f"The changed file is {shown}; read it with read_file.")
-
-
-def _shown(text: str) -> str:
-    """An event's text as the screen, the logs and the model get it: controls escaped, and a
-    name that is not UTF-8 (a surrogate from the file system or a JSON escape) shown as its
-    escape, never a crash on the way out."""
-    from sdd_git.runner.words import visible
-
-    return visible(text.encode("utf-8", "backslashreplace").decode("utf-8"), keep_newlines=False)
-
-
-def _exists(path: Path, file: bool = False) -> bool:
-    """Whether `path` names something now; a name the system cannot even look up (too long,
-    a loop of links) names nothing: the source is missing, not an error."""
-    try:
-        return path.is_file() if file else path.exists()
-    except (OSError, ValueError):
-        return False
-
-
-def _inside_root(root: Root, ref: str) -> tuple[Path | None, str]:
-    """The file `ref` names, inside the root and outside `.git/` and `.sdd/`; or why not."""
-    if not ref or "\0" in ref:
-        return None, "the event names no file"
-    base = root.path.resolve()
-    given = Path(ref)
-    try:
-        resolved = (given if given.is_absolute() else base / given).resolve()
-        inside = resolved.relative_to(base)
-    except (ValueError, OSError, RuntimeError):
-        return None, "it is outside the sdd root"
-    if inside.parts and inside.parts[0].casefold() in _PROTECTED:
-        return None, "it is inside .git/ or .sdd/, which hold no build result"
-    return resolved, ""
-
-
-def _no_commit(ref: str) -> str:
-    if not ref:
-        return "the event names no commit"
-    if not _COMMIT.match(ref):
-        return "the event's ref is not a commit id"
-    return "no such commit in this repository (fetch it first)"
-
-
-def _commit(root: Root, ref: str) -> str | None:
-    """The full id of the commit `ref` (hex, 4 to 64 digits) names in this repository."""
-    if not _COMMIT.match(ref):
-        return None
-    import pygit2
-
-    try:
-        found = pygit2.discover_repository(str(root.path))
-        if found is None:
-            return None
-        repo = pygit2.Repository(found)
-        target = repo.revparse_single(ref)  # hex only: no `@{...}`, no `HEAD~`, no path
-    except (pygit2.GitError, KeyError, ValueError):
-        return None
-    return str(target.id) if isinstance(target, pygit2.Commit) else None
-
-
-def branch_tip(root: Root, branch: str) -> str | None:
-    """The commit at the tip of `refs/heads/BRANCH`, or None."""
-    import pygit2
-
-    try:
-        found = pygit2.discover_repository(str(root.path))
-        if found is None:
-            return None
-        reference = pygit2.Repository(found).references.get(f"refs/heads/{branch}")
-        return None if reference is None else str(reference.resolve().target)
-    except (pygit2.GitError, KeyError, ValueError):
-        return None
-
-
 def trigger_words(root: Root, routine: Routine) -> str:
     """The routine's trigger, in plain words."""
     kind, argument = routine.event_kind, routine.argument
@@ -325,8 +242,8 @@ def trigger_words(root: Root, routine: Routine) -> str:
 
 
 def _event_words(root: Root, routine: Routine, event: Event) -> str:
-    ref = _shown(event.ref)
-    branch = _shown(event.branch or main_branch(root))
+    ref = shown_ref(event.ref)
+    branch = shown_ref(event.branch or main_branch(root))
     if event.kind == "main-build-failed":
         said = f"the build of {branch} failed; its result: {ref or 'not named'}"
     elif event.kind == "pr-merged":
@@ -435,11 +352,18 @@ def runs_for(root: Root, routine: Routine, event_id: str | None = None) -> list[
                 "status": status,
                 "started": str(started.get("ts")),
                 "rehearsal": bool(isinstance(rules, dict) and rules.get("rehearsal")),
+                # Why it could not run, in plain words; None for a run that ran.
+                "reason": _reason(events) if status == notrun.STATUS else None,
             }
         )
         order[path.stem] = _mtime(path)
     # Newest first; within one second (the logs' precision), the log written last first.
     return sorted(found, key=lambda r: (r["started"], order[r["run"]]), reverse=True)
+
+
+def _reason(events: list[dict[str, Any]]) -> str | None:
+    said = next((e for e in events if e.get("event") == "could_not_run"), None)
+    return str(said.get("reason")) if said is not None else None
 
 
 def _mtime(path: Path) -> int:
@@ -523,7 +447,7 @@ def _newest(root: Root, globs: list[str]) -> str | None:
     base = root.path
     for folder, subfolders, files in os.walk(base):
         if Path(folder) == base:
-            subfolders[:] = [d for d in subfolders if d.casefold() not in _PROTECTED]
+            subfolders[:] = [d for d in subfolders if d.casefold() not in PROTECTED]
         for name in files:
             path = Path(folder) / name
             relative = path.relative_to(base).as_posix()
@@ -687,7 +611,7 @@ def summary_markdown(root: Root, fired: Fired, event: Event) -> str:
     from sdd_git.runner.words import visible
 
     def code(text: str) -> str:
-        return "`" + _shown(text).replace("`", "'") + "`"
+        return "`" + shown_ref(text).replace("`", "'") + "`"
 
     lines = [
         f"### sdd routine {code(f'{fired.role}/{fired.routine}')}: {fired.status}",

@@ -62,7 +62,8 @@ def runs(root: Root, role: str | None = None) -> list[RunSummary]:
 
 
 ENDED_UNEXPECTEDLY = "ended-unexpectedly"
-STATUS_WORDS = {ENDED_UNEXPECTEDLY: "ended unexpectedly"}  # as a table shows it
+# As a table shows them: a routine's run that could not start (routines/notrun.py) too.
+STATUS_WORDS = {ENDED_UNEXPECTEDLY: "ended unexpectedly", "could-not-run": "could not run"}
 
 
 def status_of(root: Root, events: list[dict[str, Any]]) -> tuple[str, str | None]:

@@ -566,8 +566,8 @@ def eight(name: str, what: str, *calls: dict[str, Any], **extra: Any) -> None:
 
 
 def _helper(a: Attack) -> None:
-    """A role created with the defaults: produces other."""
-    made = a.sdd("role", "create", "helper", "--job", "Help with anything")
+    """A role that says it produces other: every tool is offered to it."""
+    made = a.sdd("role", "create", "helper", "--job", "Help with anything", "--produces", "other")
     assert made.code == 0, made.stderr
 
 

@@ -417,10 +417,12 @@ def test_route_a_handoff_from_a_lower_role_does_not_carry_the_receivers_saved_ru
 
     marker = repo.path / "borrowed.txt"
     accepted_change(repo)  # the no-spec gate is open: only the boundary decides
-    assert sdd("role", "create", "intern", "--job", "Pass messages on").code == 0
-    assert sdd("role", "create", "deployer", "--job", "Deploy", "--level", "50").code == 0
+    assert sdd("role", "create", "intern", "--job", "Pass messages on",
+               "--produces", "other").code == 0  # fmt: skip
+    assert sdd("role", "create", "deployer", "--job", "Deploy", "--level", "50",
+               "--produces", "other").code == 0  # fmt: skip
     assert sdd("role", "create", "lead", "--job", "Lead", "--level", "60",
-               "--delegation", "allow").code == 0  # fmt: skip
+               "--delegation", "allow", "--produces", "other").code == 0  # fmt: skip
     add_always_allow(repo, "deployer", "run_command", {"command": "touch borrowed.txt"})
     touch = {"command": "touch borrowed.txt", "purpose": "deploy"}
     calls = [{"tool_calls": [{"tool": "run_command", "args": touch}]}, {"say": "Done."}]

@@ -1259,10 +1259,12 @@ def test_route_a_handoff_whose_task_names_another_sender_carries_no_rules(
     from tests.tools.test_handoff import handoff, woken_run
 
     accepted_change(repo)
-    assert sdd("role", "create", "intern", "--job", "Pass messages on").code == 0
-    assert sdd("role", "create", "deployer", "--job", "Deploy", "--level", "50").code == 0
+    assert sdd("role", "create", "intern", "--job", "Pass messages on",
+               "--produces", "other").code == 0  # fmt: skip
+    assert sdd("role", "create", "deployer", "--job", "Deploy", "--level", "50",
+               "--produces", "other").code == 0  # fmt: skip
     assert sdd("role", "create", "lead", "--job", "Lead", "--level", "60",
-               "--delegation", "allow").code == 0  # fmt: skip
+               "--delegation", "allow", "--produces", "other").code == 0  # fmt: skip
     add_always_allow(repo, "deployer", "run_command", {"command": "touch handed.txt"})
     calls = [
         {"role": "intern", "tool_calls": [handoff("deployer", "--from lead --origin person")]},

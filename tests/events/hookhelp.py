@@ -111,11 +111,15 @@ def worker_idle(root: Root, seconds: float = 30.0) -> None:
 
 
 def runs_of(root: Root, name: str, event_id: str | None = None) -> list[dict[str, Any]]:
-    """run_started lines of the routine's runs (origin routine)."""
+    """run_started lines of the routine's runs (origin routine). The log of a fire that could
+    not start its run (routines/notrun.py: no key, a file git was still writing) is no run."""
     found = []
     for path in sorted((root.sdd / "role-runs").glob("*.jsonl")):
-        first = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+        lines = path.read_text(encoding="utf-8").splitlines()
+        first = json.loads(lines[0])
         mine = first.get("origin") == "routine" and first.get("routine") == name
+        if any('"event": "could_not_run"' in line for line in lines):
+            continue
         if mine and (event_id is None or first.get("event_id") == event_id):
             found.append({**first, "_path": path})
     return found

@@ -1,0 +1,210 @@
+"""A routine that could not run says so (issue 22): where she looks, not only in the worker's log.
+
+A merge fires a routine, and the run cannot start: no model key, a model server she has not set
+up, the role busy with another run. Nobody is at a terminal to read the error. So fire() writes,
+for such an event:
+
+- a run log like any routine run's (`origin: routine`, `routine`, `event_id`), holding the
+  `could_not_run` event with the reason in plain words and ending with the status
+  `could-not-run`: `sdd routine history` and her page's routine history list it;
+- a note in `.sdd/local/not-run/` that `sdd stops` lists beside the stops, with what she can do:
+  fire it again once the cause is fixed (`sdd routine fire`), or dismiss it
+  (`sdd stops dismiss ID`). It is no approval: nothing is allowed or denied, and it never
+  expires (it waits until she acts, or until the routine runs for that event).
+
+A run log of this status claims no event: firing the routine again for it runs it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sdd_git import lockfile, statefolders
+from sdd_git.errors import RecordError, SddError
+from sdd_git.root import Root
+from sdd_git.routines.routine import Event, Routine
+from sdd_git.runner.clock import Clock
+
+STATUS = "could-not-run"
+KIND = "could-not-run"  # its `kind` in `sdd stops`
+CHOICES = ("fire again", "dismiss")
+
+
+@dataclass(frozen=True)
+class NotRun:
+    id: str  # the run id of its log
+    role: str
+    routine: str
+    event: dict[str, Any]  # the event as JSON: what `sdd routine fire --event` takes again
+    reason: str
+    at: str
+    fix: str = ""  # how to fix the cause, when the error said
+
+    @property
+    def name(self) -> str:
+        return f"{self.role}/{self.routine}"
+
+    @property
+    def refire(self) -> str:
+        import shlex
+
+        event = shlex.quote(json.dumps(self.event, sort_keys=True))
+        return f"sdd routine fire {self.name} --event {event}"
+
+    @property
+    def action(self) -> str:
+        return (
+            f"The routine {self.name} did not run for event {self.event.get('id')}: "
+            f"{self.reason}{f' ({self.fix})' if self.fix else ''}. Once that is fixed, fire "
+            f"it again: {self.refire}; or dismiss this: sdd stops dismiss {self.id}"
+        )
+
+    def as_stop_json(self) -> dict[str, Any]:
+        """Its line in `sdd stops --json`: the fields of a stop (CONTRACT §4), and its own."""
+        return {
+            "id": self.id,
+            "run": self.id,
+            "role": self.role,
+            "kind": KIND,
+            "action": self.action,
+            "choices": list(CHOICES),
+            "origin": "routine",
+            "expires_at": None,
+            "created_at": self.at,
+            "routine": self.routine,
+            "event": self.event.get("id"),
+            "reason": self.reason,
+            "fix": self.fix or None,
+            "refire": self.refire,
+            "expired": False,
+        }
+
+
+def notes_folder(root: Root) -> Path:
+    return root.local / "not-run"
+
+
+def log(
+    root: Root,
+    routine: Routine,
+    event: Event,
+    task: str,
+    rehearsal: bool,
+    clock: Clock,
+    on_event: Callable[[dict[str, Any]], None] | None,
+    exc: SddError,
+) -> str:
+    """The run log of a routine that could not run, and (but for a rehearsal, whose error she
+    reads on her screen) the note `sdd stops` lists. Gives back the run id."""
+    from sdd_git.atomicfile import write_text_atomic
+    from sdd_git.runner.asked import asked_from
+    from sdd_git.runner.masking import masker_for
+    from sdd_git.runner.runlog import RunLog, new_run_id
+
+    mask = masker_for(root.path)  # an error may quote a server's answer, or a key's place
+    reason, fix = mask(exc.message), mask(exc.hint or "")
+    run_id = new_run_id(clock())
+    run_log = RunLog.open(root, run_id, mask, clock)
+    run_log.listener = on_event
+    run_log.append(
+        "run_started",
+        roles=[routine.role],
+        task=task,
+        change=None,
+        origin="routine",
+        **({"via": via} if (via := asked_from()) else {}),
+        routine=routine.name,
+        event_id=event.id,
+        routine_rules={"ask_first": [dict(r) for r in routine.ask_first], "rehearsal": rehearsal},
+        process=lockfile.this_process(),
+    )
+    run_log.append("could_not_run", reason=reason, fix=fix, event_kind=event.kind)
+    run_log.append("run_ended", status=STATUS, reason=reason)
+    if not rehearsal:
+        note = NotRun(run_id, routine.role, routine.name, event.as_json(), reason, _now(clock), fix)
+        path = notes_folder(root) / f"{run_id}.json"
+        statefolders.make_folder(path.parent)
+        write_text_atomic(path, mask(json.dumps(_note_json(note), indent=1, sort_keys=True)))
+    return run_id
+
+
+def _note_json(note: NotRun) -> dict[str, Any]:
+    return {
+        "id": note.id,
+        "role": note.role,
+        "routine": note.routine,
+        "event": note.event,
+        "reason": note.reason,
+        "at": note.at,
+        "fix": note.fix,
+    }
+
+
+def waiting(root: Root) -> list[NotRun]:
+    """The routines that could not run and wait for her, oldest first."""
+    folder = notes_folder(root)
+    statefolders.check(folder)
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in sorted(folder.glob("run-*.json")):
+        try:
+            data = json.loads(statefolders.read_bytes(path, 1 << 20))
+            found.append(
+                NotRun(
+                    str(data["id"]),
+                    str(data["role"]),
+                    str(data["routine"]),
+                    dict(data["event"]),
+                    str(data["reason"]),
+                    str(data["at"]),
+                    str(data.get("fix") or ""),
+                )
+            )
+        except (OSError, ValueError, KeyError, TypeError, RecordError):
+            continue  # a damaged note is not hers to read; the run log still says it
+    return sorted(found, key=lambda n: (n.at, n.id))
+
+
+def find(root: Root, note_id: str) -> NotRun | None:
+    return next((n for n in waiting(root) if n.id == note_id), None)
+
+
+def resolved(root: Root, role: str, routine: str, event_id: str) -> None:
+    """The routine now runs for the event: what said it could not is no longer waiting."""
+    for note in waiting(root):
+        if (note.role, note.routine, note.event.get("id")) == (role, routine, event_id):
+            (notes_folder(root) / f"{note.id}.json").unlink(missing_ok=True)
+
+
+def dismiss(root: Root, note_id: str) -> NotRun:
+    """Her "dismiss": the note leaves `sdd stops`; its run log says she dismissed it."""
+    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.runner.masking import masker_for
+    from sdd_git.runner.runlog import RunLog, log_path
+
+    refuse_inside_run()
+    note = find(root, note_id)
+    if note is None:
+        raise RecordError(
+            f"nothing named {note_id} waits: no routine that could not run has that id",
+            hint="`sdd stops` lists what waits for you",
+        )
+    if log_path(root, note.id).exists():
+        from sdd_git.runner.clock import system_clock
+
+        RunLog.open(root, note.id, masker_for(root.path), system_clock).append(
+            "dismissed", by="person"
+        )
+    (notes_folder(root) / f"{note.id}.json").unlink(missing_ok=True)
+    return note
+
+
+def _now(clock: Clock) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(clock()))
