@@ -19,7 +19,17 @@ from sdd_git.cli.output import say
     "--port", type=click.IntRange(1, 65535), help="Listen on this port (default: a free one)."
 )
 @click.option("--no-browser", is_flag=True, help="Print the URL; do not open a browser.")
-def page(folder: str | None, port: int | None, no_browser: bool) -> None:
+@click.option(
+    "--install-shortcut",
+    is_flag=True,
+    help="Write a launcher that opens this product's page (Linux: in your applications menu;"
+    " macOS: in ~/Applications), and print where.",
+)
+# What the shortcut runs: her page, or a fresh sign-in to the one served already.
+@click.option("--shortcut", is_flag=True, hidden=True)
+def page(
+    folder: str | None, port: int | None, no_browser: bool, install_shortcut: bool, shortcut: bool
+) -> None:
     """Open her page in the browser, for this sdd root (or the folder chooser with --folder)."""
     from sdd_git.errors import UsageError
     from sdd_git.sink import refuse_inside_run
@@ -33,6 +43,14 @@ def page(folder: str | None, port: int | None, no_browser: bool) -> None:
             f"the page needs the [page] extra ({', '.join(missing)} not installed):"
             " pip install 'sdd-git[page]'"
         )
+    if install_shortcut:
+        from sdd_git.cli.output import current_root
+        from sdd_git.page.shortcut import install
+
+        written = install(current_root())
+        say("your page's shortcut is written: open it from your applications")
+        click.echo(written)
+        return
     from sdd_git.page.serve import Served, serve
 
     root = None
@@ -43,8 +61,22 @@ def page(folder: str | None, port: int | None, no_browser: bool) -> None:
         from sdd_git.cli.output import current_root
 
         root = current_root()
+        if shortcut:
+            from sdd_git.page.reopen import ask_served_page
+
+            if ask_served_page(root):
+                say("your page is served already: it opens again in your browser")
+                return
 
     openers: list[Path] = []
+
+    def open_browser(url: str) -> None:
+        import webbrowser
+
+        from sdd_git.page.serve import opener_file
+
+        openers.append(opener_file(url))
+        webbrowser.open(openers[-1].as_uri())
 
     def announce(served: Served) -> None:
         from sdd_git.page.serve import OWNER_CHECKED, RANDOM_ADDRESS
@@ -67,15 +99,10 @@ def page(folder: str | None, port: int | None, no_browser: bool) -> None:
             )
         click.echo(served.url)
         if not no_browser:
-            import webbrowser
-
-            from sdd_git.page.serve import opener_file
-
-            openers.append(opener_file(served.url))
-            webbrowser.open(openers[-1].as_uri())
+            open_browser(served.url)
 
     try:
-        serve(root, port, start, announce)
+        serve(root, port, start, announce, reopen=open_browser)
     finally:
         import shutil
 

@@ -233,6 +233,13 @@ class PageGuard:
     def port(self) -> int:
         return self._port() if callable(self._port) else self._port
 
+    def renew(self) -> str:
+        """A fresh one-time token in place of the first (spent or not), for her page opened
+        again (sdd_git.page.reopen): a session she has keeps working."""
+        token = new_token()
+        self._token, self._token_spent = token, False
+        return token
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope.get("type")
         if kind == "lifespan":

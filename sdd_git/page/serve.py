@@ -5,6 +5,7 @@ address (see sdd_git.page.peer)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -129,10 +130,22 @@ def serve(
     port: int | None,
     start_folder: Path | None,
     announce: Callable[[Served], None],
+    reopen: Callable[[str], None] | None = None,
 ) -> None:
-    """Run the page until interrupted. `announce` is told the URL once the socket is bound."""
+    """Run the page until interrupted. `announce` is told the URL once the socket is bound;
+    `reopen` is given a fresh first URL each time her shortcut asks for her page again (see
+    sdd_git.page.reopen), for a product's page."""
+    from sdd_git.page.reopen import answering
+
     sock, server, served = prepare(root, port, start_folder)
-    with _stopped_by_signals(server):
+
+    def again() -> None:
+        assert reopen is not None
+        token = server.config.app.renew()
+        reopen(f"http://{served.host}:{served.port}/?token={token}")
+
+    asked = answering(root, again) if root is not None and reopen else contextlib.nullcontext()
+    with _stopped_by_signals(server), asked:
         announce(served)
         try:
             server.run(sockets=[sock])

@@ -87,14 +87,9 @@ class Site:
         --product` wrote it; the folder's name only when the file names none."""
         if self.root is None:
             return None
-        from sdd_git.errors import SddError
-        from sdd_git.records import scopes
+        from sdd_git.page.shortcut import product_name
 
-        try:
-            named = scopes.load(self.root).product
-        except (SddError, OSError):  # a broken file says so where it is used, not in a title
-            named = None
-        return named or self.root.path.name
+        return product_name(self.root)
 
     def missing(
         self, request: Request, what: str, exc: Any = None, status: int = 404
