@@ -21,6 +21,7 @@ from sdd_git.shown_text import visible
 TEMPLATES = Path(__file__).parent / "templates"
 STATIC = Path(__file__).parent / "static"
 PAGE_LOG = "page.jsonl"
+LABELS_SECONDS = 2.0
 
 
 class Site:
@@ -30,6 +31,7 @@ class Site:
         self.root = root
         self.start_folder = start_folder
         self.jobs = Jobs(lambda: self.root.path if self.root else None)
+        self._labels_read: tuple[float, dict[str, str]] | None = None
         self.templates = Environment(
             loader=FileSystemLoader(str(TEMPLATES)),
             autoescape=select_autoescape(["html"]),
@@ -70,17 +72,25 @@ class Site:
         """A role as a sentence names it: "The builder", "The QA author"."""
         from sdd_git.page.herwords import capital, role_words
 
-        label = None
-        if self.root is not None:
+        return capital(role_words(role, self._labels().get(role)))
+
+    def _labels(self) -> dict[str, str]:
+        """Each role's label, read at most every LABELS_SECONDS: reading every role costs a few
+        milliseconds, and a page names roles many times; a label edited just now shows on the
+        next page but one."""
+        now = time.monotonic()
+        if self.root is None:
+            return {}
+        if self._labels_read is None or now - self._labels_read[0] > LABELS_SECONDS:
             from sdd_git.errors import SddError
             from sdd_git.roles.registry import load_registry
 
             try:
-                found = load_registry(self.root).get(role)
-            except (SddError, OSError):
-                found = None
-            label = found.label if found is not None else None
-        return capital(role_words(role, label))
+                labels = {r.name: r.label for r in load_registry(self.root).roles}
+            except (SddError, OSError):  # roles that cannot be read are named by their names
+                labels = {}
+            self._labels_read = (now, labels)
+        return self._labels_read[1]
 
     def product(self) -> str | None:
         """Her product's name: `product:` (or `name:`) in memory/product.yaml, as `sdd init

@@ -167,8 +167,11 @@ class Walk:
         field.clear()
         field.send_keys(text)
 
-    def shot(self, name: str) -> None:
+    def shot(self, name: str, at: str | None = None) -> None:
+        """A screenshot of the window; `at`: scrolled first to the element with that id."""
         self.step += 1
+        if at is not None:
+            self.driver.execute_script("arguments[0].scrollIntoView();", self.wait_for(at))
         self.driver.save_screenshot(str(DOCS / f"{self.step:02d}-{name}.png"))
 
     def recorded(self, script: str) -> None:

@@ -1464,7 +1464,7 @@ def test_the_token_is_never_on_a_command_line_other_users_can_read(
     opened: list[str] = []
     printed: list[str] = []
 
-    def announce_only(root: Any, port: Any, start: Any, announce: Any) -> None:
+    def announce_only(root: Any, port: Any, start: Any, announce: Any, **_: Any) -> None:
         served = serve_module.Served(f"http://127.0.0.1:9/?token={new_token()}", 9)
         printed.append(served.url)
         announce(served)

@@ -126,7 +126,7 @@ def test_her_whole_journey_in_a_real_browser(
     assert release.startswith("Release R-0001\n") and WORDS in release
     assert "No git tag was asked for" in walk.text("tag-R-0001")
     assert "tag_written" not in release and "---" not in release
-    walk.shot("release")
+    walk.shot("release", at="release")
 
     # The second journey: two modules, no connection -> a plan she accepts before anyone writes.
     browser.get(page_url.split("?")[0] + "parts")  # her parts, named once, on the page
@@ -179,13 +179,13 @@ def test_her_whole_journey_in_a_real_browser(
     assert walk.text("release-blocked").startswith("SC-1 failed")
     assert not walk.wait_for("choose-release").is_enabled()
     assert not (folder / "memory" / "releases" / "R-0002.md").exists()
-    walk.shot("release-blocked")
+    walk.shot("release-blocked", at="release")
     walk.type("failure-words-SC-1", "Billing shows it next month; release the rest now.")
     walk.click("accept-failure-SC-1")
     assert "The reading stays the same" in walk.text("notice")
     walk.click("choose-release")
     assert WORDS_2 in walk.text("notes-R-0002")
-    walk.shot("release-after-failure-accepted")
+    walk.shot("release-after-failure-accepted", at="release")
 
     # The rest of what she reaches from the menu, each with something on it: her roles and one
     # role's conversation, the runs, a routine (made with its command, tested on the page) and
@@ -201,9 +201,13 @@ def test_her_whole_journey_in_a_real_browser(
         *("routine", "create", "watcher", "nightly", "--schedule", "0 9 * * 1-5", "--yes"),
         *("--input", "the day's changes", "--expected", "a short summary"),
     )
-    for path in ("", "roles", "roles/builder", "roles/watcher", "runs", "routines"):
+    walk.step = 15  # after 15-narrow-stop, the keyboard test's
+    for path, shot in (("", None), ("roles", "roles"), ("roles/builder", "conversation")):
         walk.visit(base + path)
-    walk.shot("roles-runs-routines")
+        if shot:
+            walk.shot(shot)
+    for path in ("roles/watcher", "runs", "routines"):
+        walk.visit(base + path)
     replies.write_text("calls:\n  - say: 'Nothing to report today.'\n")
     walk.click("test-nightly")
     walk.visit(walk.follow_job())

@@ -114,7 +114,8 @@ def test_a_merged_role_with_an_always_allow_rule_waits_on_the_home_page_in_words
     assert "Waiting for you" in said
     assert "None of it counts until you confirm it" in said
     assert (
-        "role helper: new to you: level 0, delegation deny, produces other; always-allow gains "
+        "role helper: new to you: level 0, delegation deny, produces nothing said (read and draft"
+        " tools only); always-allow gains "
         '`run_command` with command "pytest -q": it may run without asking'
     ) in said
     assert f"last changed in commit {commit}, by Alex" in said
