@@ -395,6 +395,7 @@ def test_her_page_works_from_the_keyboard_labelled_and_in_a_narrow_window(
     browser.set_window_size(390, 844)
 
     def check(what: str) -> None:
+        walk.check()  # her words, in a narrow window too
         assert browser.execute_script(UNLABELLED) == [], what
         assert browser.execute_script(OVERFLOW) <= 0, f"{what} is wider than the window"
 
@@ -474,6 +475,7 @@ def test_her_page_works_from_the_keyboard_labelled_and_in_a_narrow_window(
     walk.wait_for("attachment").send_keys(str(small))
     walk.click("send-message")
     walk.wait_for("outcome-text")
-    browser.get(page_url.split("?")[0] + "roles/qa-author")
+    walk.visit(page_url.split("?")[0] + "roles/qa-author")
     said = walk.text("main")
     assert "march.log" in said and "the March server log" in said
+    walk.assert_her_words(least=5)
