@@ -448,10 +448,20 @@ def _say_what_waits_on_trust(root: Root) -> None:
 @json_option
 def stops_show_command(stop_id: str, as_json: bool) -> None:
     """Everything a stop would do: its action, and every input whole (a file's whole content)."""
+    from sdd_git.routines import notrun
     from sdd_git.runner import stops
     from sdd_git.runner.words import visible
 
-    stop = stops.load(current_root(), stop_id)
+    root = current_root()
+    item = notrun.find(root, stop_id) if stop_id.startswith("run-") else None
+    if item is not None:  # a routine that could not run: what, why, and what she can do
+        if as_json:
+            emit_json(item.as_stop_json())
+        else:
+            click.echo(f"{item.id}  {item.role}  could not run  from routine")
+            click.echo(item.action)
+        return
+    stop = stops.load(root, stop_id)
     if as_json:
         emit_json(stop.as_json())
         return

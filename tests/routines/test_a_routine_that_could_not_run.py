@@ -85,6 +85,8 @@ def test_a_routine_that_could_not_run_shows_in_history_stops_and_her_page(
     said = sdd("stops")
     assert f"{item['id']}  {ROLE}  could not run  from routine: The routine" in said.stdout
 
+    detail = sdd("stops", "show", item["id"])
+    assert detail.code == 0 and item["action"] in detail.stdout
     refused = sdd("allow", item["id"])  # no approval: nothing to allow
     assert refused.code == 2 and "there is nothing to allow or deny" in refused.stderr
 
