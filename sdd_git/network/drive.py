@@ -33,7 +33,7 @@ from sdd_git import statefolders
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import SddError
 from sdd_git.network.node import fingerprint
-from sdd_git.records.plan import Plan, PlanNode, load_plan, plan_accepted, plan_hash, plan_path
+from sdd_git.records.plan import Plan, PlanNode, load_plan, plan_hash, plan_path
 from sdd_git.root import Root
 from sdd_git.runner.runlog import read_events
 
@@ -305,8 +305,12 @@ def drive(root: Root, change: str, say: Say | None = None) -> Finished:
     """Run rounds until no node can go on without her; leaves nothing running behind it."""
     from sdd_git.network.route import decide
     from sdd_git.records.person import refuse_inside_run
+    from sdd_git.trust.state import refuse_tracked_state
 
     refuse_inside_run()
+    # The ledger (its stall) and the nodes' run logs (their results) are sdd's own state: a
+    # copy that git tracks came with a merge, written over hers, and never drives a node.
+    refuse_tracked_state(root, "running the network")
     say = say or (lambda text: None)
     network = Network(root, change)
     plan, digest = _accepted(root, change)
@@ -372,13 +376,18 @@ def _record(root: Root, change: str, lead: str, plan: Plan, views: dict[str, Nod
 
 
 def _accepted(root: Root, change: str) -> tuple[Plan, str]:
-    plan = load_plan(root, change)
-    if plan is None or plan_accepted(root, change) is None:
+    """The accepted plan and its hash, both from one read of the file."""
+    from sdd_git.records import decisions
+    from sdd_git.records.plan import acceptance_of, read_plan
+
+    path = plan_path(root, change)
+    plan, digest = read_plan(path) if path.exists() else (None, "")
+    if plan is None or acceptance_of(decisions.load(root), change, digest) is None:
         raise SddError(
             f"{change} has no accepted plan",
             hint=f"accept the lead's plan first: sdd accept plan {change}",
         )
-    return plan, plan_hash(plan_path(root, change))
+    return plan, digest
 
 
 def _start_round(
@@ -522,7 +531,11 @@ def _finished(plan: Plan, by_id: dict[str, NodeView], ledger: dict[str, Any]) ->
 
 
 def status(root: Root, change: str) -> tuple[NodeView, ...]:
-    """The network tree as it stands, for `sdd work CH --status` (no node is started)."""
+    """The network tree as it stands, for `sdd work CH --status` (no node is started). State
+    that git tracks is refused here too: it would show her results no node of hers made."""
+    from sdd_git.trust.state import refuse_tracked_state
+
+    refuse_tracked_state(root, "showing the network")
     plan = load_plan(root, change)
     if plan is None:
         return ()

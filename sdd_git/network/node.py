@@ -26,8 +26,9 @@ def fingerprint(owner: str, node: PlanNode) -> str:
 
 def main(argv: list[str]) -> int:
     from sdd_git.network.drive import owner_of
+    from sdd_git.records import decisions
     from sdd_git.records.person import refuse_inside_run
-    from sdd_git.records.plan import load_plan, plan_accepted, plan_hash, plan_path
+    from sdd_git.records.plan import acceptance_of, plan_path, read_plan
     from sdd_git.root import find_root
     from sdd_git.runner.run import RunRequest, start
 
@@ -36,13 +37,17 @@ def main(argv: list[str]) -> int:
         change, node_id, accepted_hash = argv
         root = find_root(Path.cwd())
         path = plan_path(root, change)
-        if not path.exists() or plan_hash(path) != accepted_hash:
+        if not path.exists():
             raise SddError(f"the plan of {change} changed since the network started it")
-        if plan_accepted(root, change) is None:
+        # One read: the node runs the very bytes whose hash is checked and accepted, never a
+        # file that changed between the check and the use.
+        plan, digest = read_plan(path)
+        if digest != accepted_hash:
+            raise SddError(f"the plan of {change} changed since the network started it")
+        if acceptance_of(decisions.load(root), change, digest) is None:
             raise SddError(f"the plan of {change} is not accepted")
-        plan = load_plan(root, change)
-        node = plan.node(node_id) if plan is not None else None
-        if plan is None or node is None:
+        node = plan.node(node_id)
+        if node is None:
             raise SddError(f"{change} has no plan node {node_id}")
         owner = owner_of(root, plan, node)
         outcome = start(

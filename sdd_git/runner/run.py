@@ -507,13 +507,21 @@ def _node_ask_first(
     root: Root, change: str | None, route: dict[str, Any] | None
 ) -> tuple[Rule, ...]:
     """A network node's own `ask_first` rules, from the accepted plan: they add stops to the
-    owner's boundary. A plan's `always_allow` is never applied: a plan cannot widen a role."""
+    owner's boundary. A plan's `always_allow` is never applied: a plan cannot widen a role.
+    The rules are those of the plan the node was started on (its `route` names its sha256):
+    a plan edited since, by anyone, is not accepted, so every action of the node then stops."""
     if route is None or not route.get("node") or not change:
         return ()
-    from sdd_git.records.plan import load_plan
+    from sdd_git.records.plan import plan_path, read_plan
+    from sdd_git.tools.catalog import TOOL_CLASSES
 
-    plan = load_plan(root, change)
-    node = plan.node(str(route["node"])) if plan is not None else None
+    try:
+        plan, digest = read_plan(plan_path(root, change))
+    except RecordError:
+        plan, digest = None, None
+    if plan is None or digest != route.get("plan"):
+        return tuple(Rule(t, None) for t, kind in TOOL_CLASSES.items() if kind == "consequential")
+    node = plan.node(str(route["node"]))
     return node.rules.ask_first if node is not None else ()
 
 

@@ -79,6 +79,7 @@ def _checked(kind: str, ref: str, context: ToolContext) -> dict[str, str]:
         folder = context.root.change_dir(match.group(1)) if match else None
         if match is None or folder is None or not (folder / "change.yaml").is_file():
             raise ToolFailed(f"return_artifact: no scenario {ref} (write it as CH-0001/SC-1)")
+        _own_change(match.group(1), ref, context)
         if not any(s.id == match.group(2) for s in load_scenarios(folder)):
             raise ToolFailed(f"return_artifact: {match.group(1)} has no scenario {match.group(2)}")
         return {}
@@ -91,8 +92,20 @@ def _checked(kind: str, ref: str, context: ToolContext) -> dict[str, str]:
         if match is None or path is None or not path.is_file():
             raise ToolFailed(f"return_artifact: no spec section {ref} (write it as SPEC-0001#S2)")
         try:
-            read_spec(path).section(match.group(2))
+            spec = read_spec(path)
+            spec.section(match.group(2))
         except RecordError as exc:
             raise ToolFailed(f"return_artifact: {exc.message}") from None
+        _own_change(str(spec.meta.get("change") or ""), ref, context)
         return {}
     return {}  # a summary needs no file: its ref is recorded as given
+
+
+def _own_change(change: str, ref: str, context: ToolContext) -> None:
+    """A node's result is of its own change: a scenario or a section another change already
+    has is real, and is still no work done for this one."""
+    if context.change is not None and change != context.change:
+        raise ToolFailed(
+            f"return_artifact: {ref} belongs to {change or 'no change'}, and this run works on "
+            f"{context.change}; return what you made for {context.change}"
+        )
