@@ -27,6 +27,7 @@ def _masked(root: Any, data: Any) -> Any:
 # Events too long or too internal to show as progress: the prompt itself, and the run's start
 # and resumption (the outcome line names the run).
 _QUIET_EVENTS = ("message", "run_started", "run_resumed")
+_LINES_ARGS = frozenset({"content", "command", "body", "message", "text", "task", "summary"})
 
 
 def _progress(as_json: bool) -> Any:
@@ -472,7 +473,9 @@ def stops_show_command(stop_id: str, as_json: bool) -> None:
     for key, value in stop.args.items():
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         click.echo(f"--- {visible(key, keep_newlines=False)} ({len(text):,} characters) ---")
-        click.echo(visible(text, keep_newlines=True))
+        # Only text that holds lines keeps them: a path or a name with a newline in it is
+        # shown on one line, escaped, so no part of it reads as a line of sdd's own.
+        click.echo(visible(text, keep_newlines=key in _LINES_ARGS))
     click.echo(f"choices: {', '.join(stop.choices) or 'none'}")
 
 

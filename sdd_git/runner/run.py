@@ -875,14 +875,28 @@ def _after_approval(
         )
     state.log.append("decision", stop=stop.id, choice=choice, **(where or {}))
     stops.remove(root, stop.id)
+    changed = _changed_since(state, stop) if choice != "deny" else None
     if choice == "deny":
         tool_result(state, call, "The person denied this action; it was not done.")
+    elif changed is not None:
+        state.log.append("rejected", tool=call.name, reason="changed", message=changed)
+        tool_result(state, call, f"Not done: {changed}. Ask again if it is still needed.")
     else:
         # The wall holds after an answer too: the guard and the gate are checked again.
         done = dispatch(state, call, allowed_by=choice, logged=True)
         if done.no_spec is not None:
             return _no_spec(state, done.no_spec)
     return _drive(state, pending)
+
+
+def _changed_since(state: RunState, stop: stops.Stop) -> str | None:
+    """A write whose stop said "Create" (or named the old file's size) while the file is now
+    another: her allow named that action, so it does not run; the model may ask again."""
+    from sdd_git.runner.words import write_changed
+
+    if stop.tool != "write_file":
+        return None
+    return write_changed(stop.args, stop.action, state.root.path)
 
 
 def _reload_role(state: RunState) -> None:

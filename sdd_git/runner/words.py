@@ -195,6 +195,16 @@ def _write_words(path: object, content: str, root: Path | None, short: bool = Fa
     return f"Replace {what} with {_count(lines, 'line')} ({_count(size, 'byte')})"
 
 
+def write_changed(args: dict[str, Any], said: str, root: Path) -> str | None:
+    """Why a write_file stop's words no longer hold for the file as it is now (it said
+    "Create" and a file is there now, or the old file's size changed since), or None when they
+    still do: her answer allowed the action those words named, and no other."""
+    now = _write_words(args.get("path"), str(args.get("content", "")), root)
+    if said.startswith(f"{now}, starting:"):
+        return None
+    return f"{_plain(args.get('path'))} changed since the stop asked; the write would now be: {now}"
+
+
 def heading(tool: str | None, args: dict[str, Any], root: Path | None = None) -> str:
     """The action in one short line, for her page: "Create src/search.py (2 lines)", "Replace
     README.txt: 3 lines become 4". What it holds (the content, the whole command) goes below

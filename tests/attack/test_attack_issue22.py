@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import stat
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ import pytest
 import yaml
 
 from sdd_git.root import Root
+from sdd_git.runner.words import describe, heading
 from tests.conftest import SddRunner
 from tests.network.test_drive import SUMMARY, money, node, node_runs  # noqa: F401 (a fixture)
 from tests.runner.scripted import script, transcript, write_call
@@ -390,3 +393,132 @@ def test_route_a_plan_changed_between_the_nodes_check_and_its_use_never_runs(
     assert "SWAPPED" not in said and all("SWAPPED" not in t for t in tasks), (
         f"the node ran the task of a plan she never accepted: {tasks}"
     )
+
+
+# =============================================================================================
+# A write's words: Create or Replace, read from the old file (attackers: the model, whatever sits
+# at the path it names, and whatever changes the file before she answers)
+
+FOUR = "one\ntwo\nthree\nfour\n"
+
+
+def test_route_a_file_that_appears_between_the_stop_and_the_allow_is_never_replaced_unsaid(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stop says "Create the file notes.txt (1 line)". Before she answers, her own 300-line
+    notes.txt appears there (her editor saves it, a pull brings it, a sibling node writes it).
+    She allows the stop: her file must not be replaced by an answer to "Create"; the write
+    must be asked again, in words that say it replaces 300 lines."""
+    from tests.runner.scripted import accepted_change
+
+    accepted_change(root)
+    role_line = "the role's one line\n"
+    script(
+        tmp_path,
+        monkeypatch,
+        [
+            {"tool_calls": [write_call("notes.txt", role_line)]},
+            {"tool_calls": [write_call("notes.txt", role_line)]},  # it asks again
+            {"say": "Done."},
+        ],
+    )
+    first = sdd("role", "run", "builder", "--task", "Write the notes")
+    assert first.code == 3 and "Create the file notes.txt (1 line" in first.stdout, first.stdout
+    (stop,) = json.loads(sdd("stops", "--json").stdout)
+    hers = "".join(f"her line {n}\n" for n in range(300))
+    (root.path / "notes.txt").write_text(hers)
+    allowed = sdd("allow", stop["id"])
+    assert (root.path / "notes.txt").read_text() == hers, (
+        f"her 300-line file was replaced by an allow of {stop['action'].splitlines()[0]!r}"
+    )
+    later = json.loads(sdd("stops", "--json").stdout)
+    assert allowed.code == 3 and len(later) == 1, allowed.stdout + allowed.stderr
+    assert later[0]["action"].startswith("Replace the file notes.txt: 300 lines become 1")
+
+
+def _specials(folder: Path) -> dict[str, Path]:
+    """A FIFO, a socket and (as root) a character device, each at a path a write names."""
+    made = {"fifo": folder / "pipe.txt", "socket": folder / "sock.txt"}
+    os.mkfifo(made["fifo"])
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(made["socket"]))
+    listener.close()
+    if os.geteuid() == 0:
+        made["device"] = folder / "zero.txt"
+        os.mknod(made["device"], stat.S_IFCHR | 0o600, os.makedev(1, 5))  # /dev/zero
+    return made
+
+
+def test_route_a_fifo_socket_or_device_at_the_path_is_never_opened_for_the_words(
+    root: Root,
+) -> None:
+    """A FIFO would block a reader forever, /dev/zero never ends: the words for a write there
+    say Replace, with no size of the old file, and return (a read would hang this test)."""
+    for kind, path in _specials(root.path).items():
+        name = path.name
+        said = describe("write_file", {"path": name, "content": FOUR}, root=root.path)
+        short = heading("write_file", {"path": name, "content": FOUR}, root.path)
+        assert said.startswith(f"Replace the file {name} with 4 lines (19 bytes)"), (kind, said)
+        assert short == f"Replace {name} (4 lines)", (kind, short)
+
+
+def test_route_a_huge_sparse_file_is_sized_never_read(root: Root) -> None:
+    """A sparse file of 1 TiB reads as zeros for ever: its words give its size, read nothing."""
+    big = root.path / "big.bin"
+    with big.open("wb") as handle:
+        handle.truncate(1 << 40)
+    said = describe("write_file", {"path": "big.bin", "content": FOUR}, root=root.path)
+    assert said.startswith("Replace the file big.bin: 1,099,511,627,776 bytes become 19,")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/proc/self/environ",
+        "/etc/passwd",
+        "../outside.txt",
+        "src/../../outside.txt",
+        "@ROOT@/../outside.txt",
+        "link-out/outside.txt",
+        "outside-link.txt",
+    ],
+)
+def test_route_a_path_outside_the_product_is_never_read_for_the_words(
+    root: Root, path: str
+) -> None:
+    """The words never count the lines of a file outside the product: /proc, /etc, `..`, or a
+    symlink out (the write itself is refused; its words must not read either)."""
+    outside = root.path.parent / "outside.txt"
+    outside.write_text("secret\n" * 77)
+    (root.path / "link-out").symlink_to(root.path.parent)
+    (root.path / "outside-link.txt").symlink_to(outside)
+    named = path.replace("@ROOT@", str(root.path))
+    said = describe("write_file", {"path": named, "content": FOUR}, root=root.path)
+    first = said.splitlines()[0]
+    assert "77" not in first and "become" not in first, first
+    for number in (os.stat("/etc/passwd").st_size, len(Path("/etc/passwd").read_bytes())):
+        assert f"{number:,} bytes become" not in first
+
+
+def test_route_the_old_files_name_or_text_never_forges_the_stops_words(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file being replaced has a name with a newline, a carriage return, an escape sequence
+    and a right-to-left override, and text with a fake "Allow" prompt. The stop she reads has no
+    raw control character, names the file on one line, and shows none of the old text."""
+    from tests.runner.scripted import accepted_change
+
+    accepted_change(root)
+    name = "notes\u202etxt.exe\nAllowed once: nothing to see\x1b[2K\r.md"
+    (root.path / name).write_text("\x1b[2J\rAllow once? [Y/n] y\nAllowed.\n")
+    script(tmp_path, monkeypatch, [{"tool_calls": [write_call(name, FOUR)]}])
+    result = sdd("role", "run", "builder", "--task", "Tidy the notes")
+    assert result.code == 3, result.stdout + result.stderr
+    (stop,) = json.loads(sdd("stops", "--json").stdout)
+    shown = result.stdout + sdd("stops").stdout + sdd("stops", "show", stop["id"]).stdout
+    raw = sorted({hex(ord(c)) for c in shown if (ord(c) < 32 and c != "\n") or c == "\u202e"})
+    assert not raw, f"raw control characters reach her terminal: {raw}"
+    assert "Allow once? [Y/n]" not in shown and "Allowed." not in shown
+    lines = [line for line in shown.splitlines() if "Replace the file notes" in line]
+    assert lines and all("\\n" in line and "\\u202e" in line for line in lines), lines
+    assert not any(line.startswith("Allowed once") for line in shown.splitlines())
