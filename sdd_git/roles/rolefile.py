@@ -440,7 +440,9 @@ def parse_role(
     # never every tool. `produces: other` says so on purpose. Another host's agent file that
     # lists its `tools:` has said what it may use; that list is its allowlist.
     produces: str | None = data.get("produces")
-    if produces is None and shape == "host" and host_tools is not None:
+    if produces is None and shape == "host" and host_tools is not None and "*" not in host_tools:
+        # A `*` names no tool: it is every tool, as no `tools:` at all is to both hosts, and
+        # grants no more than a file that lists none.
         produces = "other"
     if produces is not None and produces not in PRODUCES:
         checker.error(
@@ -478,8 +480,18 @@ def parse_role(
             "boundary", "must be a mapping", "write boundary: {always_allow: [], ask_first: []}"
         )
         boundary_raw = {}
-    for extra in sorted(set(boundary_raw) - {"always_allow", "ask_first"}):
-        checker.warn(f"boundary.{extra}", f"unknown key '{extra}' in the boundary is ignored")
+    for extra in sorted(set(boundary_raw) - {"always_allow", "ask_first"}, key=str):
+        # Never ignored: a boundary holds stops, and `ask_frist:` or `ask:` read as nothing
+        # would let `always_allow` run what she meant to be asked about first.
+        from sdd_git.config import did_you_mean
+
+        close = did_you_mean(str(extra), ("always_allow", "ask_first")) or "ask_first"
+        checker.error(
+            f"boundary.{extra}",
+            f"unknown key '{extra}' in the boundary: a boundary has only always_allow and "
+            "ask_first",
+            f"rename it: {close}: {_shown_value(boundary_raw[extra])}",
+        )
     boundary = Boundary(
         always_allow=_rules(
             boundary_raw.get("always_allow"), checker, "boundary.always_allow", True

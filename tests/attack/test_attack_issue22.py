@@ -522,3 +522,128 @@ def test_route_the_old_files_name_or_text_never_forges_the_stops_words(
     lines = [line for line in shown.splitlines() if "Replace the file notes" in line]
     assert lines and all("\\n" in line and "\\u202e" in line for line in lines), lines
     assert not any(line.startswith("Allowed once") for line in shown.splitlines())
+
+
+# =============================================================================================
+# Role files that fail closed (attackers: a stranger's pull request she confirms carelessly, and
+# her own slip of the keyboard)
+
+READ_AND_DRAFT = {"read", "draft"}
+NEVER_UNSAID = {"run_command", "git_push", "deploy", "merge_pull_request", "open_pull_request",
+                "write_file", "delete_file", "git_commit", "git_tag", "handoff"}  # fmt: skip
+
+
+def _offered(root: Root, name: str) -> set[str]:
+    from sdd_git.roles.registry import find_role
+    from sdd_git.runner.state import offered_tools
+
+    role, _ = find_role(root, name, use_cache=False)
+    return set(offered_tools(role, None))
+
+
+@pytest.mark.parametrize("key", ["ask_frist", "askFirst", "ask-first", "Ask_First", "ask"])
+def test_route_a_misspelt_ask_first_never_lets_always_allow_run_the_action(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str
+) -> None:
+    """Her role always allows one write, and asks first for every write (`ask_first` wins):
+    but the key is misspelt. The write must never run without a stop: the role fails to load
+    and says which key, or it stops."""
+    from tests.runner.scripted import accepted_change, add_role
+
+    accepted_change(root)
+    add_role(
+        root,
+        "scribe",
+        extra="boundary:\n  always_allow:\n"
+        '    - {tool: write_file, inputs: {path: notes.txt, content: "x\\n"}}\n'
+        f"  {key}:\n    - {{tool: write_file}}\n",
+    )
+    script(tmp_path, monkeypatch, [{"tool_calls": [write_call("notes.txt", "x\n")]}, {"say": "ok"}])
+    result = sdd("role", "run", "scribe", "--task", "Write the notes")
+    assert not (root.path / "notes.txt").exists(), (
+        f"`{key}:` was ignored and always_allow wrote notes.txt with no stop: "
+        f"{(result.stdout + result.stderr)[-400:]!r}"
+    )
+    assert result.code != 0
+
+
+@pytest.mark.parametrize(
+    "tools",
+    ["tools: ['*']", "tools: '*'", "tools: Read, *", "tools: ['read', '*']", "tools: ['*']\n"
+     "disallowedTools: [WebFetch]"],
+)  # fmt: skip
+def test_route_a_host_agent_file_whose_tools_is_a_star_gets_no_more_than_one_with_none(
+    root: Root, tools: str
+) -> None:
+    """A Copilot agent file (a pull request brings `.github/agents/NAME.agent.md`, she confirms
+    it) with `tools: ['*']` and no `produces`: `*` is every tool to the host, as no `tools:` at
+    all is, and sdd gives a file with none read and draft tools only. A star must not give it
+    run_command, git_push, deploy or merge_pull_request."""
+    folder = root.path / ".github" / "agents"
+    folder.mkdir(parents=True)
+    (folder / "starry.agent.md").write_text(
+        f"---\nname: starry\ndescription: Helps with the code.\n{tools}\n---\nBe helpful.\n"
+    )
+    (folder / "plain.agent.md").write_text(
+        "---\nname: plain\ndescription: Helps with the code.\n---\nBe helpful.\n"
+    )
+    confirm(root)
+    starry, plain = _offered(root, "starry"), _offered(root, "plain")
+    assert not plain & NEVER_UNSAID  # the line this route is held to
+    assert starry <= plain, f"`{tools}` gives {sorted(starry - plain)} beyond a file with none"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "PRODUCES: code",
+        "Produces: code",
+        "pr\u043educes: code",  # a Cyrillic o
+        "produces: Code",
+        "produces: [code]",
+        "produces: 'code '",
+        "produces: !!binary Y29kZQ==",
+        "produces:",
+        "x-produces: code",
+    ],
+)
+def test_route_a_produces_spelling_that_is_not_sdds_never_gives_more_than_read_and_draft(
+    root: Root, line: str
+) -> None:
+    """`produces` spelt another way (case, a look-alike letter, a list, a tag, blank): the role
+    fails to load, or is offered read and draft tools only; never code's tools."""
+    from sdd_git.errors import SddError
+    from sdd_git.tools.catalog import TOOL_CLASSES
+
+    folder = root.sdd / "roles" / "odd"
+    folder.mkdir(parents=True)
+    (folder / "ROLE.md").write_text(
+        f"---\nrole: odd\njob: Do odd work\nlevel: 0\ntoolPolicy.delegation: deny\n{line}\n---\n"
+        "Rules.\n"
+    )
+    confirm(root)
+    try:
+        offered = _offered(root, "odd")
+    except SddError:
+        return  # it fails to load: nothing is offered
+    kinds = {TOOL_CLASSES[name] for name in offered}
+    assert kinds <= READ_AND_DRAFT, f"{line!r} gives {sorted(offered)}"
+
+
+def test_route_a_second_produces_line_is_said_as_what_it_grants(
+    sdd: SddRunner, root: Root, tmp_path: Path
+) -> None:
+    """A pull request adds a second `produces: code` far below her `produces: review`: YAML
+    keeps the last. Before it counts, she is told it in words: review becomes code."""
+    from tests.runner.scripted import add_role
+
+    path = add_role(root, "reviewer", produces="review")
+    stranger_merge(
+        root,
+        tmp_path,
+        {".sdd/roles/reviewer/ROLE.md": path.read_text().replace("---\nRules", "produces: code\n"
+                                                                  "---\nRules")},
+    )  # fmt: skip
+    review = json.loads(sdd("trust", "review", "--json").stdout)
+    (item,) = [r for r in review if r["path"] == ".sdd/roles/reviewer/ROLE.md"]
+    assert any("`review` becomes `code`" in change for change in item["changes"]), item
