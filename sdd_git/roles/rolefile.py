@@ -485,12 +485,12 @@ def parse_role(
         # would let `always_allow` run what she meant to be asked about first.
         from sdd_git.config import did_you_mean
 
-        close = did_you_mean(str(extra), ("always_allow", "ask_first")) or "ask_first"
+        meant = did_you_mean(str(extra), ("always_allow", "ask_first")) or "ask_first"
         checker.error(
             f"boundary.{extra}",
             f"unknown key '{extra}' in the boundary: a boundary has only always_allow and "
             "ask_first",
-            f"rename it: {close}: {_shown_value(boundary_raw[extra])}",
+            f"rename it: {meant}: {_shown_value(boundary_raw[extra])}",
         )
     boundary = Boundary(
         always_allow=_rules(
