@@ -58,8 +58,11 @@ def load(root: Root | None) -> RoleView:
         return RoleView({})
     path = view_path(root)
     try:
-        data = json.loads(statefolders.read_bytes(path, _MAX_BYTES))
-    except (OSError, ValueError, RecordError):
+        raw = statefolders.read_bytes(path, _MAX_BYTES)
+        if _tracked(root):
+            return RoleView({})  # git wrote it (a merge, over hers): nobody's view
+        data = json.loads(raw)
+    except (OSError, ValueError, RecordError, RecursionError):  # deep nesting: not a view
         return RoleView({})
     if not isinstance(data, dict):
         return RoleView({})
@@ -69,6 +72,15 @@ def load(root: Root | None) -> RoleView:
         if isinstance(names, dict):
             flags[flag] = {str(k): v for k, v in names.items() if isinstance(v, bool)}
     return RoleView(flags)
+
+
+def _tracked(root: Root) -> bool:
+    """Whether git tracks the view file: `.sdd/local/` is ignored, yet a pull request can
+    force-add a file there, and a merge then writes it over hers. Asked only when the file is
+    there (she pinned or hid something), so `sdd role list` pays for it only then."""
+    from sdd_git.trust.state import tracked_state
+
+    return f"{statefolders.STATE_FOLDERS[0]}/role-view.json" in tracked_state(root)
 
 
 def set_flag(root: Root, name: str, flag: str, value: bool) -> Path:

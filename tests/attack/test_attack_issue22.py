@@ -647,3 +647,48 @@ def test_route_a_second_produces_line_is_said_as_what_it_grants(
     review = json.loads(sdd("trust", "review", "--json").stdout)
     (item,) = [r for r in review if r["path"] == ".sdd/roles/reviewer/ROLE.md"]
     assert any("`review` becomes `code`" in change for change in item["changes"]), item
+
+
+# =============================================================================================
+# Her view of the role list, `.sdd/local/role-view.json` (attacker: a stranger's pull request)
+
+
+def _listed(sdd: SddRunner) -> dict[str, dict[str, Any]]:
+    done = sdd("role", "list", "--json")
+    assert done.code == 0, done.stderr
+    return {r["name"]: r for r in json.loads(done.stdout)}
+
+
+def test_route_a_merged_role_view_never_hides_a_role_from_her(
+    sdd: SddRunner, root: Root, tmp_path: Path
+) -> None:
+    """A pull request force-adds `.sdd/local/role-view.json` hiding the builder and the
+    spec steward (what she pinned or hid lives there, beside her ledger, and needs no
+    confirmation because it is hers alone): the merge writes it over hers. Her list must still
+    show them."""
+    assert sdd("role", "pin", "qa-author").code == 0
+    before = _listed(sdd)
+    assert not before["builder"]["hidden"] and before["qa-author"]["pinned"]
+    theirs = {"hidden": {"builder": True, "spec-steward": True}, "pinned": {"qa-author": False}}
+    stranger_merge(root, tmp_path, {".sdd/local/role-view.json": json.dumps(theirs)})
+    after = _listed(sdd)
+    problems = [
+        f"{name} is hidden by the merged view" for name in ("builder", "spec-steward")
+        if name not in after or after[name]["hidden"]
+    ]  # fmt: skip
+    plain = sdd("role", "list").stdout
+    problems += [f"`sdd role list` leaves out {n}" for n in ("builder", "spec-steward")
+                 if n not in plain]  # fmt: skip
+    _fail_if(problems, "a merged file changed what she sees of her roles")
+
+
+def test_route_a_merged_role_view_nested_too_deep_never_crashes_role_list(
+    sdd: SddRunner, root: Root, tmp_path: Path
+) -> None:
+    """A view file of 200,000 nested brackets (well under its 1 MiB cap) makes json.loads
+    recurse past Python's limit: `sdd role list` must still list, with no traceback."""
+    deep = "[" * 200_000 + "]" * 200_000
+    stranger_merge(root, tmp_path, {".sdd/local/role-view.json": deep})
+    done = sdd("role", "list")
+    assert done.code == 0 and "Traceback" not in done.stderr, done.stderr[-500:]
+    assert "builder" in done.stdout
