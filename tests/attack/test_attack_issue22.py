@@ -692,3 +692,73 @@ def test_route_a_merged_role_view_nested_too_deep_never_crashes_role_list(
     done = sdd("role", "list")
     assert done.code == 0 and "Traceback" not in done.stderr, done.stderr[-500:]
     assert "builder" in done.stdout
+
+
+# =============================================================================================
+# A resumed run keeps its provider (attacker: whatever the run log's `run_started` records)
+
+
+@pytest.mark.parametrize("kept", ["anthropic", "ollama", "openai"])
+def test_route_a_kept_provider_kind_never_sends_her_main_key_off_her_own_server(
+    root: Root, monkeypatch: pytest.MonkeyPatch, kept: str
+) -> None:
+    """Her settings send SDD_API_KEY to her own server. A run resumed with the kind its
+    `run_started` recorded (another kind, say) must send her main key only there: to another
+    kind's default service it goes with that service's own key, or none."""
+    from sdd_git.providers.select import Kept, settings_for
+
+    data = yaml.safe_load(root.config.read_text()) or {}
+    data["provider"] = {"kind": "openai", "model": "hers", "base_url": "http://127.0.0.1:9/v1"}
+    root.config.write_text(yaml.safe_dump(data, sort_keys=False))
+    confirm(root, ".sdd/config.yaml")
+    monkeypatch.setenv("SDD_API_KEY", "sddk_her_main_key_0123456789")
+    settings = settings_for(root, None, keep=Kept(kept, "recorded-model"))
+    if settings.key_source == "SDD_API_KEY":
+        assert settings.host == "127.0.0.1:9", (
+            f"a kept {kept} run sends SDD_API_KEY to {settings.host}, not her server"
+        )
+    assert settings.base_url in (None, "http://127.0.0.1:9/v1")  # no address from the log
+
+
+# =============================================================================================
+# A dead run says so (attacker: a reused pid)
+
+
+def _log_of_a_run(root: Root, run: str, process: dict[str, Any]) -> None:
+    folder = root.sdd / "role-runs"
+    folder.mkdir(parents=True, exist_ok=True)
+    started = {
+        "event": "run_started",
+        "ts": "2026-01-01T00:00:00Z",
+        "run": run,
+        "roles": ["builder"],
+        "task": "t",
+        "origin": "person",
+        "process": process,
+    }
+    (folder / f"{run}.jsonl").write_text(json.dumps(started) + "\n")
+
+
+def test_route_a_reused_pid_never_shows_a_dead_run_as_running(sdd: SddRunner, root: Root) -> None:
+    """The run's process died; its pid now belongs to another live process (started later).
+    The run must show `ended unexpectedly`, and a run whose own process is alive `running`."""
+    from sdd_git import lockfile
+
+    other = subprocess.Popen(["sleep", "600"])
+    try:
+        mine = lockfile.this_process()
+        started = lockfile._start_time(other.pid)
+        assert isinstance(started, int)
+        reused = {"pid": other.pid, "host": mine["host"], "started": started - 1}
+        _log_of_a_run(root, "run-20260101-000000-aaaaaa", reused)
+        _log_of_a_run(root, "run-20260101-000001-bbbbbb", {**reused, "started": started})
+        listed = {r["run"]: r["status"] for r in json.loads(sdd("role", "runs", "--json").stdout)}
+    finally:
+        other.kill()
+        other.wait()
+    assert listed == {
+        "run-20260101-000000-aaaaaa": "ended-unexpectedly",
+        "run-20260101-000001-bbbbbb": "running",
+    }, listed
+    listed = {r["run"]: r["status"] for r in json.loads(sdd("role", "runs", "--json").stdout)}
+    assert listed["run-20260101-000001-bbbbbb"] == "ended-unexpectedly"  # now it is gone
