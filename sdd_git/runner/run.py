@@ -856,7 +856,10 @@ def _after_approval(
     if call is None:
         stops.remove(root, stop.id)
         raise RecordError(f"stop {stop.id} no longer matches its run {stop.run}")
-    if choice == "always_allow":  # first: a role file that cannot take the rule changes nothing
+    # Words that no longer hold allow nothing, and save no rule: the model may ask again.
+    changed = _changed_since(state, stop) if choice != "deny" else None
+    if choice == "always_allow" and changed is None:
+        # First: a role file that cannot take the rule changes nothing.
         _save_rule(root, stop)
         _reload_role(state)  # the rule holds for the rest of this run too
     pending.remove(call)
@@ -865,7 +868,11 @@ def _after_approval(
         state.log.append("decision", stop=stop.id, choice="expired", **(where or {}))
         tool_result(state, call, "The approval expired before the person answered; it did not run.")
         stops.remove(root, stop.id)
-        saved = " The rule was saved; nothing ran." if choice == "always_allow" else ""
+        saved = (
+            " The rule was saved; nothing ran."
+            if choice == "always_allow" and changed is None
+            else ""
+        )
         return end(
             state,
             "expired",
@@ -875,7 +882,6 @@ def _after_approval(
         )
     state.log.append("decision", stop=stop.id, choice=choice, **(where or {}))
     stops.remove(root, stop.id)
-    changed = _changed_since(state, stop) if choice != "deny" else None
     if choice == "deny":
         tool_result(state, call, "The person denied this action; it was not done.")
     elif changed is not None:

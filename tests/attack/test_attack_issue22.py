@@ -402,13 +402,15 @@ def test_route_a_plan_changed_between_the_nodes_check_and_its_use_never_runs(
 FOUR = "one\ntwo\nthree\nfour\n"
 
 
+@pytest.mark.parametrize("always", [False, True])
 def test_route_a_file_that_appears_between_the_stop_and_the_allow_is_never_replaced_unsaid(
-    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, always: bool
 ) -> None:
     """The stop says "Create the file notes.txt (1 line)". Before she answers, her own 300-line
     notes.txt appears there (her editor saves it, a pull brings it, a sibling node writes it).
-    She allows the stop: her file must not be replaced by an answer to "Create"; the write
-    must be asked again, in words that say it replaces 300 lines."""
+    She allows the stop (with --always, too): her file must not be replaced by an answer to
+    "Create", nor by a rule saved from it; the write must be asked again, in words that say it
+    replaces 300 lines."""
     from tests.runner.scripted import accepted_change
 
     accepted_change(root)
@@ -427,7 +429,7 @@ def test_route_a_file_that_appears_between_the_stop_and_the_allow_is_never_repla
     (stop,) = json.loads(sdd("stops", "--json").stdout)
     hers = "".join(f"her line {n}\n" for n in range(300))
     (root.path / "notes.txt").write_text(hers)
-    allowed = sdd("allow", stop["id"])
+    allowed = sdd("allow", stop["id"], *(["--always"] if always else []))
     assert (root.path / "notes.txt").read_text() == hers, (
         f"her 300-line file was replaced by an allow of {stop['action'].splitlines()[0]!r}"
     )
