@@ -14,17 +14,29 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
 
-def _others_may_run(path: Path) -> bool:
-    """Whether a user who is neither its owner nor in its group may run `path`: the file and
-    every folder above it (the link resolved) open to others."""
+def _others_may_reach(path: Path, need: int) -> bool:
+    """Whether a user who is neither its owner nor in its group may use `path` (resolved) with
+    the bits `need` for others (0o001 to run it, 0o004 to read it), and enter every folder
+    above it."""
     real = path.resolve()
-    places = [real, *real.parents]
-    return real.is_file() and all(p.stat().st_mode & 0o001 for p in places)
+    return (
+        real.is_file()
+        and bool(real.stat().st_mode & need)
+        and all(p.stat().st_mode & 0o001 for p in real.parents)
+    )
+
+
+def _cannot(reason: str) -> NoReturn:
+    """A skip, or in CI as root (SDD_REQUIRE_OTHER_USER=1) a failure: there, the tests that
+    need another user must run."""
+    if os.environ.get("SDD_REQUIRE_OTHER_USER") and os.geteuid() == 0:
+        pytest.fail(f"SDD_REQUIRE_OTHER_USER is set, and {reason}")
+    pytest.skip(reason)
 
 
 def interpreter_for_others() -> str:
@@ -34,12 +46,13 @@ def interpreter_for_others() -> str:
     import sysconfig
 
     here = Path(sys.executable)
-    if _others_may_run(here) and _others_may_run(Path(sysconfig.get_paths()["stdlib"]) / "os.py"):
+    stdlib = Path(sysconfig.get_paths()["stdlib"]) / "os.py"
+    if _others_may_reach(here, 0o001) and _others_may_reach(stdlib, 0o004):
         return sys.executable
     for candidate in ("/usr/bin/python3", "/usr/local/bin/python3", "/bin/python3"):
-        if Path(candidate).exists() and _others_may_run(Path(candidate)):
+        if Path(candidate).exists() and _others_may_reach(Path(candidate), 0o001):
             return candidate
-    pytest.skip(
+    _cannot(
         f"no Python that another user may run: {here} lies in a folder closed to others, and"
         " there is no system python3"
     )
@@ -81,7 +94,7 @@ def other_user() -> Iterator[OtherUser]:
     if os.geteuid() != 0:
         pytest.skip("needs root: only root can add a second local user and run as it")
     if shutil.which("useradd") is None or shutil.which("userdel") is None:
-        pytest.skip("needs useradd and userdel (the passwd package) to add a second local user")
+        _cannot("needs useradd and userdel (the passwd package) to add a second local user")
     name = f"sddo{os.getpid()}"[:31]  # one per test process: parallel runs never share one
     made = subprocess.run(
         ["useradd", "--system", "--no-create-home", "--user-group", "--shell", "/bin/false", name],
