@@ -115,7 +115,10 @@ def runs_of(root: Root, name: str, event_id: str | None = None) -> list[dict[str
     not start its run (routines/notrun.py: no key, a file git was still writing) is no run."""
     found = []
     for path in sorted((root.sdd / "role-runs").glob("*.jsonl")):
-        lines = path.read_text(encoding="utf-8").splitlines()
+        text = path.read_text(encoding="utf-8")
+        if "\n" not in text:
+            continue  # a run whose log is being started: its first line is on its way
+        lines = text.splitlines()
         first = json.loads(lines[0])
         mine = first.get("origin") == "routine" and first.get("routine") == name
         if any('"event": "could_not_run"' in line for line in lines):
