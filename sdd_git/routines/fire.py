@@ -291,25 +291,7 @@ def _log_missing(
     on_event: Callable[[dict[str, Any]], None] | None,
 ) -> str:
     """A run log that says the source is missing, and nothing else: no provider is called."""
-    from sdd_git.runner.asked import asked_from
-    from sdd_git.runner.masking import masker_for
-    from sdd_git.runner.runlog import RunLog, new_run_id
-
-    run_id = new_run_id(clock())
-    log = RunLog.open(root, run_id, masker_for(root.path), clock)
-    log.listener = on_event
-    log.append(
-        "run_started",
-        roles=[routine.role],
-        task=task,
-        change=None,
-        origin="routine",
-        **({"via": via} if (via := asked_from()) else {}),
-        routine=routine.name,
-        event_id=event.id,
-        routine_rules={"ask_first": [dict(r) for r in routine.ask_first], "rehearsal": rehearsal},
-        process=lockfile.this_process(),  # it holds no role lock: `running` while this lives
-    )
+    run_id, log = notrun.start_log(root, routine, event, task, rehearsal, clock, on_event)
     log.append("missing", source=source.missing, why=source.why, event_kind=event.kind)
     log.append("run_ended", status="missing")
     return run_id

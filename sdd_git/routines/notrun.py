@@ -21,13 +21,16 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sdd_git import lockfile, statefolders
 from sdd_git.errors import RecordError, SddError
 from sdd_git.root import Root
 from sdd_git.routines.routine import Event, Routine
 from sdd_git.runner.clock import Clock
+
+if TYPE_CHECKING:
+    from sdd_git.runner.runlog import RunLog
 
 STATUS = "could-not-run"
 KIND = "could-not-run"  # its `kind` in `sdd stops`
@@ -101,14 +104,38 @@ def log(
     """The run log of a routine that could not run, and (but for a rehearsal, whose error she
     reads on her screen) the note `sdd stops` lists. Gives back the run id."""
     from sdd_git.atomicfile import write_text_atomic
+    from sdd_git.runner.masking import masker_for
+
+    mask = masker_for(root.path)  # an error may quote a server's answer, or a key's place
+    reason, fix = mask(exc.message), mask(exc.hint or "")
+    run_id, run_log = start_log(root, routine, event, task, rehearsal, clock, on_event)
+    run_log.append("could_not_run", reason=reason, fix=fix, event_kind=event.kind)
+    run_log.append("run_ended", status=STATUS, reason=reason)
+    if not rehearsal:
+        note = NotRun(run_id, routine.role, routine.name, event.as_json(), reason, _now(clock), fix)
+        path = notes_folder(root) / f"{run_id}.json"
+        statefolders.make_folder(path.parent)
+        write_text_atomic(path, mask(json.dumps(_note_json(note), indent=1, sort_keys=True)))
+    return run_id
+
+
+def start_log(
+    root: Root,
+    routine: Routine,
+    event: Event,
+    task: str,
+    rehearsal: bool,
+    clock: Clock,
+    on_event: Callable[[dict[str, Any]], None] | None,
+) -> tuple[str, RunLog]:
+    """A routine's run log that never reaches the runner (its source is missing, or it could not
+    start), opened with the same `run_started` a real routine run has."""
     from sdd_git.runner.asked import asked_from
     from sdd_git.runner.masking import masker_for
     from sdd_git.runner.runlog import RunLog, new_run_id
 
-    mask = masker_for(root.path)  # an error may quote a server's answer, or a key's place
-    reason, fix = mask(exc.message), mask(exc.hint or "")
     run_id = new_run_id(clock())
-    run_log = RunLog.open(root, run_id, mask, clock)
+    run_log = RunLog.open(root, run_id, masker_for(root.path), clock)
     run_log.listener = on_event
     run_log.append(
         "run_started",
@@ -120,16 +147,9 @@ def log(
         routine=routine.name,
         event_id=event.id,
         routine_rules={"ask_first": [dict(r) for r in routine.ask_first], "rehearsal": rehearsal},
-        process=lockfile.this_process(),
+        process=lockfile.this_process(),  # it holds no role lock: `running` while this lives
     )
-    run_log.append("could_not_run", reason=reason, fix=fix, event_kind=event.kind)
-    run_log.append("run_ended", status=STATUS, reason=reason)
-    if not rehearsal:
-        note = NotRun(run_id, routine.role, routine.name, event.as_json(), reason, _now(clock), fix)
-        path = notes_folder(root) / f"{run_id}.json"
-        statefolders.make_folder(path.parent)
-        write_text_atomic(path, mask(json.dumps(_note_json(note), indent=1, sort_keys=True)))
-    return run_id
+    return run_id, run_log
 
 
 def _note_json(note: NotRun) -> dict[str, Any]:
