@@ -1,4 +1,5 @@
-"""Every runnable shell block of the README runs as written, in a fresh sdd root.
+"""Every runnable shell block of the README and of each page of the manual (docs/*.md) runs as
+written, in a fresh sdd root.
 
 A `sh` block is runnable unless the line before its fence says why not, as
 `<!-- not run by tests/test_readme.py: REASON -->` (it needs a model, a token, the network, or it
@@ -19,29 +20,35 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+REPO = Path(__file__).resolve().parents[1]
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 NOT_RUN = re.compile(r"<!-- not run by tests/test_readme\.py: (?P<why>.+?) -->")
 SAID_EXIT = re.compile(r"#\s*exit (\d+)\b")
 
 
 @dataclass(frozen=True)
 class Block:
+    page: str  # README.md or docs/NAME.md
     line: int  # of the opening fence, 1-based
     text: str
-    not_run: str | None  # the reason, when the README says it is not run
+    not_run: str | None  # the reason, when the page says it is not run
+
+    @property
+    def where(self) -> str:
+        return f"{self.page} line {self.line}"
 
 
-def shell_blocks(readme: str) -> list[Block]:
+def shell_blocks(page: Path) -> list[Block]:
     blocks: list[Block] = []
-    lines = readme.splitlines()
+    name = page.relative_to(REPO).as_posix()
+    lines = page.read_text(encoding="utf-8").splitlines()
     i = 0
     while i < len(lines):
         if lines[i].strip() == "```sh":
             marker = NOT_RUN.search(lines[i - 1]) if i else None
             end = lines.index("```", i + 1)
-            blocks.append(
-                Block(i + 1, "\n".join(lines[i + 1 : end]), marker["why"] if marker else None)
-            )
+            why = marker["why"] if marker else None
+            blocks.append(Block(name, i + 1, "\n".join(lines[i + 1 : end]), why))
             i = end
         i += 1
     return blocks
@@ -64,18 +71,22 @@ def commands(block: str) -> list[str]:
     return found
 
 
-BLOCKS = shell_blocks(README.read_text(encoding="utf-8"))
+BLOCKS = [block for page in PAGES for block in shell_blocks(page)]
 RUNNABLE = [b for b in BLOCKS if b.not_run is None]
 
 
-def test_the_readme_says_why_each_block_it_does_not_run_is_not_run() -> None:
+def test_each_block_the_readme_or_the_manual_does_not_run_says_why() -> None:
     assert len(BLOCKS) >= 15
     assert all(b.not_run and len(b.not_run) > 10 for b in BLOCKS if b not in RUNNABLE)
-    assert len(RUNNABLE) >= 4  # the record's journey, scopes, hooks, routine export
+    # the record's journey (README and concepts), scopes, hooks, routine export
+    assert len(RUNNABLE) >= 5
+    assert any(b.page == "README.md" for b in RUNNABLE)  # the first hour, by hand
 
 
-@pytest.mark.parametrize("block", RUNNABLE, ids=[f"README line {b.line}" for b in RUNNABLE])
-def test_a_runnable_readme_block_runs_as_written(block: Block, tmp_path: Path) -> None:
+@pytest.mark.parametrize("block", RUNNABLE, ids=[b.where for b in RUNNABLE])
+def test_a_runnable_block_of_the_readme_or_the_manual_runs_as_written(
+    block: Block, tmp_path: Path
+) -> None:
     product = tmp_path / "product"
     product.mkdir()
     home = tmp_path / "home"
@@ -103,7 +114,7 @@ def test_a_runnable_readme_block_runs_as_written(block: Block, tmp_path: Path) -
             capture_output=True, text=True, timeout=120, check=False,
         )  # fmt: skip
         assert done.returncode == want, (
-            f"README line {block.line}: `{step}` exited {done.returncode}, not {want}:\n"
+            f"{block.where}: `{step}` exited {done.returncode}, not {want}:\n"
             f"{done.stdout[-1500:]}\n{done.stderr[-1500:]}"
         )
         assert "Traceback" not in done.stderr, done.stderr
