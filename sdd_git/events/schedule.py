@@ -23,7 +23,8 @@ from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError
 from sdd_git.events.queue import write_event
 from sdd_git.root import Root
-from sdd_git.routines.routine import Event, Routine
+from sdd_git.routines.routine import Routine
+from sdd_git.routines.triggers import Event
 
 Clock = Callable[[], datetime]
 SLOT_FORMAT = "%Y-%m-%dT%H:%M:%SZ"

@@ -600,7 +600,7 @@ class Watcher:
             )
 
     def _routines_changed(self) -> None:
-        from sdd_git.events.index import write_index
+        from sdd_git.routines.hookindex import write_index
 
         self._read_routines(report=False)
         try:

@@ -31,7 +31,8 @@ from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import LockError, SddError
 from sdd_git.events.queue import done_folder, events_folder, mark_done, pending
 from sdd_git.root import Root
-from sdd_git.routines.routine import Event, Routine, listens, load_routines
+from sdd_git.routines.routine import Routine, listens, load_routines
+from sdd_git.routines.triggers import Event
 from sdd_git.trust.pending import WaitsForHer
 
 if TYPE_CHECKING:

@@ -30,6 +30,7 @@ from sdd_git.cipins import CHECKOUT, CHECKOUT_TAG, SETUP_PYTHON, SETUP_PYTHON_TA
 from sdd_git.errors import UsageError
 from sdd_git.root import Root
 from sdd_git.routines.routine import NAME_PATTERN, Routine, main_branch
+from sdd_git.routines.triggers import KINDS
 
 ENGINES = ("github-actions", "gitlab-ci", "jenkins")
 DEFAULT_WORKFLOWS = ("CI",)  # the GitHub workflows whose failure on main fires main-build-failed
@@ -244,16 +245,9 @@ def _groovy(text: str) -> str:
 
 def _what(plan: _Plan) -> str:
     routine = plan.routine
-    kind = routine.event_kind
-    if kind == "main-build-failed":
-        return f"when the build of {plan.main} fails"
-    if kind == "pr-merged":
-        return f"when a pull request is merged into {plan.main}"
-    if kind == "push":
-        return f"on each push to {routine.argument}"
-    if kind == "file-changed":
-        return f"when a push changes a file matching {routine.argument}"
-    return f"on the schedule {routine.schedule}"
+    return KINDS[routine.event_kind].exported.format(
+        main=plan.main, argument=routine.argument, schedule=routine.schedule
+    )
 
 
 def _header(plan: _Plan, engine: str, comment: str, secrets_where: str) -> list[str]:

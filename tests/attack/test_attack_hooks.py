@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from sdd_git.events import hooks as core
-from sdd_git.events.index import index_path, write_index
 from sdd_git.root import Root
+from sdd_git.routines.hookindex import index_path, write_index
 from tests.events.hookhelp import (
     ended,
     event_files,

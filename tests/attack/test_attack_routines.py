@@ -782,7 +782,7 @@ def test_route_a_routine_trigger_with_line_breaks_writes_no_line_of_its_own_in_t
     """The hooks read `.sdd/local/hooks/index` line by line, the last `main` line winning: a
     trigger holding a line break (a routine file that came with a cloned product) would move
     the main branch, or add listeners, for every hook. It is refused with its file and line."""
-    from sdd_git.events.index import read_index, write_index
+    from sdd_git.routines.hookindex import read_index, write_index
     from sdd_git.routines.routine import load_routines
 
     add_role(root, "watcher", produces="other")

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from sdd_git.events import hooks as core
-from sdd_git.events.index import index_path, write_index
 from sdd_git.events.queue import pending
 from sdd_git.root import Root
+from sdd_git.routines.hookindex import index_path, write_index
 from tests.events.hookhelp import event_files, product, routine, wait_until
 
 OLD, NEW = "1" * 40, "2" * 40

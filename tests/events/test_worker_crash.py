@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from sdd_git.events import hooks as core
-from sdd_git.events.index import write_index
 from sdd_git.events.queue import done_folder, events_folder
 from sdd_git.events.worker import lock_path
 from sdd_git.root import Root
+from sdd_git.routines.hookindex import write_index
 from tests.events.hookhelp import event_files, merge_feature, product, routine, runs_of, wait_until
 from tests.providers.loopback import PROXY_VARIABLES
 
