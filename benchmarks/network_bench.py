@@ -169,7 +169,7 @@ def child_env(base: Path, script: Path) -> dict[str, str]:
 def node_argv(root: Path, change: str, k: int) -> list[str]:
     """The node process as the driver starts it: with the accepted plan's hash."""
     digest = hashlib.sha256((root / "changes" / change / "plan.yaml").read_bytes()).hexdigest()
-    return [sys.executable, "-m", "sdd_git.network.node", change, f"N{k}", digest]
+    return [sys.executable, "-m", "sdd_git", "network-node", change, f"N{k}", digest]
 
 
 def check_node(k: int, code: int, stdout: str) -> None:

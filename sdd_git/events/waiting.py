@@ -165,7 +165,7 @@ def release(root: Root) -> list[Waiting]:
             path.unlink()
         released.append(entry)
     if any(e.event is not None for e in released):
-        _start(root, [sys.executable, "-P", "-m", "sdd_git.events.worker", str(root.path)])
+        _start(root, [sys.executable, "-P", "-m", "sdd_git", "event-worker", str(root.path)])
     return released
 
 

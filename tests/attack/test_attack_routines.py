@@ -612,7 +612,7 @@ def test_route_a_secret_in_a_watched_path_reaches_no_worker_log_or_outcome(
     script(tmp_path, monkeypatch, [{"say": "read it"}])
     write_event(root, "file-changed", f"src/{SECRET}.py", "watcher")
     ran = subprocess.run(
-        [sys.executable, "-P", "-m", "sdd_git.events.worker", str(root.path)],
+        [sys.executable, "-P", "-m", "sdd_git", "event-worker", str(root.path)],
         cwd=root.path,
         capture_output=True,
         text=True,
@@ -1078,8 +1078,8 @@ def test_route_one_event_through_a_hook_two_workers_and_routine_fire_at_once_run
     env = {k: v for k, v in os.environ.items() if k != "SDD_RUN_ID"}
     given = json.dumps({"id": event_id, "ref": "build/junit.xml", "source": "hook"})
     commands = [
-        [sys.executable, "-P", "-m", "sdd_git.events.worker", str(root.path)],
-        [sys.executable, "-P", "-m", "sdd_git.events.worker", str(root.path)],
+        [sys.executable, "-P", "-m", "sdd_git", "event-worker", str(root.path)],
+        [sys.executable, "-P", "-m", "sdd_git", "event-worker", str(root.path)],
         [
             sys.executable,
             "-P",

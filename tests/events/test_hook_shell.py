@@ -69,7 +69,7 @@ def test_a_committed_move_of_a_listened_branch_or_its_remote_copy_is_a_push(
     ]
     started = tmp_path / "started"
     wait_until(started.exists, what="the worker being started")  # detached: it may lag
-    assert f"-m sdd_git.events.worker {repo.path}" in started.read_text()
+    assert f"-m sdd_git event-worker {repo.path}" in started.read_text()
 
 
 def test_the_event_file_the_shell_writes_is_one_the_queue_reads(repo: Root) -> None:

@@ -111,7 +111,7 @@ def test_killing_the_worker_mid_routine_loses_no_event_and_runs_nothing_twice(
 
     model.release.set()
     again = subprocess.run(
-        [sys.executable, "-m", "sdd_git.events.worker", str(root.path)],
+        [sys.executable, "-m", "sdd_git", "event-worker", str(root.path)],
         capture_output=True,
         text=True,
         timeout=60,
