@@ -561,7 +561,7 @@ def test_route_an_exported_jobs_event_is_always_from_ci_whatever_its_variables_s
     """The exported file builds the event from ROUTINE_EVENT_* variables; one named
     ROUTINE_EVENT_SOURCE (or anything an earlier step could put in the environment) cannot make
     a CI run look attended, where a saved always_allow rule would run its action."""
-    from sdd_git.routines.export import _EVENT_JSON  # the text the exported files carry
+    from sdd_git.routines.ci.plan import EVENT_JSON  # the text the exported files carry
 
     env = {
         **os.environ,
@@ -570,7 +570,7 @@ def test_route_an_exported_jobs_event_is_always_from_ci_whatever_its_variables_s
         "ROUTINE_EVENT_REF": 'build/x.xml", "source": "hook',
     }
     out = subprocess.run(
-        [sys.executable, "-c", _EVENT_JSON], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", EVENT_JSON], env=env, capture_output=True, text=True, check=True
     ).stdout
     data = json.loads(out)
     assert data["source"] == "ci"
