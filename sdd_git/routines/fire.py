@@ -228,6 +228,11 @@ def _outcome_words(name: str, event: Event, outcome: Any) -> str:
     return f"{name} ran for event {event.id}: {outcome.status}: {outcome.message}"
 
 
+def warm() -> None:
+    """Import what a fire needs, now: a watcher does it before the first event waits for it."""
+    import sdd_git.runner.run  # noqa: F401
+
+
 def trigger_words(root: Root, routine: Routine) -> str:
     """The routine's trigger, in plain words."""
     template = KINDS[routine.event_kind].trigger

@@ -1182,7 +1182,7 @@ def test_route_a_build_result_linked_out_of_the_product_is_never_read_by_the_wat
 def test_route_a_junit_report_with_entity_tricks_is_never_expanded(tmp_path: Path) -> None:
     """Billion laughs, quadratic blowup and external entities, also in UTF-16 (where a byte
     search for "<!DOCTYPE" finds nothing): never expanded, never read, never a pass."""
-    from sdd_git.events.buildresult import read_result
+    from sdd_git.events.sources.builds import read_result
 
     secret = tmp_path / "secret.txt"
     secret.write_text("XXE-SECRET-CONTENT\n")
