@@ -13,6 +13,9 @@ from sdd_git.routines.ci.plan import (
     plain_cron,
 )
 
+# What ends the step's script, its step or stage, the stages or post, and the pipeline.
+_CLOSING = ("                }", "            }", "        }", "    }", "}")
+
 
 def _jenkins_credential(name: str) -> str:
     return "sdd-" + name.lower().replace("_", "-")
@@ -129,11 +132,7 @@ def jenkins_file(plan: Plan) -> str:
             f"                if (env.BRANCH_NAME == {main} || env.GIT_BRANCH == {main} ||",
             f"                        env.GIT_BRANCH == {groovy_text('origin/' + plan.main)}) {{",
             *_indent(wrapped, 20),
-            "                }",
-            "            }",
-            "        }",
-            "    }",
-            "}",
+            *_CLOSING,
         ]
         return "\n".join(out) + "\n"
     if kind == "schedule":
@@ -151,11 +150,7 @@ def jenkins_file(plan: Plan) -> str:
         "            steps {",
         "                script {",
         *_indent(wrapped, 20),
-        "                }",
-        "            }",
-        "        }",
-        "    }",
-        "}",
+        *_CLOSING,
     ]
     return "\n".join(out) + "\n"
 
