@@ -279,14 +279,20 @@ def parse_routine(data: Any, path: Path, text: str = "") -> Routine:
     )
 
 
+def _one_line(value: Any, key: str, fail: Any, hint: str) -> str:
+    """A trigger's text, on one line. It goes into the hooks' index, one line each, and onto
+    screens and CI files: a line break or a terminal escape in it would write lines of its own
+    there."""
+    if not isinstance(value, str):
+        raise fail(key, f"must be text, not {value!r}", hint)
+    if _unprintable(value.strip()):
+        raise fail(key, f"{value!r} holds a control character or a line break", hint)
+    return value
+
+
 def _check_on(value: Any, fail: Any) -> str:
     hint = 'write on: pr-merged, main-build-failed, push main, or file-changed "src/**"'
-    if not isinstance(value, str):
-        raise fail("on", f"must be text, not {value!r}", hint)
-    if _unprintable(value.strip()):
-        # The trigger goes into the hooks' index, one line each, and onto screens and CI files:
-        # a line break or a terminal escape in it would write lines of its own there.
-        raise fail("on", f"{value!r} holds a control character or a line break", hint)
+    value = _one_line(value, "on", fail, hint)
     words = value.strip().split(None, 1)
     kind = words[0] if words else ""
     if kind not in ON_TRIGGERS:
@@ -308,17 +314,14 @@ def _check_schedule(value: Any, fail: Any) -> str:
     from cronsim import CronSim, CronSimError
 
     hint = 'five fields: minute hour day month weekday, e.g. schedule: "0 9 * * 1-5"'
-    if not isinstance(value, str):
-        raise fail("schedule", f"must be text, not {value!r}", hint)
+    text = _one_line(value, "schedule", fail, hint)
     from datetime import UTC, datetime
 
-    if _unprintable(value.strip()):
-        raise fail("schedule", f"{value!r} holds a control character or a line break", hint)
     try:
-        CronSim(value, datetime.now(UTC))
+        CronSim(text, datetime.now(UTC))
     except CronSimError as exc:
-        raise fail("schedule", f"'{value}' is not a schedule: {exc}", hint) from None
-    return value.strip()
+        raise fail("schedule", f"'{text}' is not a schedule: {exc}", hint) from None
+    return text.strip()
 
 
 def _unprintable(text: str) -> bool:
