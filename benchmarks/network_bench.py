@@ -16,7 +16,7 @@ Each repetition times three things, each in a fresh copy of that root:
 - **network**: `sdd work CH --json` as a process, as a person runs it: its start, the route, the
   driver's round (8 node processes in parallel) and its final states. It must exit 0 with status
   `done` and every node `done`.
-- **sequential**: `python -m sdd_git.network.node CH Nk SHA` for k = 1..8, one after the other, each
+- **sequential**: `python -m sdd_git network-node CH Nk SHA` for k = 1..8, one after the other, each
   timed from `Popen` to its exit; their sum is the children's own time.
 - **plain parallel**: the same 8 processes started together by a plain `Popen` loop and waited
   for, without the driver.
