@@ -102,8 +102,8 @@ def lefthook_binary(command: Path) -> Path | None:
 
 def setup(folder: Path, args: argparse.Namespace) -> tuple[list[Variant], list[str], Variant]:
     from sdd_git.events import hooks as sdd_hooks
-    from sdd_git.events.index import write_index
     from sdd_git.root import Root, init_root
+    from sdd_git.routines.hookindex import write_index
 
     home = folder / "home"
     home.mkdir()

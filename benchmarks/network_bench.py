@@ -16,7 +16,7 @@ Each repetition times three things, each in a fresh copy of that root:
 - **network**: `sdd work CH --json` as a process, as a person runs it: its start, the route, the
   driver's round (8 node processes in parallel) and its final states. It must exit 0 with status
   `done` and every node `done`.
-- **sequential**: `python -m sdd_git.network.node CH Nk SHA` for k = 1..8, one after the other, each
+- **sequential**: `python -m sdd_git network-node CH Nk SHA` for k = 1..8, one after the other, each
   timed from `Popen` to its exit; their sum is the children's own time.
 - **plain parallel**: the same 8 processes started together by a plain `Popen` loop and waited
   for, without the driver.
@@ -169,7 +169,7 @@ def child_env(base: Path, script: Path) -> dict[str, str]:
 def node_argv(root: Path, change: str, k: int) -> list[str]:
     """The node process as the driver starts it: with the accepted plan's hash."""
     digest = hashlib.sha256((root / "changes" / change / "plan.yaml").read_bytes()).hexdigest()
-    return [sys.executable, "-m", "sdd_git.network.node", change, f"N{k}", digest]
+    return [sys.executable, "-m", "sdd_git", "network-node", change, f"N{k}", digest]
 
 
 def check_node(k: int, code: int, stdout: str) -> None:

@@ -1,3 +1,10 @@
+import sys
+
+from sdd_git.cli.spawned import SPAWNED, run
+
+if sys.argv[1:2] and sys.argv[1] in SPAWNED:
+    sys.exit(run(sys.argv[1], sys.argv[2:]))
+
 from sdd_git.cli.main import main
 
 main()

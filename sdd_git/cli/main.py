@@ -10,6 +10,8 @@ from typing import Any
 import click
 
 from sdd_git import __version__
+from sdd_git.cli.spawned import SPAWNED
+from sdd_git.cli.spawned import command as spawned_command
 
 # name -> (module:attribute, one-line help). The help is here so listing commands imports nothing.
 _COMMANDS: dict[str, tuple[str, str]] = {
@@ -91,6 +93,8 @@ class LazyGroup(click.Group):
         return list(_COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in SPAWNED:
+            return spawned_command(cmd_name)
         target = _COMMANDS.get(cmd_name)
         if target is None:
             return None

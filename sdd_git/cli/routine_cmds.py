@@ -344,9 +344,9 @@ def routine_fire(
 ) -> None:
     """Run a routine now for an event (what hooks, the watcher and CI call). Exit 0 done,
     3 stopped (nobody answers in CI: the stop expires), 1 failed or source missing."""
-    from sdd_git.events.queue import mark_done
+    from sdd_git.events.queue import mark_done, record_event
     from sdd_git.records.person import refuse_inside_run
-    from sdd_git.routines.fire import event_from_data, fire, record_event, summary_markdown
+    from sdd_git.routines.fire import event_from_data, fire, summary_markdown
     from sdd_git.routines.routine import find_routine
     from sdd_git.trust.pending import WaitsForHer
 

@@ -250,7 +250,7 @@ def hook_state(where: Place, name: str, python: str | None = None) -> HookStatus
 
 
 def status(root: Root) -> Status:
-    from sdd_git.events.index import read_index
+    from sdd_git.routines.hookindex import read_index
 
     where = place(root)
     main, listening = read_index(root)
@@ -262,7 +262,7 @@ def install(root: Root, python: str | None = None) -> list[Change]:
     """Write sdd's hooks into the repository's hooks folder, chaining any hook already there.
     Run again, it rewrites only what changed; it never chains its own hook. `python` is the
     interpreter the hooks start the worker with (default: the one running sdd now)."""
-    from sdd_git.events.index import write_index
+    from sdd_git.routines.hookindex import write_index
     from sdd_git.sink import refuse_inside_run
 
     refuse_inside_run()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import time
 from pathlib import Path
 
@@ -17,8 +16,7 @@ from sdd_git import statefolders
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError
 from sdd_git.root import Root
-from sdd_git.routines.routine import EVENT_KINDS, Event
-from sdd_git.routines.routine import EVENT_SOURCES as SOURCES
+from sdd_git.routines.triggers import EVENT_KINDS, EVENT_SOURCES, Event, new_event_id
 
 
 def events_folder(root: Root) -> Path:
@@ -27,12 +25,6 @@ def events_folder(root: Root) -> Path:
 
 def done_folder(root: Root) -> Path:
     return events_folder(root) / "done"
-
-
-def new_event_id(now: float | None = None) -> str:
-    moment = time.time() if now is None else now
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(moment))
-    return f"ev-{stamp}-{os.getpid()}-{secrets.token_hex(3)}"
 
 
 def write_event(
@@ -50,8 +42,8 @@ def write_event(
     branch and routine is returned instead: repeated events for one ref are one event."""
     if kind not in EVENT_KINDS:
         raise RecordError(f"'{kind}' is not an event", hint="one of: " + ", ".join(EVENT_KINDS))
-    if source not in SOURCES:
-        raise RecordError(f"'{source}' is not an event source", hint=", ".join(SOURCES))
+    if source not in EVENT_SOURCES:
+        raise RecordError(f"'{source}' is not an event source", hint=", ".join(EVENT_SOURCES))
     for waiting in pending(root):
         if (waiting.kind, waiting.ref, waiting.branch, waiting.routine) == (
             kind,
@@ -73,6 +65,36 @@ def write_event(
     )
     write_text_atomic(events_folder(root) / f"{event.id}.json", event_text(root, event))
     return event
+
+
+def record_event(root: Root, event: Event, *, keep_id: bool) -> Event:
+    """Write the event to the queue before anything else happens, and give back the one
+    recorded. With `keep_id` (the caller named the id), an event of that id already recorded,
+    waiting or done, is that event; otherwise the event gets a new id and coalesces with a
+    waiting one of the same kind, ref, branch and routine (see `write_event`)."""
+    if not keep_id:
+        return write_event(
+            root,
+            event.kind,
+            event.ref,
+            event.source,
+            branch=event.branch,
+            routine=event.routine,
+            extra=event.extra,
+            now=_epoch(event.at),
+        )
+    for folder in (events_folder(root), done_folder(root)):
+        path = folder / f"{event.id}.json"
+        if path.is_file():
+            return read_event(path)
+    write_text_atomic(events_folder(root) / f"{event.id}.json", event_text(root, event))
+    return event
+
+
+def _epoch(at: str) -> float:
+    import calendar
+
+    return float(calendar.timegm(time.strptime(at, "%Y-%m-%dT%H:%M:%SZ")))
 
 
 def event_text(root: Root, event: Event) -> str:

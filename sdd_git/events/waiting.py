@@ -19,7 +19,7 @@ from sdd_git import statefolders
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.events.queue import done_folder, events_folder
 from sdd_git.root import Root
-from sdd_git.routines.routine import Event
+from sdd_git.routines.triggers import Event
 from sdd_git.sink import RUN_ID_ENV
 from sdd_git.trust.pending import Unconfirmed
 
@@ -165,7 +165,7 @@ def release(root: Root) -> list[Waiting]:
             path.unlink()
         released.append(entry)
     if any(e.event is not None for e in released):
-        _start(root, [sys.executable, "-P", "-m", "sdd_git.events.worker", str(root.path)])
+        _start(root, [sys.executable, "-P", "-m", "sdd_git", "event-worker", str(root.path)])
     return released
 
 

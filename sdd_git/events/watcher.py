@@ -7,7 +7,9 @@ It follows, with watchdog (inotify on Linux):
   the main branch is checked out writes `main-build-failed`;
 - the paths a `file-changed GLOB` routine listens for;
 - role, skill and routine files, checked on save, mistakes printed with file and line;
-- schedules (events/schedule.py).
+- schedules (events/sources/schedules.py).
+
+Each source is a module of events/sources/; this module is the loop that joins them.
 
 An event is written only when an unpaused routine listens for it, and always before anything
 runs; the worker (events/worker.py) then runs it in a thread of this process, so no Python start
@@ -25,37 +27,21 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from sdd_git import statefolders
 from sdd_git.errors import RecordError, SddError
-from sdd_git.events.buildresult import (
-    EMPTY,
-    UNREADABLE,
-    build_result_globs,
-    is_build_result,
-    read_result,
-)
-from sdd_git.events.queue import done_folder, write_event
-from sdd_git.events.schedule import Clock, Schedules, slot_text, utc_now
+from sdd_git.events.sources.builds import build_result_globs, check_build_result, is_build_result
+from sdd_git.events.sources.emit import Emitter, Say, say_on_stderr, stamp
+from sdd_git.events.sources.files import ROUTINE_FILES, check_file, file_changed
+from sdd_git.events.sources.refs import Refs, git_folders
+from sdd_git.events.sources.schedules import Clock, Schedules, fire_schedules, slot_text, utc_now
+from sdd_git.events.workerthread import Work, WorkerThread
 from sdd_git.root import Root
-from sdd_git.routines.routine import (
-    Event,
-    Routine,
-    glob_matches,
-    listens,
-    load_routines,
-    main_branch,
-)
-
-if TYPE_CHECKING:
-    from sdd_git.routines.fire import Fired
+from sdd_git.routines.routine import Routine, glob_matches, load_routines, main_branch
 
 QUIET_SECONDS = 0.05  # a burst is over when nothing moved for this long...
 MAX_WAIT_SECONDS = 0.1  # ...or this long after its first event, whichever comes first
@@ -66,124 +52,10 @@ DEFAULT_GRACE_SECONDS = 10.0
 # Never events: the queue and run logs are written by sdd itself (a routine listening for "**"
 # would otherwise fire itself for ever).
 IGNORED_PREFIXES = (".git/", ".sdd/local/", ".sdd/role-runs/")
-ROLE_FILES = (".sdd/roles/**/ROLE.md", "templates/*/ROLE.md")
-ROUTINE_FILES = (".sdd/roles/*/routines/*.yaml", "templates/*/routines/*.yaml")
 # Folders watched whatever the globs say: where roles, skills and templates live (and every folder
 # in .sdd but the two sdd writes to all the time, which are never watched at all).
 ALWAYS_WATCHED = ("templates", ".agents", ".claude", ".github")
 NEVER_WATCHED_IN_SDD = ("local", "role-runs")
-
-Say = Callable[[str], None]
-Work = Callable[..., Any]
-
-
-def say_on_stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
-def stamp() -> str:
-    return time.strftime("%H:%M:%S")
-
-
-@dataclass(frozen=True)
-class GitFolders:
-    git_dir: Path  # HEAD lives here
-    common_dir: Path  # refs/ and packed-refs live here (differs from git_dir in a worktree)
-
-
-def git_folders(root: Root) -> GitFolders:
-    import pygit2
-
-    found = pygit2.discover_repository(str(root.path))
-    if found is None:
-        raise SddError(
-            f"{root.path} is not inside a git repository",
-            hint="the watcher follows git refs: run git init (or sdd init) first",
-        )
-    git_dir = Path(found).resolve()
-    common = git_dir
-    pointer = git_dir / "commondir"
-    if pointer.is_file():
-        common = (git_dir / pointer.read_text(encoding="utf-8").strip()).resolve()
-    return GitFolders(git_dir, common)
-
-
-class _WorkerThread:
-    """Runs `work(root)` in the background, one at a time; a kick during a run runs it again after,
-    so an event written meanwhile is taken."""
-
-    def __init__(self, root: Root, work: Work | None, say: Say) -> None:
-        self.root = root
-        self._work = work
-        self._say = say
-        self._kick = threading.Event()
-        self._busy = threading.Event()
-        self._closing = False
-        self._thread = threading.Thread(target=self._loop, name="sdd-watch-worker", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def kick(self) -> None:
-        self._kick.set()
-
-    @property
-    def busy(self) -> bool:
-        return self._busy.is_set() or self._kick.is_set()
-
-    def _loop(self) -> None:
-        if self._work is None:
-            self._warm()
-        while True:
-            self._kick.wait()
-            if self._closing:
-                return
-            self._busy.set()
-            self._kick.clear()
-            try:
-                self._run_once()
-            finally:
-                self._busy.clear()
-
-    @staticmethod
-    def _warm() -> None:
-        """Import what a routine run needs now, not when the first event is waiting for it."""
-        with contextlib.suppress(Exception):
-            import sdd_git.events.worker
-            import sdd_git.routines.fire
-            import sdd_git.runner.run  # noqa: F401
-
-    def _run_once(self) -> None:
-        work = self._work
-        if work is None:
-            from sdd_git.events.worker import work as real_work
-
-            work = real_work
-        try:
-            work(self.root, on_fired=self._fired, on_error=self._failed)
-        except SddError as exc:
-            self._say(f"error: {exc.message}")
-            if exc.hint:
-                self._say(f"hint: {exc.hint}")
-        except Exception as exc:  # a bug in one run must not end the watcher; events stay queued
-            self._say(f"error: the worker failed: {type(exc).__name__}: {exc}")
-
-    def _fired(self, fired: Fired) -> None:
-        run = f" (run {fired.run_id})" if fired.run_id else ""
-        self._say(f"{stamp()} routine {fired.role}/{fired.routine}: {fired.message}{run}")
-
-    def _failed(self, outcome: dict[str, Any]) -> None:
-        self._say(f"error: {outcome.get('message') or outcome.get('error')}")
-
-    def close(self, grace: float, now: Callable[[], bool]) -> bool:
-        """Take no more work; wait up to `grace` seconds for a run in progress (or until `now()`
-        says stop at once). True when nothing is running any more."""
-        self._closing = True
-        self._kick.set()
-        deadline = time.monotonic() + grace
-        while self._thread.is_alive() and time.monotonic() < deadline and not now():
-            self._thread.join(0.05)
-        return not self._thread.is_alive()
 
 
 class Watcher:
@@ -210,7 +82,7 @@ class Watcher:
         self.max_wait = max_wait
         self.schedules = Schedules(root, clock)
         self._clock = clock
-        self._worker = _WorkerThread(root, work, self.say)
+        self._worker = WorkerThread(root, work, self.say)
         self._changes: dict[str, bool] = {}  # path -> is a folder
         self._gone: set[Path] = set()  # watched folders deleted or moved away since the last turn
         self._first = 0.0
@@ -220,14 +92,12 @@ class Watcher:
         self._observer: Any = None
         self._handler: Any = None
         self._watched: dict[Path, tuple[Any, tuple[int, int]]] = {}  # folder -> (watch, inode)
-        self._refs: dict[str, str] = {}
         self._routines: list[Routine] = []
         self._globs: tuple[str, ...] = ()
-        self._main = "main"
         self._git = git_folders(root)
-        self._repo: Any = None
+        self._emit = Emitter(root, self.say, self._active)
+        self._refs = Refs(self._git, self._emit)
         self._next_ref_poll = 0.0
-        self.events_written = 0
         self._local_text = str(root.local)
         self._quiet_prefixes = (
             str(root.local) + os.sep,
@@ -246,7 +116,7 @@ class Watcher:
         warnings.filterwarnings("ignore", category=RuntimeWarning, module="watchdog")
         self._read_config()
         self._read_routines()
-        self._refs = self._read_refs()
+        self._refs.seen = self._refs.read()
         self._observer = Observer()
         self._handler = _make_handler(self)
         self._schedule(self._git.git_dir, recursive=False)
@@ -288,19 +158,20 @@ class Watcher:
         try:
             self._step()
         except SddError as exc:
-            self._problem(exc.message, exc.hint)
+            self._emit.problem(exc.message, exc.hint)
         except Exception as exc:
-            self._problem(f"{type(exc).__name__}: {exc}", "the watcher goes on watching")
+            self._emit.problem(f"{type(exc).__name__}: {exc}", "the watcher goes on watching")
 
     def _step(self) -> None:
         batch = self._take_batch()
         if batch:
             self._process(batch)
-        if self.schedules.due():
-            self._fire_schedules()
+        if self.schedules.due() and fire_schedules(self._emit, self.schedules):
+            self._worker.kick()
         if time.monotonic() >= self._next_ref_poll:
             self._next_ref_poll = time.monotonic() + REF_POLL_SECONDS
-            self._check_refs()
+            if self._refs.check():
+                self._worker.kick()
 
     def close(
         self, grace: float = DEFAULT_GRACE_SECONDS, now: Callable[[], bool] | None = None
@@ -322,13 +193,17 @@ class Watcher:
         return finished
 
     @property
+    def events_written(self) -> int:
+        return self._emit.events_written
+
+    @property
     def worker_busy(self) -> bool:
         return self._worker.busy
 
     # --- what is watched ------------------------------------------------------------------------
 
     def _summary(self) -> str:
-        parts = [f"watching {self.root.path}", f"refs of {self._main}"]
+        parts = [f"watching {self.root.path}", f"refs of {self._refs.main}"]
         if self._globs:
             parts.append("build results " + ", ".join(self._globs))
         scheduled = self.schedules.upcoming()
@@ -503,19 +378,21 @@ class Watcher:
                 config_changed = True
             if any(glob_matches(g, rel) for g in ROUTINE_FILES):
                 routines_changed = True
-            self._check_file(path, rel)
+            check_file(self._emit, path, rel)
             if not path.is_file():
                 # Gone again (an atomic writer's temp file, an editor's swap file) or deleted:
                 # a routine could only report its source missing.
                 continue
             if is_build_result(self._globs, rel):
-                wrote += self._check_build_result(path, rel)
-            wrote += self._file_changed(rel)
+                wrote += check_build_result(
+                    self._emit, path, rel, self._refs.current_branch, self._refs.main
+                )
+            wrote += file_changed(self._emit, rel)
         if config_changed:
-            main = self._main
+            main = self._refs.main
             self._read_config()
-            if self._main != main:  # another branch is main now: its commit is no move
-                self._refs = self._read_refs()
+            if self._refs.main != main:  # another branch is main now: its commit is no move
+                self._refs.seen = self._refs.read()
             folders_changed = True
         if routines_changed:
             self._routines_changed()
@@ -523,76 +400,28 @@ class Watcher:
         if folders_changed:
             self._sync_folders(look_inside_new=True)
         if refs_moved:
-            wrote += self._check_refs(kick=False)
+            wrote += self._refs.check()
         if wrote:
             self._worker.kick()
-
-    def _check_file(self, path: Path, rel: str) -> None:
-        """Check a role, skill or routine file that was saved, and print what is wrong at once."""
-        if not path.is_file():
-            return
-        if any(glob_matches(g, rel) for g in ROLE_FILES):
-            self._check_role(path, rel)
-        elif path.name == "SKILL.md":
-            self._check_skill(path, rel)
-        elif any(glob_matches(g, rel) for g in ROUTINE_FILES):
-            from sdd_git.routines.routine import read_routine
-
-            try:
-                read_routine(path, self.root.path)
-            except RecordError as exc:
-                self._problem(exc.message, exc.hint)
-                return
-            self.say(f"{stamp()} ok: {rel}")
-
-    def _check_role(self, path: Path, rel: str) -> None:
-        from sdd_git.roles.rolefile import RoleFileError, read_role
-
-        try:
-            parsed = read_role(path, folder_name=path.parent.name)
-        except RoleFileError as exc:
-            for problem in exc.problems:
-                self._problem(problem.render(), problem.hint)
-            return
-        except RecordError as exc:
-            self._problem(exc.message, exc.hint)
-            return
-        for warning in parsed.warnings:
-            self._problem(warning.render(), warning.hint, "warning")
-        self.say(f"{stamp()} ok: {rel}")
-
-    def _check_skill(self, path: Path, rel: str) -> None:
-        from sdd_git.roles.skills import check_file
-
-        checked = check_file(path)
-        for problem in checked.problems:
-            self._problem(problem.render(), problem.hint, problem.severity)
-        if checked.ok:
-            self.say(f"{stamp()} ok: {rel}")
-
-    def _problem(self, message: str, hint: str | None, severity: str = "error") -> None:
-        self.say(f"{severity}: {message}")
-        if hint:
-            self.say(f"hint: {hint}")
 
     def _read_config(self) -> None:
         try:
             self._globs = build_result_globs(self.root)
-            self._main = main_branch(self.root)
+            self._refs.main = main_branch(self.root)
         except RecordError as exc:
-            self._problem(exc.message, exc.hint)
+            self._emit.problem(exc.message, exc.hint)
 
     def _read_routines(self, report: bool = True) -> None:
         routines, problems = load_routines(self.root)
         for problem in problems if report else ():  # a file saved now was checked on its own
-            self._problem(problem.message, problem.hint)
+            self._emit.problem(problem.message, problem.hint)
         self._routines = routines
         try:
             self.schedules.load(routines)
         except Exception as exc:  # a cron cronsim read at load but not now: say so, keep going
-            self._problem(f"schedules not read: {exc}", None)
+            self._emit.problem(f"schedules not read: {exc}", None)
         if not self._globs and any(r.event_kind == "main-build-failed" for r in self._active()):
-            self._problem(
+            self._emit.problem(
                 "a routine listens for main-build-failed, but .sdd/config.yaml names no build "
                 "result files to watch",
                 'add watch: {build_results: ["build/*.xml", "build/exit-code"]}',
@@ -600,153 +429,18 @@ class Watcher:
             )
 
     def _routines_changed(self) -> None:
-        from sdd_git.events.index import write_index
+        from sdd_git.routines.hookindex import write_index
 
         self._read_routines(report=False)
         try:
             write_index(self.root)
         except SddError as exc:
-            self._problem(exc.message, exc.hint)
+            self._emit.problem(exc.message, exc.hint)
 
     def _active(self) -> list[Routine]:
         return [r for r in self._routines if not r.paused]
 
     # --- writing events -------------------------------------------------------------------------
-
-    def _listened(self, kind: str, ref: str, branch: str | None) -> bool:
-        probe = Event(id="", kind=kind, ref=ref, at="", source="watcher", branch=branch)
-        return any(listens(r, probe) for r in self._active())
-
-    def _write(
-        self, kind: str, ref: str, branch: str | None, extra: dict[str, object] | None = None
-    ) -> int:
-        if not self._listened(kind, ref, branch):
-            return 0
-        event = write_event(self.root, kind, ref, "watcher", branch=branch, extra=extra)
-        self.events_written += 1
-        self.say(f"{stamp()} event {kind} {ref} ({event.id})")
-        return 1
-
-    def _file_changed(self, rel: str) -> int:
-        return self._write("file-changed", rel, None)
-
-    def _check_build_result(self, path: Path, rel: str) -> int:
-        result = read_result(path, self.root.path)
-        if result.status == EMPTY:
-            return 0
-        if result.status == UNREADABLE:
-            self._problem(
-                result.problem(), "a build result that cannot be read counts as a failed build"
-            )
-        branch = self._current_branch()
-        shown = branch or "a detached HEAD"
-        self.say(f"{stamp()} build result {rel}: {result.status}, {result.detail} (on {shown})")
-        if not result.failed or branch != self._main:
-            return 0
-        return self._write(
-            "main-build-failed", rel, self._main, {"result": result.status, "detail": result.detail}
-        )
-
-    def _fire_schedules(self) -> None:
-        try:
-            events = self.schedules.fire_due()
-        except SddError as exc:
-            self._problem(exc.message, exc.hint)
-            return
-        for event in events:
-            self.events_written += 1
-            self.say(f"{stamp()} event schedule {event.ref} ({event.id})")
-        if events:
-            self._worker.kick()
-
-    # --- git refs -------------------------------------------------------------------------------
-
-    def _repository(self) -> Any:
-        import pygit2
-
-        if self._repo is None:
-            self._repo = pygit2.Repository(str(self._git.git_dir))
-        return self._repo
-
-    def _current_branch(self) -> str | None:
-        try:
-            head = self._repository().references.get("HEAD")
-        except Exception:
-            return None
-        target = head.target if head is not None else None
-        if isinstance(target, str) and target.startswith("refs/heads/"):
-            return target[len("refs/heads/") :]
-        return None
-
-    def _read_refs(self) -> dict[str, str]:
-        """The commits the main branch points to: `refs/heads/MAIN` and `refs/remotes/R/MAIN`."""
-        found: dict[str, str] = {}
-        try:
-            references = self._repository().references
-            names = [f"refs/heads/{self._main}"]
-            suffix = f"/{self._main}"
-            for name in references:
-                if name.startswith("refs/remotes/") and name.endswith(suffix):
-                    remote = name[len("refs/remotes/") : -len(suffix)]
-                    if remote and "/" not in remote:
-                        names.append(name)
-            for name in names:
-                reference = references.get(name)
-                if reference is None:
-                    continue
-                target = reference.resolve().target
-                found[name] = str(target)
-        except Exception as exc:  # a ref file half written by git: read again on the next move
-            self._repo = None
-            self.say(f"{stamp()} refs not read this time: {exc}")
-            return dict(self._refs)
-        return found
-
-    def _check_refs(self, kick: bool = True) -> int:
-        current = self._read_refs()
-        wrote = 0
-        for name, commit in sorted(current.items()):
-            if self._refs.get(name) == commit:
-                continue
-            old = self._refs.get(name)
-            self.say(f"{stamp()} {name} moved to {commit[:12]}")
-            wrote += self._ref_event("push", commit, name, old)
-            if name == f"refs/heads/{self._main}" and self._is_merge(commit):
-                wrote += self._ref_event("pr-merged", commit, name, old)
-        self._refs = current
-        if wrote and kick:
-            self._worker.kick()
-        return wrote
-
-    def _ref_event(self, kind: str, commit: str, name: str, old: str | None) -> int:
-        # A git hook may have written this very event already (it is done, or still waiting and
-        # then write_event coalesces): one move is one event.
-        if self._already_done(kind, commit, self._main):
-            return 0
-        return self._write(kind, commit, self._main, {"moved": name, "from": old})
-
-    def _is_merge(self, commit: str) -> bool:
-        try:
-            return len(self._repository()[commit].parent_ids) >= 2
-        except Exception:
-            return False
-
-    def _already_done(self, kind: str, ref: str, branch: str) -> bool:
-        import json
-
-        folder = done_folder(self.root)
-        if not folder.is_dir():
-            return False
-        for path in folder.glob("*.json"):
-            try:
-                data = json.loads(statefolders.read_text(path))
-            except (OSError, ValueError, RecordError):
-                continue
-            if not isinstance(data, dict):
-                continue
-            if (data.get("kind"), data.get("ref"), data.get("branch")) == (kind, ref, branch):
-                return True
-        return False
 
 
 def _make_handler(watcher: Watcher) -> Any:

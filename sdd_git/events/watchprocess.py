@@ -26,7 +26,8 @@ from types import FrameType
 
 from sdd_git import lockfile, statefolders
 from sdd_git.errors import LockError, SddError
-from sdd_git.events.watcher import DEFAULT_GRACE_SECONDS, Say, Watcher, say_on_stderr, stamp
+from sdd_git.events.sources.emit import Say, say_on_stderr, stamp
+from sdd_git.events.watcher import DEFAULT_GRACE_SECONDS, Watcher
 from sdd_git.root import Root
 
 START_TIMEOUT_SECONDS = 30.0

@@ -11,8 +11,9 @@ A crash at any point loses no event: an event leaves the queue only after its ro
 fired, and firing again after a crash runs nothing twice (fire() finds the run log that claimed
 the event and answers "already").
 
-`python -m sdd_git.events.worker ROOT` is the detached entry that hooks and the watcher start: it
-leaves the terminal's session, never reads stdin, and writes to `.sdd/local/events/worker.log`."""
+`python -m sdd_git event-worker ROOT` (a hidden command) is the detached entry that hooks and the
+watcher start: it leaves the terminal's session, never reads stdin, and writes to
+`.sdd/local/events/worker.log`."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import LockError, SddError
 from sdd_git.events.queue import done_folder, events_folder, mark_done, pending
 from sdd_git.root import Root
-from sdd_git.routines.routine import Event, Routine, listens, load_routines
+from sdd_git.routines.routine import Routine, listens, load_routines
+from sdd_git.routines.triggers import Event
 from sdd_git.trust.pending import WaitsForHer
 
 if TYPE_CHECKING:
@@ -246,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m sdd_git.events.worker ROOT", file=sys.stderr)
+        print("usage: sdd event-worker ROOT", file=sys.stderr)
         return 2
     from sdd_git.sink import refuse_inside_run
 
@@ -285,7 +287,3 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     _say(f"worker done: {len(results)} routine(s) fired")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -32,7 +32,7 @@ from typing import Any
 from sdd_git import statefolders
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import SddError
-from sdd_git.network.node import fingerprint
+from sdd_git.network.owner import fingerprint, owner_of
 from sdd_git.records.plan import Plan, PlanNode, load_plan, plan_hash, plan_path
 from sdd_git.root import Root
 from sdd_git.runner.runlog import read_events
@@ -436,7 +436,7 @@ def _launch(root: Root, network: Network, claim: dict[str, Any], digest: str) ->
     """A node's own process: forked where fork is safe (Linux), else a fresh interpreter."""
     change, node_id = network.change, str(claim["node"])
     if sys.platform != "linux":
-        argv = [sys.executable, "-m", "sdd_git.network.node", change, node_id, digest]
+        argv = [sys.executable, "-m", "sdd_git", "network-node", change, node_id, digest]
         pid = subprocess.Popen(
             argv, cwd=root.path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -458,18 +458,6 @@ def _launch(root: Root, network: Network, claim: dict[str, Any], digest: str) ->
         code = main([change, node_id, digest])
     finally:
         os._exit(code)
-
-
-def owner_of(root: Root, plan: Plan, node: PlanNode) -> str:
-    """The node's owner; a node that names none gets the seed's depth-derived default role
-    (supervisor above the `roles.default_depth_cutoff` depth, executor at or below it)."""
-    from sdd_git.config import roles_config
-    from sdd_git.roles.lattice import default_role_for_depth
-
-    if node.owner:
-        return node.owner
-    depth = next(d for n, _, d in plan.walk() if n.id == node.id)
-    return default_role_for_depth(depth, roles_config(root).default_depth_cutoff)
 
 
 def _spawn_refusal(root: Root, change: str, plan: Plan, node: PlanNode) -> str | None:

@@ -1,4 +1,4 @@
-"""One node of a network, run as its own process: `python -m sdd_git.network.node CH NODE SHA`.
+"""One node of a network, run as its own process: `python -m sdd_git network-node CH NODE SHA`.
 
 The driver starts one such process per ready node, so siblings run in parallel, each with its
 own run log and conversation. SHA is the accepted plan's hash: the node runs only while the
@@ -9,23 +9,14 @@ node's runs, and knows a result belongs to the node as the plan now says it."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import sys
 from pathlib import Path
 
 from sdd_git.errors import SddError
-from sdd_git.records.plan import PlanNode
-
-
-def fingerprint(owner: str, node: PlanNode) -> str:
-    """What a result is a result of: the owner, scope, task and what it returns."""
-    text = json.dumps([owner, node.scope, node.task, node.returns])
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+from sdd_git.network.owner import fingerprint, owner_of
 
 
 def main(argv: list[str]) -> int:
-    from sdd_git.network.drive import owner_of
     from sdd_git.records import decisions
     from sdd_git.records.person import refuse_inside_run
     from sdd_git.records.plan import acceptance_of, plan_path, read_plan
@@ -75,7 +66,3 @@ def main(argv: list[str]) -> int:
         return 2
     print(json.dumps(outcome.as_json()))
     return outcome.exit_code
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -24,8 +24,9 @@ from sdd_git import lockfile, statefolders
 from sdd_git.errors import RecordError, SddError, UsageError
 from sdd_git.root import Root
 from sdd_git.routines import notrun
-from sdd_git.routines.routine import Event, Routine, listens, main_branch
+from sdd_git.routines.routine import Routine, listens, main_branch
 from sdd_git.routines.source import PROTECTED, Source, branch_tip, check_source, shown_ref
+from sdd_git.routines.triggers import EVENT_KINDS, EVENT_SOURCES, KINDS, Event, new_event_id
 from sdd_git.runner.clock import Clock, system_clock
 from sdd_git.runner.runlog import runs_folder
 
@@ -227,33 +228,24 @@ def _outcome_words(name: str, event: Event, outcome: Any) -> str:
     return f"{name} ran for event {event.id}: {outcome.status}: {outcome.message}"
 
 
+def warm() -> None:
+    """Import what a fire needs, now: a watcher does it before the first event waits for it."""
+    import sdd_git.runner.run  # noqa: F401
+
+
 def trigger_words(root: Root, routine: Routine) -> str:
     """The routine's trigger, in plain words."""
-    kind, argument = routine.event_kind, routine.argument
-    if kind == "main-build-failed":
-        return f"when the build of the main branch ({main_branch(root)}) fails"
-    if kind == "pr-merged":
-        return f"when a pull request is merged into the main branch ({main_branch(root)})"
-    if kind == "push":
-        return f"when the branch {argument} moves (a push, a merge or a fetch into it)"
-    if kind == "file-changed":
-        return f"when a file matching {argument} changes"
-    return f"on the schedule {routine.schedule} (minute hour day-of-month month weekday, UTC)"
+    template = KINDS[routine.event_kind].trigger
+    main = main_branch(root) if "{main}" in template else ""
+    return template.format(main=main, argument=routine.argument, schedule=routine.schedule)
 
 
 def _event_words(root: Root, routine: Routine, event: Event) -> str:
     ref = shown_ref(event.ref)
     branch = shown_ref(event.branch or main_branch(root))
-    if event.kind == "main-build-failed":
-        said = f"the build of {branch} failed; its result: {ref or 'not named'}"
-    elif event.kind == "pr-merged":
-        said = f"a pull request was merged into {branch}, at commit {ref or 'not named'}"
-    elif event.kind == "push":
-        said = f"the branch {branch} moved to commit {ref or 'not named'}"
-    elif event.kind == "file-changed":
-        said = f"the file {ref} changed"
-    else:
-        said = f"its schedule came due ({ref or event.at})"
+    said = KINDS[event.kind].said.format(
+        ref=ref, named=ref or "not named", ref_or_at=ref or event.at, branch=branch
+    )
     return f"{said} (event {event.id}, from {event.source}, at {event.at})"
 
 
@@ -452,65 +444,39 @@ def event_from_data(
     """The event `--event JSON` names for this routine, its defaults filled: `kind` the
     routine's, `source` ci, `branch` the routine's branch (push) or the main branch, `id` and
     `at` new. Refused (nothing written) when it is not an event this routine listens to."""
-    from sdd_git.events.queue import new_event_id
-    from sdd_git.routines.routine import EVENT_KINDS
-    from sdd_git.routines.routine import EVENT_SOURCES as SOURCES
-
-    if not isinstance(data, dict):
-        raise UsageError("--event must be a JSON object", hint='e.g. --event \'{"ref": "abc123"}\'')
-    for key in _EVENT_KEYS:
-        if data.get(key) is not None and not isinstance(data[key], str):
-            raise UsageError(f"--event: '{key}' must be text, not {data[key]!r}")
-    kind = data.get("kind") or routine.event_kind
-    if kind not in EVENT_KINDS:
-        raise UsageError(f"--event: '{kind}' is not an event", hint=", ".join(EVENT_KINDS))
-    if kind != routine.event_kind:
-        raise UsageError(
-            f"--event: {routine.role}/{routine.name} fires on {routine.event_kind}, not {kind}",
-            hint="leave out `kind`: it defaults to the routine's",
-        )
+    kind = _given_kind(routine, data)
     moment = time.time() if now is None else now
-    at = data.get("at") or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))
-    try:
-        time.strptime(at, "%Y-%m-%dT%H:%M:%SZ")
-    except ValueError:
-        raise UsageError(
-            f"--event: 'at' must be a UTC time like 2026-11-30T09:00:00Z, not {at!r}"
-        ) from None
+    at = _given_at(data, moment)
     ref = data.get("ref")
     if kind == "schedule":
         ref = ref or at
     elif not ref:
         raise UsageError(
-            f"--event: a {kind} event needs a 'ref': " + _REF_WORDS[kind],
-            hint=f"e.g. --event '{_REF_EXAMPLES[kind]}'",
+            f"--event: a {kind} event needs a 'ref': " + KINDS[kind].ref_words,
+            hint=f"e.g. --event '{KINDS[kind].ref_example}'",
         )
     # Where an event came from is a fact of the code path that writes it (CONTRACT §13), never
     # what its text says: `"source": "hook"` in CI must not turn saved rules back on.
     # A `source` the text gives is checked as a word (exported workflows write `ci`), and
     # never used.
     for said in (data.get("source"), source):
-        if said is not None and said not in SOURCES:
-            raise UsageError(f"--event: '{said}' is not an event source", hint=", ".join(SOURCES))
-    event_source = source
+        if said is not None and said not in EVENT_SOURCES:
+            raise UsageError(
+                f"--event: '{said}' is not an event source", hint=", ".join(EVENT_SOURCES)
+            )
     event_id = data.get("id") or new_event_id(moment)
     if not _EVENT_ID.match(event_id):
         raise UsageError(
             f"--event: {event_id!r} is not an event id",
             hint="letters, digits, '.', '_' and '-', up to 128 characters",
         )
-    branch = data.get("branch")
-    if branch is None and kind == "push":
-        branch = routine.argument
-    elif branch is None and kind in ("pr-merged", "main-build-failed"):
-        branch = main_branch(root)
     event = Event(
         id=event_id,
         kind=kind,
         ref=str(ref),
         at=at,
-        source=event_source,
-        branch=branch,
+        source=source,
+        branch=_given_branch(root, routine, data, kind),
         routine=data.get("routine") or f"{routine.role}/{routine.name}",
         extra={k: v for k, v in data.items() if k not in _EVENT_KEYS},
     )
@@ -523,57 +489,42 @@ def event_from_data(
     return event
 
 
-_REF_WORDS = {
-    "main-build-failed": "the build result (a path in the product, or the CI run)",
-    "pr-merged": "the merged commit",
-    "push": "the commit the branch moved to",
-    "file-changed": "the changed file's path",
-}
-_REF_EXAMPLES = {
-    "main-build-failed": '{"ref": "build/junit.xml"}',
-    "pr-merged": '{"ref": "<commit id>"}',
-    "push": '{"ref": "<commit id>"}',
-    "file-changed": '{"ref": "src/app.py"}',
-}
-
-
-def record_event(root: Root, event: Event, *, keep_id: bool) -> Event:
-    """Write the event to the queue before anything else happens, and give back the one
-    recorded. With `keep_id` (the caller named the id), an event of that id already recorded,
-    waiting or done, is that event; otherwise the event gets a new id and coalesces with a
-    waiting one of the same kind, ref, branch and routine (see `write_event`)."""
-    from sdd_git.atomicfile import write_text_atomic
-    from sdd_git.events.queue import (
-        done_folder,
-        event_text,
-        events_folder,
-        read_event,
-        write_event,
-    )
-
-    if not keep_id:
-        return write_event(
-            root,
-            event.kind,
-            event.ref,
-            event.source,
-            branch=event.branch,
-            routine=event.routine,
-            extra=event.extra,
-            now=_epoch(event.at),
+def _given_kind(routine: Routine, data: Any) -> str:
+    if not isinstance(data, dict):
+        raise UsageError("--event must be a JSON object", hint='e.g. --event \'{"ref": "abc123"}\'')
+    for key in _EVENT_KEYS:
+        if data.get(key) is not None and not isinstance(data[key], str):
+            raise UsageError(f"--event: '{key}' must be text, not {data[key]!r}")
+    kind = str(data.get("kind") or routine.event_kind)
+    if kind not in KINDS:
+        raise UsageError(f"--event: '{kind}' is not an event", hint=", ".join(EVENT_KINDS))
+    if kind != routine.event_kind:
+        raise UsageError(
+            f"--event: {routine.role}/{routine.name} fires on {routine.event_kind}, not {kind}",
+            hint="leave out `kind`: it defaults to the routine's",
         )
-    for folder in (events_folder(root), done_folder(root)):
-        path = folder / f"{event.id}.json"
-        if path.is_file():
-            return read_event(path)
-    write_text_atomic(events_folder(root) / f"{event.id}.json", event_text(root, event))
-    return event
+    return kind
 
 
-def _epoch(at: str) -> float:
-    import calendar
+def _given_at(data: dict[str, Any], moment: float) -> str:
+    at = str(data.get("at") or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment)))
+    try:
+        time.strptime(at, "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
+        raise UsageError(
+            f"--event: 'at' must be a UTC time like 2026-11-30T09:00:00Z, not {at!r}"
+        ) from None
+    return at
 
-    return float(calendar.timegm(time.strptime(at, "%Y-%m-%dT%H:%M:%SZ")))
+
+def _given_branch(root: Root, routine: Routine, data: dict[str, Any], kind: str) -> str | None:
+    branch = data.get("branch")
+    if branch is not None:
+        return str(branch)
+    default = KINDS[kind].branch
+    if default == "argument":
+        return routine.argument
+    return main_branch(root) if default == "main" else None
 
 
 def stops_of(root: Root, run_id: str) -> list[dict[str, Any]]:

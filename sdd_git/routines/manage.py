@@ -63,11 +63,9 @@ class Draft:
 
 
 def refresh_index(root: Root) -> None:
-    """Rewrite the hooks' index of listening routines (helper module; absent in old installs)."""
-    try:
-        from sdd_git.events.index import write_index
-    except ImportError:  # pragma: no cover - the index module ships with the hooks
-        return
+    """Rewrite the hooks' index of listening routines."""
+    from sdd_git.routines.hookindex import write_index
+
     write_index(root)
 
 

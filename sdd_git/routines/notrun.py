@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 from sdd_git import lockfile, statefolders
 from sdd_git.errors import RecordError, SddError
 from sdd_git.root import Root
-from sdd_git.routines.routine import Event, Routine
+from sdd_git.routines.routine import Routine
+from sdd_git.routines.triggers import Event
 from sdd_git.runner.clock import Clock
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ names the file, the line and the key, and says how to fix it."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,16 +16,13 @@ from sdd_git import beneath
 from sdd_git.errors import RecordError, UsageError
 from sdd_git.paths import display
 from sdd_git.root import Root
+from sdd_git.routines.triggers import KINDS, ON_TRIGGERS
+from sdd_git.routines.triggers import Event as Event  # re-exported: readers name it here
 from sdd_git.trust.ledger import Ledger
 from sdd_git.trust.pending import Unconfirmed
 from sdd_git.trust.words import mapping_changes
 
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,63}\Z")
-EVENT_KINDS = ("main-build-failed", "pr-merged", "push", "file-changed", "schedule")
-EVENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,255}\Z")  # hook ids hold a branch's '+'
-EVENT_SOURCES = ("hook", "watcher", "schedule", "ci", "person")
-# Triggers written as `on:`; `push` and `file-changed` take one argument (a branch, a glob).
-ON_TRIGGERS = ("main-build-failed", "pr-merged", "push", "file-changed")
 KEYS = ("name", "on", "schedule", "input", "expected", "boundary", "when_source_missing", "paused")
 _BRANCH = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,199}\Z")
 
@@ -70,73 +67,6 @@ class Routine:
             "ask_first": list(self.ask_first),
             "path": str(self.path),
         }
-
-
-@dataclass(frozen=True)
-class Event:
-    """A durable event, as `.sdd/local/events/ID.json` holds it (CONTRACT §10)."""
-
-    id: str
-    kind: str
-    ref: str  # a commit for push and pr-merged, a build result, a changed path, a schedule slot
-    at: str  # ISO 8601 UTC
-    source: str  # hook, watcher, schedule, ci
-    branch: str | None = None  # the branch that moved (push, pr-merged, main-build-failed)
-    routine: str | None = None  # the routine a schedule event is for
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def as_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "id": self.id,
-            "kind": self.kind,
-            "ref": self.ref,
-            "at": self.at,
-            "source": self.source,
-        }
-        if self.branch is not None:
-            data["branch"] = self.branch
-        if self.routine is not None:
-            data["routine"] = self.routine
-        data.update(self.extra)
-        return data
-
-    @classmethod
-    def from_json(cls, data: Any, where: str) -> Event:
-        if not isinstance(data, dict):
-            raise RecordError(f"{where}: an event is a JSON object", hint='{"kind": "pr-merged"}')
-        missing = [k for k in ("id", "kind", "ref", "at", "source") if k not in data]
-        if missing:
-            raise RecordError(
-                f"{where}: the event has no {', '.join(missing)}",
-                hint='an event holds id, kind, ref, at and source, e.g. {"kind": "pr-merged", '
-                '"ref": "<commit>", ...}',
-            )
-        if data["kind"] not in EVENT_KINDS:
-            raise RecordError(
-                f"{where}: key 'kind': '{data['kind']}' is not an event",
-                hint="one of: " + ", ".join(EVENT_KINDS),
-            )
-        for key in ("id", "kind", "ref", "at", "source"):
-            if not isinstance(data[key], str):
-                raise RecordError(f"{where}: key '{key}' must be text, not {data[key]!r}")
-        for key in ("branch", "routine"):
-            if data.get(key) is not None and not isinstance(data[key], str):
-                raise RecordError(f"{where}: key '{key}' must be text, not {data[key]!r}")
-        if not EVENT_ID.match(data["id"]):  # every path of the queue is built from it
-            raise RecordError(f"{where}: key 'id': {data['id']!r} is not an event id")
-        if data.get("source") not in EVENT_SOURCES:
-            raise RecordError(f"{where}: key 'source': {data['source']!r} is not an event source")
-        known = {"id", "kind", "ref", "at", "source", "branch", "routine"}
-        return cls(
-            id=data["id"],
-            kind=data["kind"],
-            ref=data["ref"],
-            at=data["at"],
-            source=data["source"],
-            branch=data.get("branch"),
-            routine=data.get("routine"),
-            extra={k: v for k, v in data.items() if k not in known},
-        )
 
 
 def main_branch(root: Root) -> str:
@@ -349,22 +279,29 @@ def parse_routine(data: Any, path: Path, text: str = "") -> Routine:
     )
 
 
+def _one_line(value: Any, key: str, fail: Any, hint: str) -> str:
+    """A trigger's text, on one line. It goes into the hooks' index, one line each, and onto
+    screens and CI files: a line break or a terminal escape in it would write lines of its own
+    there."""
+    if not isinstance(value, str):
+        raise fail(key, f"must be text, not {value!r}", hint)
+    if _unprintable(value.strip()):
+        raise fail(key, f"{value!r} holds a control character or a line break", hint)
+    return value
+
+
 def _check_on(value: Any, fail: Any) -> str:
     hint = 'write on: pr-merged, main-build-failed, push main, or file-changed "src/**"'
-    if not isinstance(value, str):
-        raise fail("on", f"must be text, not {value!r}", hint)
-    if _unprintable(value.strip()):
-        # The trigger goes into the hooks' index, one line each, and onto screens and CI files:
-        # a line break or a terminal escape in it would write lines of its own there.
-        raise fail("on", f"{value!r} holds a control character or a line break", hint)
+    value = _one_line(value, "on", fail, hint)
     words = value.strip().split(None, 1)
     kind = words[0] if words else ""
     if kind not in ON_TRIGGERS:
         raise fail("on", f"'{value}' is not a trigger", hint)
     argument = words[1].strip().strip("'\"") if len(words) > 1 else ""
-    if kind in ("push", "file-changed") and not argument:
-        raise fail("on", f"'{kind}' needs a {'branch' if kind == 'push' else 'glob'}", hint)
-    if kind not in ("push", "file-changed") and argument:
+    takes = KINDS[kind].argument
+    if takes and not argument:
+        raise fail("on", f"'{kind}' needs a {takes}", hint)
+    if not takes and argument:
         raise fail("on", f"'{kind}' takes nothing after it", hint)
     if kind == "push" and (not _BRANCH.match(argument) or ".." in argument):
         raise fail("on", f"'{argument}' is not a branch name", "write on: push main")
@@ -377,17 +314,14 @@ def _check_schedule(value: Any, fail: Any) -> str:
     from cronsim import CronSim, CronSimError
 
     hint = 'five fields: minute hour day month weekday, e.g. schedule: "0 9 * * 1-5"'
-    if not isinstance(value, str):
-        raise fail("schedule", f"must be text, not {value!r}", hint)
+    text = _one_line(value, "schedule", fail, hint)
     from datetime import UTC, datetime
 
-    if _unprintable(value.strip()):
-        raise fail("schedule", f"{value!r} holds a control character or a line break", hint)
     try:
-        CronSim(value, datetime.now(UTC))
+        CronSim(text, datetime.now(UTC))
     except CronSimError as exc:
-        raise fail("schedule", f"'{value}' is not a schedule: {exc}", hint) from None
-    return value.strip()
+        raise fail("schedule", f"'{text}' is not a schedule: {exc}", hint) from None
+    return text.strip()
 
 
 def _unprintable(text: str) -> bool:

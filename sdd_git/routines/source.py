@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sdd_git.root import Root
-from sdd_git.routines.routine import Event, Routine
+from sdd_git.routines.routine import Routine
+from sdd_git.routines.triggers import Event
 
 _COMMIT = re.compile(r"[0-9a-fA-F]{4,64}\Z")
 # `https://...`, `github-run:123`: a CI run no connector reads yet (issue 14). A Windows drive

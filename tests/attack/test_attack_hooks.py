@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from sdd_git.events import hooks as core
-from sdd_git.events.index import index_path, write_index
 from sdd_git.root import Root
+from sdd_git.routines.hookindex import index_path, write_index
 from tests.events.hookhelp import (
     ended,
     event_files,
@@ -139,7 +139,7 @@ def test_route_the_worker_refuses_to_start_inside_a_role_run(root: Root) -> None
         root, "pr-merged", git(root.path, "rev-parse", "HEAD").strip(), "hook", branch="main"
     )
     ran = subprocess.run(
-        [sys.executable, "-m", "sdd_git.events.worker", str(root.path)],
+        [sys.executable, "-m", "sdd_git", "event-worker", str(root.path)],
         cwd=root.path,
         env={**os.environ, "SDD_RUN_ID": "run-20260101-000000-abcdef"},
         capture_output=True,

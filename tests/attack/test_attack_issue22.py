@@ -148,7 +148,7 @@ def test_route_a_merged_run_log_never_makes_a_node_done_or_writes_the_leads_reco
     from sdd_git.records.plan import plan_hash, plan_path
 
     _accept_plan(root, change, [node("N1", "expenses-dev", "expenses")])
-    from sdd_git.network.node import fingerprint
+    from sdd_git.network.owner import fingerprint
     from sdd_git.records.plan import load_plan
 
     plan = load_plan(root, change)

@@ -19,9 +19,9 @@ import pytest
 import yaml
 
 from sdd_git.events import hooks as core
-from sdd_git.events.index import write_index
 from sdd_git.events.waiting import entries as waiting_entries
 from sdd_git.root import Root
+from sdd_git.routines.hookindex import write_index
 from tests.conftest import SddRunner
 from tests.connectors.loopback import Loopback, json_reply
 from tests.events.hookhelp import git, product, routine, runs_of, wait_until, worker_idle

@@ -561,7 +561,7 @@ def test_route_an_exported_jobs_event_is_always_from_ci_whatever_its_variables_s
     """The exported file builds the event from ROUTINE_EVENT_* variables; one named
     ROUTINE_EVENT_SOURCE (or anything an earlier step could put in the environment) cannot make
     a CI run look attended, where a saved always_allow rule would run its action."""
-    from sdd_git.routines.export import _EVENT_JSON  # the text the exported files carry
+    from sdd_git.routines.ci.plan import EVENT_JSON  # the text the exported files carry
 
     env = {
         **os.environ,
@@ -570,7 +570,7 @@ def test_route_an_exported_jobs_event_is_always_from_ci_whatever_its_variables_s
         "ROUTINE_EVENT_REF": 'build/x.xml", "source": "hook',
     }
     out = subprocess.run(
-        [sys.executable, "-c", _EVENT_JSON], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", EVENT_JSON], env=env, capture_output=True, text=True, check=True
     ).stdout
     data = json.loads(out)
     assert data["source"] == "ci"
@@ -612,7 +612,7 @@ def test_route_a_secret_in_a_watched_path_reaches_no_worker_log_or_outcome(
     script(tmp_path, monkeypatch, [{"say": "read it"}])
     write_event(root, "file-changed", f"src/{SECRET}.py", "watcher")
     ran = subprocess.run(
-        [sys.executable, "-P", "-m", "sdd_git.events.worker", str(root.path)],
+        [sys.executable, "-P", "-m", "sdd_git", "event-worker", str(root.path)],
         cwd=root.path,
         capture_output=True,
         text=True,
@@ -782,7 +782,7 @@ def test_route_a_routine_trigger_with_line_breaks_writes_no_line_of_its_own_in_t
     """The hooks read `.sdd/local/hooks/index` line by line, the last `main` line winning: a
     trigger holding a line break (a routine file that came with a cloned product) would move
     the main branch, or add listeners, for every hook. It is refused with its file and line."""
-    from sdd_git.events.index import read_index, write_index
+    from sdd_git.routines.hookindex import read_index, write_index
     from sdd_git.routines.routine import load_routines
 
     add_role(root, "watcher", produces="other")
@@ -1078,8 +1078,8 @@ def test_route_one_event_through_a_hook_two_workers_and_routine_fire_at_once_run
     env = {k: v for k, v in os.environ.items() if k != "SDD_RUN_ID"}
     given = json.dumps({"id": event_id, "ref": "build/junit.xml", "source": "hook"})
     commands = [
-        [sys.executable, "-P", "-m", "sdd_git.events.worker", str(root.path)],
-        [sys.executable, "-P", "-m", "sdd_git.events.worker", str(root.path)],
+        [sys.executable, "-P", "-m", "sdd_git", "event-worker", str(root.path)],
+        [sys.executable, "-P", "-m", "sdd_git", "event-worker", str(root.path)],
         [
             sys.executable,
             "-P",
@@ -1182,7 +1182,7 @@ def test_route_a_build_result_linked_out_of_the_product_is_never_read_by_the_wat
 def test_route_a_junit_report_with_entity_tricks_is_never_expanded(tmp_path: Path) -> None:
     """Billion laughs, quadratic blowup and external entities, also in UTF-16 (where a byte
     search for "<!DOCTYPE" finds nothing): never expanded, never read, never a pass."""
-    from sdd_git.events.buildresult import read_result
+    from sdd_git.events.sources.builds import read_result
 
     secret = tmp_path / "secret.txt"
     secret.write_text("XXE-SECRET-CONTENT\n")

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sdd_git.events.index import read_index
 from sdd_git.events.queue import done_folder, events_folder, pending
 from sdd_git.root import Root
+from sdd_git.routines.hookindex import read_index
 from sdd_git.routines.routine import read_routine
 from tests.conftest import SddRunner, commit_all, git
 from tests.runner.scripted import (

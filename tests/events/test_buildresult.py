@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sdd_git.errors import RecordError
-from sdd_git.events.buildresult import (
+from sdd_git.events.sources.builds import (
     build_result_globs,
     is_build_result,
     read_result,

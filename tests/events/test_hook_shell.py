@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from sdd_git.events import hooks as core
-from sdd_git.events.index import index_path, write_index
 from sdd_git.events.queue import pending
 from sdd_git.root import Root
+from sdd_git.routines.hookindex import index_path, write_index
 from tests.events.hookhelp import event_files, product, routine, wait_until
 
 OLD, NEW = "1" * 40, "2" * 40
@@ -69,7 +69,7 @@ def test_a_committed_move_of_a_listened_branch_or_its_remote_copy_is_a_push(
     ]
     started = tmp_path / "started"
     wait_until(started.exists, what="the worker being started")  # detached: it may lag
-    assert f"-m sdd_git.events.worker {repo.path}" in started.read_text()
+    assert f"-m sdd_git event-worker {repo.path}" in started.read_text()
 
 
 def test_the_event_file_the_shell_writes_is_one_the_queue_reads(repo: Root) -> None:

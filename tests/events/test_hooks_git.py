@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from sdd_git.events import hooks as core
-from sdd_git.events.index import write_index
 from sdd_git.events.queue import done_folder, events_folder
 from sdd_git.root import Root
+from sdd_git.routines.hookindex import write_index
 from tests.events.hookhelp import (
     ROLE,
     ended,
@@ -224,7 +224,7 @@ def test_with_no_routine_listening_no_event_is_written_and_no_python_starts(
     write_index(root)
     merge_feature(root, name="g")
     wait_until(lambda: trace.exists(), what="the traced interpreter starting")
-    assert "sdd-python -P -m sdd_git.events.worker" in trace.read_text()  # -P: no cwd import
+    assert "sdd-python -P -m sdd_git event-worker" in trace.read_text()  # -P: no cwd import
     assert [e["kind"] for e in event_files(root)] == ["pr-merged"]
 
 

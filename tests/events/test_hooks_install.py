@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from sdd_git.events import hooks as core
-from sdd_git.events.index import index_path
 from sdd_git.root import Root
+from sdd_git.routines.hookindex import index_path
 from tests.conftest import SddRunner
 from tests.events.hookhelp import git, routine, snapshot
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from sdd_git.events import hooks as core
-from sdd_git.events.index import write_index
 from sdd_git.root import Root
+from sdd_git.routines.hookindex import write_index
 from tests.events.hookhelp import (
     event_files,
     merge_feature,

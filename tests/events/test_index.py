@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sdd_git.events.index import index_path, read_index, write_index
 from sdd_git.root import Root
+from sdd_git.routines.hookindex import index_path, read_index, write_index
 from tests.events.hookhelp import routine
 
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from sdd_git.events.queue import pending
-from sdd_git.events.schedule import (
+from sdd_git.events.sources.schedules import (
     Schedules,
     next_slot,
     read_fired,

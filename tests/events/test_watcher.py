@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
-from sdd_git.events.index import index_path
 from sdd_git.events.queue import done_folder, pending, write_event
 from sdd_git.events.watcher import Watcher
 from sdd_git.events.watchprocess import lock_path, pid_path, status
 from sdd_git.root import Root
+from sdd_git.routines.hookindex import index_path
 from tests.conftest import SddRunner, run_cli
 from tests.events.hookhelp import (
     ROLE,

@@ -174,7 +174,7 @@ def test_the_detached_entry_fires_a_real_routine_and_logs_what_it_did(
     ).stdout.strip()
     event = write_event(root, "pr-merged", head, "hook", branch="main")
     result = subprocess.run(
-        [sys.executable, "-m", "sdd_git.events.worker", str(root.path)],
+        [sys.executable, "-m", "sdd_git", "event-worker", str(root.path)],
         capture_output=True,
         text=True,
         timeout=60,

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from sdd_git.events import hooks as core
-from sdd_git.events.index import write_index
 from sdd_git.events.queue import done_folder, events_folder
 from sdd_git.events.worker import lock_path
 from sdd_git.root import Root
+from sdd_git.routines.hookindex import write_index
 from tests.events.hookhelp import event_files, merge_feature, product, routine, runs_of, wait_until
 from tests.providers.loopback import PROXY_VARIABLES
 
@@ -111,7 +111,7 @@ def test_killing_the_worker_mid_routine_loses_no_event_and_runs_nothing_twice(
 
     model.release.set()
     again = subprocess.run(
-        [sys.executable, "-m", "sdd_git.events.worker", str(root.path)],
+        [sys.executable, "-m", "sdd_git", "event-worker", str(root.path)],
         capture_output=True,
         text=True,
         timeout=60,

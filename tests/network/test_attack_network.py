@@ -308,7 +308,7 @@ def test_closed_a_node_process_runs_a_plan_that_is_not_accepted(
     script(tmp_path, monkeypatch, [{"role": "expenses-dev", "say": "ran"}])
     env = {k: v for k, v in os.environ.items() if k != "SDD_RUN_ID"}
     subprocess.run(
-        [sys.executable, "-m", "sdd_git.network.node", change, "N1"],
+        [sys.executable, "-m", "sdd_git", "network-node", change, "N1"],
         cwd=root.path,
         env=env,
         capture_output=True,
@@ -328,7 +328,7 @@ def test_closed_a_node_process_runs_inside_a_role_run(
     script(tmp_path, monkeypatch, [{"role": "expenses-dev", "say": "ran"}])
     env = {**os.environ, "SDD_RUN_ID": "run-20250101-000000-abcdef"}
     done = subprocess.run(
-        [sys.executable, "-m", "sdd_git.network.node", change, "N1"],
+        [sys.executable, "-m", "sdd_git", "network-node", change, "N1"],
         cwd=root.path,
         env=env,
         capture_output=True,

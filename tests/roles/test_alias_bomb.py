@@ -17,10 +17,10 @@ import pytest
 from starlette.testclient import TestClient
 
 from sdd_git.events import hooks as core
-from sdd_git.events.index import write_index
 from sdd_git.page.app import build_app
 from sdd_git.roles.registry import load_registry
 from sdd_git.root import Root
+from sdd_git.routines.hookindex import write_index
 from tests.conftest import SddRunner, run_cli
 from tests.events.hookhelp import (
     ROLE,

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from sdd_git.events import hooks as core
-from sdd_git.events.index import write_index
 from sdd_git.events.queue import done_folder
 from sdd_git.root import Root
+from sdd_git.routines.hookindex import write_index
 from tests.conftest import SddRunner
 from tests.events.hookhelp import (
     ROLE,

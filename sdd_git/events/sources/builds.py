@@ -12,11 +12,13 @@ written yet (a build truncates before it writes) and counts as nothing."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sdd_git.errors import RecordError
+from sdd_git.events.sources.emit import Emitter, stamp
 from sdd_git.paths import display
 from sdd_git.root import Root
 from sdd_git.routines.routine import glob_matches
@@ -190,3 +192,25 @@ def build_result_globs(root: Root) -> tuple[str, ...]:
 
 def is_build_result(globs: tuple[str, ...], relative: str) -> bool:
     return any(glob_matches(glob, relative) for glob in globs)
+
+
+def check_build_result(
+    emit: Emitter, path: Path, rel: str, checked_out: Callable[[], str | None], main: str
+) -> int:
+    """Say what the build result holds; a failed one while `main` is checked out writes
+    `main-build-failed`. How many events were written."""
+    result = read_result(path, emit.root.path)
+    if result.status == EMPTY:
+        return 0
+    if result.status == UNREADABLE:
+        emit.problem(
+            result.problem(), "a build result that cannot be read counts as a failed build"
+        )
+    branch = checked_out()
+    shown = branch or "a detached HEAD"
+    emit.say(f"{stamp()} build result {rel}: {result.status}, {result.detail} (on {shown})")
+    if not result.failed or branch != main:
+        return 0
+    return emit.write(
+        "main-build-failed", rel, main, {"result": result.status, "detail": result.detail}
+    )

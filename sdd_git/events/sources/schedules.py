@@ -20,10 +20,12 @@ from pathlib import Path
 
 from sdd_git import statefolders
 from sdd_git.atomicfile import write_text_atomic
-from sdd_git.errors import RecordError
+from sdd_git.errors import RecordError, SddError
 from sdd_git.events.queue import write_event
+from sdd_git.events.sources.emit import Emitter, stamp
 from sdd_git.root import Root
-from sdd_git.routines.routine import Event, Routine
+from sdd_git.routines.routine import Routine
+from sdd_git.routines.triggers import Event
 
 Clock = Callable[[], datetime]
 SLOT_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
@@ -175,3 +177,16 @@ class Schedules:
             assert item.routine.schedule is not None
             self._next[key] = next_slot(item.routine.schedule, item.slot)
         return written
+
+
+def fire_schedules(emit: Emitter, schedules: Schedules) -> int:
+    """Write the events of the slots come due; how many were written."""
+    try:
+        events = schedules.fire_due()
+    except SddError as exc:
+        emit.problem(exc.message, exc.hint)
+        return 0
+    for event in events:
+        emit.events_written += 1
+        emit.say(f"{stamp()} event schedule {event.ref} ({event.id})")
+    return len(events)
