@@ -20,6 +20,7 @@ from typing import Any
 from sdd_git import beneath, statefolders
 from sdd_git.errors import RecordError
 from sdd_git.root import Root
+from sdd_git.runner.logevents import LogEvent, RunEnded
 
 Event = dict[str, Any]
 
@@ -97,20 +98,20 @@ class RunLog:
             return cls(path, run_id, mask, clock, seq, ended=ended)
         return cls(path, run_id, mask, clock, seq)
 
-    def append(self, event: str, **fields: Any) -> Event:
+    def append(self, event: LogEvent) -> Event:
         self.seq += 1
         record: Event = {
             "ts": _iso(self.clock()),
             "run": self.run_id,
             "seq": self.seq,
-            "event": event,
-            **fields,
+            "event": event.kind,
+            **event.fields(),
         }
         line = self.mask(json.dumps(record, ensure_ascii=False, default=str)) + "\n"
         # A model may send a lone surrogate (valid JSON, not valid UTF-8): it becomes U+FFFD
         # rather than a crash or a log no reader can open.
         statefolders.append(self.path, line.encode("utf-8", "replace"))
-        self.ended = event == "run_ended"
+        self.ended = isinstance(event, RunEnded)
         if self.listener is not None:
             with contextlib.suppress(OSError):
                 self.listener(json.loads(line))  # masked, as it landed
