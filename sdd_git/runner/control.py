@@ -7,7 +7,7 @@ import time
 from sdd_git import lockfile, statefolders
 from sdd_git.errors import LockError, SddError, UsageError
 from sdd_git.root import Root
-from sdd_git.runner import stops
+from sdd_git.runner import logevents, stops
 from sdd_git.runner.clock import system_clock
 from sdd_git.runner.run import control_folder, role_lock
 from sdd_git.runner.runlog import Event, RunLog, log_path, read_events
@@ -46,11 +46,11 @@ def _close(root: Root, run_id: str) -> None:
         return
     log = RunLog.open(root, run_id, lambda s: s, system_clock)
     for stop in waiting:
-        log.append("decision", stop=stop.id, choice="stop_now")
+        log.append(logevents.Decision(stop.id, "stop_now"))
         stops.remove(root, stop.id)
     if not waiting:
-        log.append("decision", stop=None, choice="stop_now")
-    log.append("run_ended", status="stopped-now")
+        log.append(logevents.Decision(None, "stop_now"))
+    log.append(logevents.RunEnded("stopped-now"))
 
 
 def say(root: Root, role: str, text: str) -> str:

@@ -36,7 +36,7 @@ class LogEvent:
     @property
     def thread(self) -> str | None:
         """The thread the event belongs to ("author", "critic"), for the kinds that carry one."""
-        value = self.__dict__.get("thread", self.extra.get("thread"))
+        value = self.__dict__.get("thread") or self.extra.get("thread")
         return value if isinstance(value, str) else None
 
     def fields(self) -> dict[str, Any]:
@@ -276,7 +276,7 @@ class ActionFailed(LogEvent):
     tool: str
     args: Any
     by: str | None
-    reason: str
+    reason: str | None
 
 
 @dataclass(frozen=True)
@@ -345,7 +345,7 @@ class CouldNotRun(LogEvent):
 @dataclass(frozen=True)
 class Missing(LogEvent):
     KIND = "missing"
-    source: str
+    source: str | None
     why: str
     event_kind: str
 

@@ -17,7 +17,7 @@ from sdd_git.providers.base import ProviderError, ToolCall
 from sdd_git.providers.select import Kept
 from sdd_git.roles.profile import RoleProfile, Rule
 from sdd_git.root import Root
-from sdd_git.runner import conversation, gate, prompt, stops, trusted
+from sdd_git.runner import conversation, gate, logevents, prompt, stops, trusted
 from sdd_git.runner.asked import asked_from
 from sdd_git.runner.clock import Clock, system_clock
 from sdd_git.runner.dispatch import dispatch
@@ -147,33 +147,33 @@ def start(
         log.listener = on_event
         roles = [author.name] + ([request.critic] if request.critic else [])
         try:
-            log.append(
-                "run_started",
-                roles=roles,
-                task=request.task,
-                change=plan.change,
-                origin=request.origin,
+            started = {
                 **provider_fields(provider),
-                process=lockfile.this_process(),  # alive or not: `sdd role runs` tells
-                sandbox=_sandbox(),
+                "process": lockfile.this_process(),  # alive or not: `sdd role runs` tells
+                "sandbox": _sandbox(),
                 **({"via": via} if (via := asked_from()) else {}),
                 **_routine_fields(request.routine),
                 **({} if saved_rules else {"saved_rules": False}),
                 # Attached by `@NAME`: a resumed run keeps them (and only them).
                 **({"connectors": list(mentions.connectors)} if mentions.connectors else {}),
+            }
+            log.append(
+                logevents.RunStarted(
+                    roles, request.task, plan.change, request.origin, extra=started
+                )
             )
             if request.route is not None:
-                log.append("route", **request.route)
+                log.append(logevents.Route(extra=request.route))
             for warning in mentions.warnings:
-                log.append("warning", message=warning)
+                log.append(logevents.RunWarning(warning))
             if author.produces in gate.GATED and not plan.sections:
                 why = f"{author.name} produces {author.produces}, and " + (
                     f"{plan.change} has no accepted spec section"
                     if plan.change
                     else "there is no change with an accepted spec section"
                 )
-                log.append("stop", stop=None, kind="no-spec", action=why, choices=[])
-                log.append("run_ended", status="no-spec")
+                log.append(logevents.Stop(None, "no-spec", why))
+                log.append(logevents.RunEnded("no-spec"))
                 return RunOutcome(
                     run_id,
                     "no-spec",
@@ -182,11 +182,9 @@ def start(
                     "reading CH or sdd accept section SPEC#Sn); there is nothing to allow.",
                 )
             log.append(
-                "plan",
-                change=plan.change,
-                sections=list(plan.sections),
-                checks=list(plan.checks),
-                decisions=list(plan.decisions),
+                logevents.Plan(
+                    plan.change, list(plan.sections), list(plan.checks), list(plan.decisions)
+                )
             )
             attached = [
                 (a, *conversation.attach(root, author.name, run_id, a, masker))
@@ -217,8 +215,8 @@ def start(
                     for a, copy, _ in attached
                 ],
             )
-            log.append("message", role="system", content=system)
-            log.append("message", role="user", content=user, conversation_id=person["id"])
+            log.append(logevents.Message("system", system))
+            log.append(logevents.Message("user", user, conversation_id=person["id"]))
             state = RunState(
                 root,
                 run_id,
@@ -259,11 +257,11 @@ def start(
             return _drive(state, pending=[])
         except KeyboardInterrupt:
             if not log.ended:  # before the first turn: nothing was done yet
-                log.append("run_ended", status="interrupted")
+                log.append(logevents.RunEnded("interrupted"))
             raise
         finally:
             if not log.ended:  # an error before the first turn still closes the log
-                log.append("run_ended", status="failed")
+                log.append(logevents.RunEnded("failed"))
 
 
 def _saved_rules_apply(root: Root, request: RunRequest, receiver: RoleProfile) -> bool:
@@ -331,7 +329,7 @@ def _replay(
     log.listener = on_event
     switched = provider_switch(started, provider)
     if switched is not None:
-        log.append("warning", **switched)
+        log.append(logevents.RunWarning(switched["message"], switched["switched"]))
     state = RunState(
         root,
         run_id,
@@ -569,8 +567,8 @@ def _accepted_now(root: Root, change: str | None) -> bool:
 
 def _no_spec(state: RunState, why: str) -> RunOutcome:
     """The gate on the action: no Allow or Deny, nothing to answer; the run ends at exit 4."""
-    state.log.append("stop", stop=None, kind="no-spec", action=why, choices=[])
-    state.log.append("run_ended", status="no-spec")
+    state.log.append(logevents.Stop(None, "no-spec", why))
+    state.log.append(logevents.RunEnded("no-spec"))
     return RunOutcome(
         state.run_id,
         "no-spec",
@@ -589,16 +587,16 @@ def _drive(state: RunState, pending: list[ToolCall]) -> RunOutcome:
                     return _no_spec(state, done.no_spec)
                 if done.stop is not None:
                     stop = done.stop
-                    state.log.append("run_ended", status="stopped", waiting_for=stop.id)
+                    state.log.append(logevents.RunEnded("stopped", waiting_for=stop.id))
                     del pending[: index + 1]
                     return RunOutcome(state.run_id, "stopped", EXIT_STOPPED, stop.action, stop=stop)
             pending = []
             if stop_requested(state):
-                state.log.append("decision", stop=None, choice="stop_now")
+                state.log.append(logevents.Decision(None, "stop_now"))
                 return end(state, "stopped-now", EXIT_DONE, "stopped now; what was done stays done")
             for text in new_says(state):
                 state.says_seen += 1
-                state.log.append("say", text=text)
+                state.log.append(logevents.Say(text))
                 state.messages.append({"role": "user", "content": text})
             last = state.messages[-1]
             if last.get("role") == "assistant" and not last.get("tool_calls"):
@@ -612,11 +610,7 @@ def _drive(state: RunState, pending: list[ToolCall]) -> RunOutcome:
                 )
             state.calls_made += 1
             state.log.append(
-                "provider_call",
-                role=state.role.name,
-                purpose="author",
-                call=state.calls_made,
-                **{"pass": None},  # numbered 1 to 3 inside the accuracy loop
+                logevents.ProviderCall(state.role.name, "author", state.calls_made, None)
             )
             reply = call_provider(
                 state,
@@ -625,9 +619,7 @@ def _drive(state: RunState, pending: list[ToolCall]) -> RunOutcome:
                 masked(state, state.messages),
                 state.offered,
             )
-            state.log.append(
-                "reply", role=state.role.name, message=reply.message, usage=reply.usage
-            )
+            state.log.append(logevents.Reply(state.role.name, reply.message, reply.usage))
             state.messages.append(reply.message)
             check_progress(state, reply.tool_calls)
             pending = list(reply.tool_calls)
@@ -638,8 +630,8 @@ def _drive(state: RunState, pending: list[ToolCall]) -> RunOutcome:
     except (SddError, OSError):
         raise  # a refusal or a plain I/O failure the CLI reports; `start` ends the log
     except Exception as exc:  # a bug must still end the run in its log
-        state.log.append("error", message=f"{type(exc).__name__}: {exc}")
-        state.log.append("run_ended", status="failed")
+        state.log.append(logevents.RunError(f"{type(exc).__name__}: {exc}"))
+        state.log.append(logevents.RunEnded("failed"))
         raise SddError(
             f"the run stopped on an internal error ({type(exc).__name__}: {exc})",
             hint=f"this is a bug in sdd; the run log .sdd/role-runs/{state.run_id}.jsonl shows "
@@ -658,7 +650,7 @@ def _finish(state: RunState, reply: str) -> RunOutcome:
     if state.role.produces == "reading" and state.change:
         waiting = _reading_stop(state)
     if waiting is not None:
-        state.log.append("run_ended", status="stopped", waiting_for=waiting.id)
+        state.log.append(logevents.RunEnded("stopped", waiting_for=waiting.id))
         return RunOutcome(
             state.run_id,
             "stopped",
@@ -715,7 +707,7 @@ def _choice_stop(
         change=change,
     )
     stops.save(state.root, stop)
-    state.log.append("stop", stop=stop.id, kind=kind, action=stop.action, choices=list(choices))
+    state.log.append(logevents.Stop(stop.id, kind, stop.action, choices=list(choices)))
     return stop
 
 
@@ -798,7 +790,7 @@ def answer(
             return interrupted(state)
         finally:
             if not state.log.ended:  # an error on the way still ends the run in its log
-                state.log.append("run_ended", status="failed")
+                state.log.append(logevents.RunEnded("failed"))
 
 
 def _logged_stop(root: Root, shown: stops.Stop, state: RunState) -> stops.Stop:
@@ -863,9 +855,9 @@ def _after_approval(
         _save_rule(root, stop)
         _reload_role(state)  # the rule holds for the rest of this run too
     pending.remove(call)
-    state.log.append("run_resumed", stop=stop.id, process=lockfile.this_process())
+    state.log.append(logevents.RunResumed(stop.id, lockfile.this_process()))
     if stop.expired(state.clock()):
-        state.log.append("decision", stop=stop.id, choice="expired", **(where or {}))
+        state.log.append(logevents.Decision(stop.id, "expired", (where or {}).get("origin")))
         tool_result(state, call, "The approval expired before the person answered; it did not run.")
         stops.remove(root, stop.id)
         saved = (
@@ -880,12 +872,12 @@ def _after_approval(
             f"stop {stop.id} expired at {stop.as_json()['expires_at']}; its action did not "
             f"run.{saved} Start a new run to try again.",
         )
-    state.log.append("decision", stop=stop.id, choice=choice, **(where or {}))
+    state.log.append(logevents.Decision(stop.id, choice, (where or {}).get("origin")))
     stops.remove(root, stop.id)
     if choice == "deny":
         tool_result(state, call, "The person denied this action; it was not done.")
     elif changed is not None:
-        state.log.append("rejected", tool=call.name, reason="changed", message=changed)
+        state.log.append(logevents.Rejected(call.name, "changed", changed))
         tool_result(state, call, f"Not done: {changed}. Ask again if it is still needed.")
     else:
         # The wall holds after an answer too: the guard and the gate are checked again.
@@ -917,11 +909,10 @@ def _after_draft(
 ) -> RunOutcome:
     """The loop's one stop: go on with the draft (each action still stops), or decline it and
     let the author close with that denial."""
-    state.log.append("run_resumed", stop=stop.id, process=lockfile.this_process())
+    state.log.append(logevents.RunResumed(stop.id, lockfile.this_process()))
     expired = stop.expired(state.clock())
-    state.log.append(
-        "decision", stop=stop.id, choice="expired" if expired else choice, **(where or {})
-    )
+    decided = "expired" if expired else choice
+    state.log.append(logevents.Decision(stop.id, decided, (where or {}).get("origin")))
     stops.remove(state.root, stop.id)
     if expired:
         return end(state, "expired", EXIT_STOPPED, f"stop {stop.id} expired; nothing ran")
@@ -942,7 +933,7 @@ def _after_draft(
             "carry out the draft now. Every action that changes something stops for the person."
         )
     state.messages.append({"role": "user", "content": note})
-    state.log.append("message", role="user", content=note)
+    state.log.append(logevents.Message("user", note))
     return _drive(state, [])
 
 
