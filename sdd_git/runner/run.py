@@ -6,22 +6,19 @@ log. Nothing else in sdd executes a tool.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from sdd_git import lockfile
 from sdd_git.errors import RecordError, SddError, UsageError
 from sdd_git.providers.base import ProviderError, ToolCall
-from sdd_git.providers.select import Kept
-from sdd_git.roles.profile import RoleProfile, Rule
+from sdd_git.roles.profile import RoleProfile
 from sdd_git.root import Root
-from sdd_git.runner import conversation, gate, logevents, prompt, stops, trusted
+from sdd_git.runner import conversation, gate, logevents, prompt, replay, runstart, stops, trusted
 from sdd_git.runner.asked import asked_from
 from sdd_git.runner.clock import Clock, system_clock
 from sdd_git.runner.dispatch import dispatch
-from sdd_git.runner.runlog import Event, RunLog, log_path, new_run_id, read_events
+from sdd_git.runner.runlog import OnEvent, RunLog, new_run_id
 from sdd_git.runner.state import (
     EXIT_DONE,
     EXIT_ERROR,
@@ -34,7 +31,6 @@ from sdd_git.runner.state import (
     call_provider,
     check_progress,
     control_folder,
-    count_repeat,
     end,
     failed,
     interrupted,
@@ -48,8 +44,6 @@ from sdd_git.runner.state import (
     tool_result,
 )
 from sdd_git.trust.ledger import on_ci_engine
-
-OnEvent = Callable[[Event], None]  # told each run-log event as it is written
 
 __all__ = [
     "EXIT_DONE",
@@ -148,11 +142,11 @@ def start(
         roles = [author.name] + ([request.critic] if request.critic else [])
         try:
             started = {
-                **provider_fields(provider),
+                **runstart.provider_fields(provider),
                 "process": lockfile.this_process(),  # alive or not: `sdd role runs` tells
                 "sandbox": _sandbox(),
                 **({"via": via} if (via := asked_from()) else {}),
-                **_routine_fields(request.routine),
+                **runstart.routine_fields(request.routine),
                 **({} if saved_rules else {"saved_rules": False}),
                 # Attached by `@NAME`: a resumed run keeps them (and only them).
                 **({"connectors": list(mentions.connectors)} if mentions.connectors else {}),
@@ -227,7 +221,7 @@ def start(
                 clock,
                 plan.change,
                 request.origin,
-                _for_node(
+                runstart.for_node(
                     prompt.with_connectors(
                         prompt.with_skill_tool(offered_tools(author, request.critic), root),
                         mentions.connectors,
@@ -242,8 +236,8 @@ def start(
                     {"role": "system", "content": system},
                     {"role": "user", "content": user},
                 ],
-                node_ask_first=_node_ask_first(root, plan.change, request.route)
-                + _routine_ask_first(request.routine),
+                node_ask_first=runstart.node_ask_first(root, plan.change, request.route)
+                + runstart.routine_ask_first(request.routine),
                 rehearsal=bool((request.routine or {}).get("rehearsal")),
                 unattended=bool((request.routine or {}).get("unattended"))
                 or not saved_rules
@@ -290,279 +284,6 @@ def _check_attachment(attachment: conversation.Attachment) -> None:
         raise UsageError(
             f"say what {attachment.source.name} is", hint='--attach FILE --as "the March log"'
         )
-
-
-def _rebuild(
-    root: Root, run_id: str, clock: Clock, on_event: OnEvent | None = None
-) -> tuple[RunState, list[ToolCall]]:
-    """A paused run, from its log: its messages, calls made, and tool calls still to handle."""
-
-    events = read_events(log_path(root, run_id))
-    started = next((e for e in events if e.get("event") == "run_started"), None)
-    if started is None or not isinstance(started.get("roles"), list) or not started["roles"]:
-        raise RecordError(f"run {run_id} has no run_started event; it cannot continue")
-    try:
-        return _replay(root, run_id, events, started, clock, on_event)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise RecordError(
-            f"the log of run {run_id} is damaged ({type(exc).__name__}: {exc}); it cannot continue",
-            hint=f"close it with: sdd role stop {run_id}",
-        ) from None
-
-
-def _replay(
-    root: Root,
-    run_id: str,
-    events: list[Event],
-    started: Event,
-    clock: Clock,
-    on_event: OnEvent | None,
-) -> tuple[RunState, list[ToolCall]]:
-    from sdd_git.roles.registry import find_role
-
-    role, _ = find_role(root, started["roles"][0], use_cache=False)
-    trusted.require(root, [role], doing=f"the run of {role.name}")
-    provider, masker, secret_names, context_tokens = provider_settings(
-        root, role, keep=kept_provider(started)
-    )
-    log = RunLog.open(root, run_id, masker, clock)
-    log.listener = on_event
-    switched = provider_switch(started, provider)
-    if switched is not None:
-        log.append(logevents.RunWarning(switched["message"], switched["switched"]))
-    state = RunState(
-        root,
-        run_id,
-        role,
-        provider,
-        log,
-        masker,
-        clock,
-        started.get("change"),
-        started.get("origin", "person"),
-        _for_node(
-            prompt.with_connectors(
-                prompt.with_skill_tool(_offered_after(role, started, events), root),
-                _attached(started),
-                role.tools,
-            ),
-            next((e for e in events if e.get("event") == "route"), None),
-        ),
-        _accepted_now(root, started.get("change")),
-        tuple(secret_names),
-        context_tokens,
-    )
-    state.node_ask_first = _node_ask_first(
-        root, started.get("change"), next((e for e in events if e.get("event") == "route"), None)
-    ) + _routine_ask_first(started.get("routine_rules"))
-    state.rehearsal = bool((started.get("routine_rules") or {}).get("rehearsal"))
-    state.unattended = (
-        bool((started.get("routine_rules") or {}).get("unattended"))
-        or started.get("saved_rules") is False
-        or on_ci_engine()
-    )
-    state.connectors = _attached(started)
-    last_calls: list[ToolCall] = []
-    answered: set[str] = set()
-    for event in events:
-        kind = event.get("event")
-        if event.get("thread") == "critic":
-            continue  # the critic's own context; the author never saw it
-        if kind == "message":
-            state.messages.append({"role": event["role"], "content": event["content"]})
-        elif kind == "say":
-            state.messages.append({"role": "user", "content": event["text"]})
-            state.says_seen += 1
-        elif kind == "provider_call":
-            state.calls_made += 1
-            who = str(event.get("role") or state.role.name)
-            state.role_calls[who] = state.role_calls.get(who, 0) + 1
-        elif kind == "reply":
-            state.messages.append(event["message"])
-            last_calls = [
-                ToolCall(c["id"], c["name"], c.get("args") or {}, c.get("error"))
-                for c in event["message"].get("tool_calls") or []
-            ]
-            count_repeat(state, tuple(last_calls))  # the count survives a stop and its answer
-            answered = set()
-        elif kind == "tool_result":
-            state.messages.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": event["call_id"],
-                    "name": event["tool"],
-                    "content": event["content"],
-                }
-            )
-            answered.add(event["call_id"])
-    return state, [c for c in last_calls if c.id not in answered]
-
-
-def provider_fields(provider: object) -> dict[str, Any]:
-    """What `run_started` keeps of the provider, so that a resumed run goes on with the same
-    one: its kind, model, and where it is (a script's file, a server's address without any
-    user or query part, which could carry a secret). Never a key or a key's name."""
-    from urllib.parse import urlsplit
-
-    fields: dict[str, Any] = {
-        "provider": getattr(provider, "name", ""),
-        "model": getattr(provider, "model", ""),
-    }
-    script = getattr(provider, "path", None)
-    if fields["provider"] == "script" and script is not None:
-        fields["script"] = str(script)
-    base_url = getattr(provider, "base_url", None)
-    if isinstance(base_url, str) and base_url:
-        parts = urlsplit(base_url)
-        fields["base_url"] = (
-            f"{parts.scheme}://{parts.hostname or ''}"
-            + (f":{parts.port}" if parts.port else "")
-            + parts.path
-        )
-    return fields
-
-
-def kept_provider(started: Event) -> Kept | None:
-    """The provider a run started with, as its `run_started` recorded it (None for a log from
-    before sdd recorded it)."""
-    from pathlib import Path
-
-    from sdd_git.providers.select import Kept
-
-    kind, model = started.get("provider"), started.get("model")
-    if not isinstance(kind, str) or not kind or not isinstance(model, str):
-        return None
-    script = started.get("script")
-    return Kept(kind, model, Path(script) if isinstance(script, str) and script else None)
-
-
-def provider_switch(started: Event, provider: object) -> dict[str, Any] | None:
-    """When a resumed run cannot go on with the provider it started with (SDD_PROVIDER,
-    SDD_MODEL or SDD_BASE_URL now says otherwise, or its settings moved it to another
-    server), the warning that says so, from what to what; None when it goes on unchanged."""
-    import os
-
-    was = {k: started.get(k) for k in ("provider", "model", "base_url")}
-    if not was["provider"]:
-        return None  # a log from before sdd recorded it: nothing to compare
-    now = provider_fields(provider)
-    same = was["provider"] == now["provider"] and was["model"] == now["model"]
-    if same and (was["base_url"] is None or was["base_url"] == now.get("base_url")):
-        return None
-    why = [name for name in ("SDD_PROVIDER", "SDD_MODEL", "SDD_BASE_URL") if os.environ.get(name)]
-    because = (
-        f"{' and '.join(why)} {'is' if len(why) == 1 else 'are'} set"
-        if why
-        else "its settings now point elsewhere"
-    )
-    return {
-        "message": f"warning: this run started with {_provider_words(was)}; it goes on with "
-        f"{_provider_words(now)}, because {because}",
-        "switched": {"from": was, "to": {k: now.get(k) for k in was}},
-    }
-
-
-def _provider_words(fields: dict[str, Any]) -> str:
-    where = f" at {fields['base_url']}" if fields.get("base_url") else ""
-    return f"{fields.get('provider')} model {fields.get('model')}{where}"
-
-
-def _attached(started: Event) -> tuple[str, ...]:
-    """The connectors the run's task attached, as `run_started` recorded them."""
-    names = started.get("connectors")
-    return tuple(str(n) for n in names) if isinstance(names, list) else ()
-
-
-def _routine_fields(routine: dict[str, Any] | None) -> dict[str, Any]:
-    """What `run_started` keeps of a routine: its name and event for the history, and its rules
-    so that a resumed run keeps the same stops and the same rehearsal."""
-    if routine is None:
-        return {}
-    return {
-        "routine": routine["name"],
-        # Not `event`: every line's `event` is its own kind (here `run_started`).
-        "event_id": routine.get("event"),
-        "routine_rules": {
-            "ask_first": list(routine.get("ask_first") or ()),
-            "rehearsal": bool(routine.get("rehearsal")),
-            "unattended": bool(routine.get("unattended")),
-        },
-    }
-
-
-def _routine_ask_first(routine: dict[str, Any] | None) -> tuple[Rule, ...]:
-    """A routine's own `ask_first` rules add stops to its role's boundary, never widen it."""
-    if not routine:
-        return ()
-    return tuple(
-        Rule(str(r["tool"]), r.get("inputs"))
-        for r in routine.get("ask_first") or ()
-        if isinstance(r, dict) and isinstance(r.get("tool"), str)
-    )
-
-
-def _node_ask_first(
-    root: Root, change: str | None, route: dict[str, Any] | None
-) -> tuple[Rule, ...]:
-    """A network node's own `ask_first` rules, from the accepted plan: they add stops to the
-    owner's boundary. A plan's `always_allow` is never applied: a plan cannot widen a role.
-    The rules are those of the plan the node was started on (its `route` names its sha256):
-    a plan edited since, by anyone, is not accepted, so every action of the node then stops."""
-    if route is None or not route.get("node") or not change:
-        return ()
-    from sdd_git.records.plan import plan_path, read_plan
-    from sdd_git.tools.catalog import TOOL_CLASSES
-
-    try:
-        plan, digest = read_plan(plan_path(root, change))
-    except RecordError:
-        plan, digest = None, None
-    if plan is None or digest != route.get("plan"):
-        return tuple(Rule(t, None) for t, kind in TOOL_CLASSES.items() if kind == "consequential")
-    node = plan.node(str(route["node"]))
-    return node.rules.ask_first if node is not None else ()
-
-
-def _for_node(offered: tuple[str, ...], route: dict[str, Any] | None) -> tuple[str, ...]:
-    """A network node's owner also returns its result: `return_artifact` (and only there, so a
-    small model elsewhere is not offered one more schema)."""
-    if route is not None and route.get("node") and "return_artifact" not in offered:
-        return (*offered, "return_artifact")
-    return offered
-
-
-def _offered_after(role: RoleProfile, started: Event, events: list[Event]) -> tuple[str, ...]:
-    """The tools of a resumed run. Once the person answered the accuracy loop's draft stop, the
-    loop is over: its tools are never offered again, and after a deny only read tools are."""
-    critic = started["roles"][1] if len(started["roles"]) > 1 else None
-    drafts = {
-        e.get("stop") for e in events if e.get("event") == "stop" and e.get("kind") == "draft"
-    }
-    answer = next(
-        (
-            e.get("choice")
-            for e in reversed(events)
-            if e.get("event") == "decision" and e.get("stop") and e.get("stop") in drafts
-        ),
-        None,
-    )
-    if answer is None:
-        return offered_tools(role, critic)
-    after = offered_tools(role, None)
-    return read_only(after) if answer == "deny" else after
-
-
-def _accepted_now(root: Root, change: str | None) -> bool:
-    """Whether the change has an accepted section as the record stands now (a run resumed after
-    she edited accepted text meets the gate again)."""
-    if not change:
-        return False
-    from sdd_git.records import changes
-
-    try:
-        return bool(gate.plan_for(root, changes.load(root, change)).sections)
-    except RecordError:
-        return False
 
 
 def _no_spec(state: RunState, why: str) -> RunOutcome:
@@ -773,8 +494,8 @@ def answer(
         stale_hint=f"its run died; close it and clear the lock with: sdd role stop {shown.role}",
     ):
         stops.load(root, stop_id)  # still unanswered now that the lock is ours
-        state, pending = _rebuild(root, shown.run, clock, on_event)
-        stop = _logged_stop(root, shown, state)
+        state, pending = replay.rebuild(root, shown.run, clock, on_event)
+        stop = replay.logged_stop(root, shown, state)
         if choice == "always_allow" and "always allow" not in stop.choices:
             raise UsageError(
                 f"this stop cannot be always allowed: {_why_not_always(stop)}",
@@ -791,41 +512,6 @@ def answer(
         finally:
             if not state.log.ended:  # an error on the way still ends the run in its log
                 state.log.append(logevents.RunEnded("failed"))
-
-
-def _logged_stop(root: Root, shown: stops.Stop, state: RunState) -> stops.Stop:
-    """The stop as the run log recorded it when it was raised."""
-    events = read_events(log_path(root, shown.run))
-    event = next(
-        (e for e in events if e.get("event") == "stop" and e.get("stop") == shown.id), None
-    )
-    if event is None or event.get("kind") not in ("approval", "draft"):
-        raise RecordError(
-            f"stop {shown.id} is not in the log of its run {shown.run}",
-            hint="`sdd stops` lists the stops that are really waiting",
-        )
-    expires = event.get("expires_at")
-    return stops.Stop(
-        id=shown.id,
-        run=shown.run,
-        role=state.role.name,
-        kind=str(event["kind"]),
-        action=str(event.get("action", "")),
-        choices=tuple(str(c) for c in event.get("choices") or ()),
-        origin=state.origin,
-        created_at=shown.created_at,
-        expires_at=_epoch(expires) if isinstance(expires, str) else None,
-        tool=event.get("tool"),
-        args=dict(event.get("args") or {}),
-        call_id=event.get("call_id"),
-        change=state.change,
-    )
-
-
-def _epoch(iso: str) -> float:
-    import calendar
-
-    return float(calendar.timegm(time.strptime(iso, "%Y-%m-%dT%H:%M:%SZ")))
 
 
 def _why_not_always(stop: stops.Stop) -> str:

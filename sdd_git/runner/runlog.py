@@ -23,6 +23,7 @@ from sdd_git.root import Root
 from sdd_git.runner.logevents import LogEvent, RunEnded
 
 Event = dict[str, Any]
+OnEvent = Callable[[Event], None]  # told each event as it lands: how the CLI shows a run live
 
 
 def runs_folder(root: Root) -> Path:
@@ -80,7 +81,7 @@ class RunLog:
     seq: int = 0
     # Called with each event once it is on disk: how the CLI shows a run as it happens (core
     # code never prints). A screen that went away (a closed pipe) must not end the run.
-    listener: Callable[[Event], None] | None = None
+    listener: OnEvent | None = None
     ended: bool = False  # the last event appended is `run_ended`
 
     @classmethod
