@@ -92,9 +92,12 @@ class RunStarted(LogEvent):
 
 @dataclass(frozen=True)
 class Route(LogEvent):
-    """The network's route of the run: all of it in `extra` (route, roles, node, ...)."""
+    """The network's route of the run: its kind (reading, plan, service, connection, node);
+    `extra` has the rest as the network wrote it (roles, scope, node, plan, why)."""
 
     KIND = "route"
+    OPTIONAL = frozenset({"route"})
+    route: str | None = None
 
 
 @dataclass(frozen=True)

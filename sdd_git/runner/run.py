@@ -157,7 +157,7 @@ def start(
                 )
             )
             if request.route is not None:
-                log.append(logevents.Route(extra=request.route))
+                log.append(logevents.Route.from_fields(request.route))
             for warning in mentions.warnings:
                 log.append(logevents.RunWarning(warning))
             if author.produces in gate.GATED and not plan.sections:
