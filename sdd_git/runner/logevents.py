@@ -5,7 +5,7 @@ the order they have always been written, and parses back from the JSON a reader 
 version does not know (a log from another version) parses as `Unknown`, never as an error. A
 reader tolerates a line that lacks a field (written by an older version): the field reads None.
 
-`OPTIONAL` names the fields that are left off the line when they are None; every other field is
+A kind's `optional` fields are left off its line when they are None; every other field is
 written even when it is None (a `stop` with no stop id says `"stop": null`). `extra` carries what
 a writer adds beyond the named fields (a routine's fields on `run_started`, a sha256 on an
 `artifact`), written last, in its own order.
@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 HEADER = ("ts", "run", "seq", "event")
+KINDS: dict[str, type[LogEvent]] = {}  # filled as each kind below is defined
 _E = TypeVar("_E", bound="LogEvent")
 
 
@@ -28,6 +29,12 @@ class LogEvent:
     OPTIONAL: ClassVar[frozenset[str]] = frozenset()
 
     extra: Mapping[str, Any] = field(default_factory=dict, kw_only=True)
+
+    def __init_subclass__(cls, kind: str = "", optional: tuple[str, ...] = (), **rest: Any) -> None:
+        super().__init_subclass__(**rest)
+        cls.KIND, cls.OPTIONAL = kind, frozenset(optional)
+        if kind:
+            KINDS[kind] = cls
 
     @property
     def kind(self) -> str:
@@ -79,11 +86,10 @@ class Unknown(LogEvent):
 
 
 @dataclass(frozen=True)
-class RunStarted(LogEvent):
+class RunStarted(LogEvent, kind="run_started"):
     """`extra`: the provider (provider, model, script, base_url), process, sandbox, via, a
     routine's name, event and rules, saved_rules, connectors; as the writer put them."""
 
-    KIND = "run_started"
     roles: list[str]
     task: str | None
     change: str | None
@@ -91,18 +97,15 @@ class RunStarted(LogEvent):
 
 
 @dataclass(frozen=True)
-class Route(LogEvent):
+class Route(LogEvent, kind="route", optional=("route",)):
     """The network's route of the run: its kind (reading, plan, service, connection, node);
     `extra` has the rest as the network wrote it (roles, scope, node, plan, why)."""
 
-    KIND = "route"
-    OPTIONAL = frozenset({"route"})
     route: str | None = None
 
 
 @dataclass(frozen=True)
-class Plan(LogEvent):
-    KIND = "plan"
+class Plan(LogEvent, kind="plan"):
     change: str | None
     sections: list[str]
     checks: list[str]
@@ -110,30 +113,24 @@ class Plan(LogEvent):
 
 
 @dataclass(frozen=True)
-class RunWarning(LogEvent):
-    KIND = "warning"
-    OPTIONAL = frozenset({"switched"})
+class RunWarning(LogEvent, kind="warning", optional=("switched",)):
     message: str
     switched: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
-class RunError(LogEvent):
-    KIND = "error"
+class RunError(LogEvent, kind="error"):
     message: str
 
 
 @dataclass(frozen=True)
-class RunResumed(LogEvent):
-    KIND = "run_resumed"
+class RunResumed(LogEvent, kind="run_resumed"):
     stop: str
     process: dict[str, Any]
 
 
 @dataclass(frozen=True)
-class RunEnded(LogEvent):
-    KIND = "run_ended"
-    OPTIONAL = frozenset({"waiting_for", "reason"})
+class RunEnded(LogEvent, kind="run_ended", optional=("waiting_for", "reason")):
     status: str
     waiting_for: str | None = None
     reason: str | None = None
@@ -143,9 +140,7 @@ class RunEnded(LogEvent):
 
 
 @dataclass(frozen=True)
-class Message(LogEvent):
-    KIND = "message"
-    OPTIONAL = frozenset({"conversation_id", "thread"})
+class Message(LogEvent, kind="message", optional=("conversation_id", "thread")):
     role: str
     content: Any
     conversation_id: str | None = None
@@ -153,16 +148,14 @@ class Message(LogEvent):
 
 
 @dataclass(frozen=True)
-class Say(LogEvent):
+class Say(LogEvent, kind="say"):
     """What the person said into the run (`sdd role say`)."""
 
-    KIND = "say"
     text: str
 
 
 @dataclass(frozen=True)
-class ProviderCall(LogEvent):
-    KIND = "provider_call"
+class ProviderCall(LogEvent, kind="provider_call"):
     role: str
     purpose: str
     call: int
@@ -170,9 +163,7 @@ class ProviderCall(LogEvent):
 
 
 @dataclass(frozen=True)
-class Reply(LogEvent):
-    KIND = "reply"
-    OPTIONAL = frozenset({"thread"})
+class Reply(LogEvent, kind="reply", optional=("thread",)):
     role: str
     message: dict[str, Any]
     usage: Any
@@ -180,8 +171,7 @@ class Reply(LogEvent):
 
 
 @dataclass(frozen=True)
-class ContextTrimmed(LogEvent):
-    KIND = "context_trimmed"
+class ContextTrimmed(LogEvent, kind="context_trimmed"):
     role: str
     results: int
     tokens: int
@@ -191,9 +181,7 @@ class ContextTrimmed(LogEvent):
 
 
 @dataclass(frozen=True)
-class ToolCall(LogEvent):
-    KIND = "tool_call"
-    OPTIONAL = frozenset({"thread"})
+class ToolCall(LogEvent, kind="tool_call", optional=("thread",)):
     role: str | None
     tool: str
     args: Any
@@ -202,9 +190,7 @@ class ToolCall(LogEvent):
 
 
 @dataclass(frozen=True)
-class ToolResult(LogEvent):
-    KIND = "tool_result"
-    OPTIONAL = frozenset({"thread"})
+class ToolResult(LogEvent, kind="tool_result", optional=("thread",)):
     call_id: str | None
     tool: str
     content: str
@@ -212,9 +198,7 @@ class ToolResult(LogEvent):
 
 
 @dataclass(frozen=True)
-class Rejected(LogEvent):
-    KIND = "rejected"
-    OPTIONAL = frozenset({"thread", "pass_"})
+class Rejected(LogEvent, kind="rejected", optional=("thread", "pass_")):
     tool: str
     reason: str
     message: str
@@ -223,21 +207,18 @@ class Rejected(LogEvent):
 
 
 @dataclass(frozen=True)
-class Rehearsed(LogEvent):
+class Rehearsed(LogEvent, kind="rehearsed"):
     """A routine's test run: the action it would have run."""
 
-    KIND = "rehearsed"
     tool: str
     args: Any
     would: str
 
 
 @dataclass(frozen=True)
-class Stop(LogEvent):
+class Stop(LogEvent, kind="stop", optional=("tool", "args", "call_id", "because", "sandbox")):
     """A stop raised: an approval (with its call), a draft, or none (no-spec, `stop` null)."""
 
-    KIND = "stop"
-    OPTIONAL = frozenset({"tool", "args", "call_id", "because", "sandbox"})
     stop: str | None
     kind_: str  # `kind` on the line; the record's `kind` is its event kind
     action: str
@@ -257,25 +238,21 @@ class Stop(LogEvent):
 
 
 @dataclass(frozen=True)
-class Decision(LogEvent):
-    KIND = "decision"
-    OPTIONAL = frozenset({"origin"})
+class Decision(LogEvent, kind="decision", optional=("origin",)):
     stop: str | None
     choice: str
     origin: str | None = None
 
 
 @dataclass(frozen=True)
-class ActionDone(LogEvent):
-    KIND = "action_done"
+class ActionDone(LogEvent, kind="action_done"):
     tool: str
     args: Any
     by: str | None
 
 
 @dataclass(frozen=True)
-class ActionFailed(LogEvent):
-    KIND = "action_failed"
+class ActionFailed(LogEvent, kind="action_failed"):
     tool: str
     args: Any
     by: str | None
@@ -283,12 +260,12 @@ class ActionFailed(LogEvent):
 
 
 @dataclass(frozen=True)
-class Artifact(LogEvent):
+class Artifact(
+    LogEvent, kind="artifact", optional=("node", "owner", "from_run", "kind_", "ref", "summary")
+):
     """What a node returned: from its tool (kind, ref, summary, ...) or, in the lead's log,
     recorded for the network with the node, owner and run it came from."""
 
-    KIND = "artifact"
-    OPTIONAL = frozenset({"node", "owner", "from_run", "kind_", "ref", "summary"})
     node: str | None = None
     owner: str | None = None
     from_run: str | None = None
@@ -298,9 +275,7 @@ class Artifact(LogEvent):
 
 
 @dataclass(frozen=True)
-class Handoff(LogEvent):
-    KIND = "handoff"
-    OPTIONAL = frozenset({"message", "output"})
+class Handoff(LogEvent, kind="handoff", optional=("message", "output")):
     to: str
     cites: list[str]
     sent: bool
@@ -312,23 +287,20 @@ class Handoff(LogEvent):
 
 
 @dataclass(frozen=True)
-class Draft(LogEvent):
-    KIND = "draft"
+class Draft(LogEvent, kind="draft"):
     pass_: int
     text: str
 
 
 @dataclass(frozen=True)
-class Revision(LogEvent):
-    KIND = "revision"
+class Revision(LogEvent, kind="revision"):
     pass_: int
     changed: list[str]
     text: str
 
 
 @dataclass(frozen=True)
-class Critique(LogEvent):
-    KIND = "critique"
+class Critique(LogEvent, kind="critique"):
     pass_: int
     role: str
     gaps: list[dict[str, Any]]
@@ -338,36 +310,22 @@ class Critique(LogEvent):
 
 
 @dataclass(frozen=True)
-class CouldNotRun(LogEvent):
-    KIND = "could_not_run"
+class CouldNotRun(LogEvent, kind="could_not_run"):
     reason: str
     fix: str
     event_kind: str
 
 
 @dataclass(frozen=True)
-class Missing(LogEvent):
-    KIND = "missing"
+class Missing(LogEvent, kind="missing"):
     source: str | None
     why: str
     event_kind: str
 
 
 @dataclass(frozen=True)
-class Dismissed(LogEvent):
-    KIND = "dismissed"
+class Dismissed(LogEvent, kind="dismissed"):
     by: str
-
-
-KINDS: dict[str, type[LogEvent]] = {
-    kind.KIND: kind
-    for kind in (
-        RunStarted, Route, Plan, RunWarning, RunError, RunResumed, RunEnded,
-        Message, Say, ProviderCall, Reply, ContextTrimmed,
-        ToolCall, ToolResult, Rejected, Rehearsed, Stop, Decision, ActionDone, ActionFailed,
-        Artifact, Handoff, Draft, Revision, Critique, CouldNotRun, Missing, Dismissed,
-    )
-}  # fmt: skip
 
 
 def parse(record: Mapping[str, Any]) -> LogEvent:
