@@ -12,7 +12,7 @@ from sdd_git.root import Root
 from sdd_git.runner import logevents, stops
 from sdd_git.runner.clock import system_clock
 from sdd_git.runner.run import control_folder, role_lock
-from sdd_git.runner.runlog import Event, RunLog, log_path, read_events
+from sdd_git.runner.runlog import Event, RunLog, first, log_path, read_events
 
 
 def stop_now(root: Root, target: str) -> str:
@@ -24,8 +24,7 @@ def stop_now(root: Root, target: str) -> str:
     is_run = target.startswith("run-") and log_path(root, target).exists()
     run_id = target if is_run else _latest_run(root, target)
     events = read_events(log_path(root, run_id))
-    started = next((e for e in events if e.get("event") == "run_started"), {})
-    role = (started.get("roles") or [""])[0]
+    role = ((first(events, "run_started") or {}).get("roles") or [""])[0]
     flag = control_folder(root, run_id) / "stop-now"
     statefolders.append(flag, b"")
     lock = role_lock(root, role)

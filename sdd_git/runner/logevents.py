@@ -59,9 +59,16 @@ class LogEvent:
 
     @classmethod
     def from_fields(cls: type[_E], record: Mapping[str, Any]) -> _E:
-        names = {_key(f.name): f.name for f in dataclasses.fields(cls) if f.name != "extra"}
-        extra = {k: v for k, v in record.items() if k not in names and k not in HEADER}
-        return cls(**{name: record.get(key) for key, name in names.items()}, extra=extra)
+        named = {_key(f.name): f for f in dataclasses.fields(cls) if f.name != "extra"}
+        given = {f.name: record[key] for key, f in named.items() if key in record}
+        # A field the line lacks reads None, or its default (a stop's choices: none).
+        missing = {f.name: None for key, f in named.items() if key not in record and _needed(f)}
+        extra = {k: v for k, v in record.items() if k not in named and k not in HEADER}
+        return cls(**given, **missing, extra=extra)
+
+
+def _needed(item: dataclasses.Field[Any]) -> bool:
+    return item.default is dataclasses.MISSING and item.default_factory is dataclasses.MISSING
 
 
 def _key(name: str) -> str:

@@ -13,7 +13,7 @@ from sdd_git.roles.profile import RoleProfile
 from sdd_git.root import Root
 from sdd_git.runner import logevents, prompt, runstart, stops, trusted
 from sdd_git.runner.clock import Clock
-from sdd_git.runner.runlog import Event, OnEvent, RunLog, log_path, read_events
+from sdd_git.runner.runlog import Event, OnEvent, RunLog, first, log_path, read_events
 from sdd_git.runner.state import (
     RunState,
     count_repeat,
@@ -35,7 +35,7 @@ def rebuild(
     """A paused run, from its log: its messages, calls made, and tool calls still to handle."""
 
     events = read_events(log_path(root, run_id))
-    started = next((e for e in events if e.get("event") == "run_started"), None)
+    started = first(events, "run_started")
     if started is None or not isinstance(started.get("roles"), list) or not started["roles"]:
         raise RecordError(f"run {run_id} has no run_started event; it cannot continue")
     try:
@@ -83,14 +83,14 @@ def _replay(
                 _attached(started),
                 role.tools,
             ),
-            next((e for e in events if e.get("event") == "route"), None),
+            first(events, "route"),
         ),
         runstart.accepted_now(root, started.get("change")),
         tuple(secret_names),
         context_tokens,
     )
     state.node_ask_first = runstart.node_ask_first(
-        root, started.get("change"), next((e for e in events if e.get("event") == "route"), None)
+        root, started.get("change"), first(events, "route")
     ) + runstart.routine_ask_first(started.get("routine_rules"))
     state.rehearsal = bool((started.get("routine_rules") or {}).get("rehearsal"))
     state.unattended = (
@@ -198,14 +198,13 @@ def _offered_after(role: RoleProfile, started: Event, events: list[Event]) -> tu
     """The tools of a resumed run. Once the person answered the accuracy loop's draft stop, the
     loop is over: its tools are never offered again, and after a deny only read tools are."""
     critic = started["roles"][1] if len(started["roles"]) > 1 else None
-    drafts = {
-        e.get("stop") for e in events if e.get("event") == "stop" and e.get("kind") == "draft"
-    }
+    logged = [logevents.parse(e) for e in events]
+    drafts = {e.stop for e in logged if isinstance(e, logevents.Stop) and e.kind_ == "draft"}
     answer = next(
         (
-            e.get("choice")
-            for e in reversed(events)
-            if e.get("event") == "decision" and e.get("stop") and e.get("stop") in drafts
+            e.choice
+            for e in reversed(logged)
+            if isinstance(e, logevents.Decision) and e.stop and e.stop in drafts
         ),
         None,
     )
@@ -217,29 +216,27 @@ def _offered_after(role: RoleProfile, started: Event, events: list[Event]) -> tu
 
 def logged_stop(root: Root, shown: stops.Stop, state: RunState) -> stops.Stop:
     """The stop as the run log recorded it when it was raised."""
-    events = read_events(log_path(root, shown.run))
-    event = next(
-        (e for e in events if e.get("event") == "stop" and e.get("stop") == shown.id), None
-    )
-    if event is None or event.get("kind") not in ("approval", "draft"):
+    logged = map(logevents.parse, read_events(log_path(root, shown.run)))
+    event = next((e for e in logged if isinstance(e, logevents.Stop) and e.stop == shown.id), None)
+    if event is None or event.kind_ not in ("approval", "draft"):
         raise RecordError(
             f"stop {shown.id} is not in the log of its run {shown.run}",
             hint="`sdd stops` lists the stops that are really waiting",
         )
-    expires = event.get("expires_at")
+    expires = event.expires_at
     return stops.Stop(
         id=shown.id,
         run=shown.run,
         role=state.role.name,
-        kind=str(event["kind"]),
-        action=str(event.get("action", "")),
-        choices=tuple(str(c) for c in event.get("choices") or ()),
+        kind=str(event.kind_),
+        action="" if event.action is None else str(event.action),
+        choices=tuple(str(c) for c in event.choices or ()),
         origin=state.origin,
         created_at=shown.created_at,
         expires_at=_epoch(expires) if isinstance(expires, str) else None,
-        tool=event.get("tool"),
-        args=dict(event.get("args") or {}),
-        call_id=event.get("call_id"),
+        tool=event.tool,
+        args=dict(event.args or {}),
+        call_id=event.call_id,
         change=state.change,
     )
 

@@ -70,6 +70,11 @@ def read_events(path: Path) -> list[Event]:
     return events
 
 
+def first(events: list[Event], kind: str) -> Event | None:
+    """The first event of this kind in a log (its `run_started`, its `route`), if any."""
+    return next((e for e in events if e.get("event") == kind), None)
+
+
 @dataclass
 class RunLog:
     """An open run log that appends events; `mask` hides secrets in every line before it lands."""
