@@ -69,11 +69,8 @@ def record_results(
     for node_id, owner, from_run, artifact in results:
         fields = {k: artifact[k] for k in FIELDS if k in artifact}
         if log is not None and logged is not None and from_run not in logged:
-            log.append(
-                logevents.Artifact.from_fields(
-                    dict(fields, node=node_id, owner=owner, from_run=from_run)
-                )
-            )
+            came = {"node": node_id, "owner": owner, "from_run": from_run}
+            log.append(logevents.Artifact.from_fields({**came, **fields}))
         if from_run not in said:
             kind, ref = fields.get("kind"), fields.get("ref")
             what = "a summary" if kind == "summary" else f"{kind} {ref}"
