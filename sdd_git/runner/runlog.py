@@ -1,9 +1,9 @@
 """The run log, `.sdd/role-runs/<run-id>.jsonl`: one JSON event a line, and the run's checkpoint.
 
-Every line has `ts`, `run`, `seq` and `event`, then the fields of its event: only the typed events
-of `runner.logevents` are appended, and `logevents.parse` reads a line back into one. Each append is flushed and fsync'd, so a run can be
-resumed from its log by another process. A reader drops a torn last line (a crash mid-append),
-and the next append starts on a fresh line.
+Every line has `ts`, `run`, `seq` and `event`, then the fields of its event: only the typed
+events of `runner.logevents` are appended, and `logevents.parse` reads a line back into one.
+Each append is flushed and fsync'd, so a run can be resumed from its log by another process. A
+reader drops a torn last line (a crash mid-append), and the next append starts on a fresh line.
 """
 
 from __future__ import annotations
