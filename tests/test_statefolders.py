@@ -23,6 +23,7 @@ from sdd_git.roles.conversation import add_message
 from sdd_git.root import Root
 from sdd_git.runner import stops
 from sdd_git.runner.clock import system_clock
+from sdd_git.runner.logevents import Unknown
 from sdd_git.runner.runlog import RunLog
 from sdd_git.statefolders import StateFolderError
 from tests.conftest import SddRunner, git
@@ -145,7 +146,9 @@ def test_state_folders_sdd_makes_under_umask_002_are_hers_alone(tmp_path: Path) 
     before = os.umask(0o002)
     try:
         root = init(tmp_path / "p", product="Expenses").root
-        RunLog.open(root, "run-20260101-000000-abcdef", lambda s: s, system_clock).append("x")
+        RunLog.open(root, "run-20260101-000000-abcdef", lambda s: s, system_clock).append(
+            Unknown(name="x")
+        )
         stops.save(root, _stop())
     finally:
         os.umask(before)

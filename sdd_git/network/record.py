@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from sdd_git.root import Root
+from sdd_git.runner import logevents
 from sdd_git.runner.runlog import read_events, runs_folder
 
 FIELDS = ("kind", "ref", "summary", "sha256")
@@ -68,7 +69,8 @@ def record_results(
     for node_id, owner, from_run, artifact in results:
         fields = {k: artifact[k] for k in FIELDS if k in artifact}
         if log is not None and logged is not None and from_run not in logged:
-            log.append("artifact", node=node_id, owner=owner, from_run=from_run, **fields)
+            came = {"node": node_id, "owner": owner, "from_run": from_run}
+            log.append(logevents.Artifact.from_fields({**came, **fields}))
         if from_run not in said:
             kind, ref = fields.get("kind"), fields.get("ref")
             what = "a summary" if kind == "summary" else f"{kind} {ref}"

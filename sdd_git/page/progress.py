@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from sdd_git.page.herwords import capital, for_her, role_words
+from sdd_git.runner import logevents
 
 Event = dict[str, Any]
 
@@ -74,81 +75,79 @@ class Sentences:
         named = str(name or self.role or "")
         return role_words(named, self.labels(named)) if named else "it"
 
-    def __call__(self, event: Event) -> str | None:
-        """The sentence for `event`, or None when it is not hers to read (it stays in the log)."""
-        kind = str(event.get("event") or "")
-        if kind in ("provider_call", "tool_call", "reply") and event.get("role") and not self.role:
-            self.role = str(event["role"])  # a run that did not start here
-        handler = getattr(self, f"_{kind}", None)
-        said = handler(event) if handler is not None else None
+    def __call__(self, record: Event) -> str | None:
+        """The sentence for an event, or None when it is not hers to read (it stays in the log)."""
+        event = logevents.parse(record)
+        if isinstance(event, _BY_A_ROLE) and event.role and not self.role:
+            self.role = str(event.role)  # a run that did not start here
+        says = _SAYS.get(type(event))
+        said = says(self, event) if says is not None else None
         return for_her(said) if said else None
 
-    def _run_started(self, e: Event) -> str:
-        roles = e.get("roles") or []
+    def _run_started(self, e: logevents.RunStarted) -> str:
+        roles = e.roles or []
         self.role = str(roles[0]) if roles else ""
         checked = f", checked by {role_words(roles[1], self.labels(roles[1]))}" if roles[1:] else ""
-        return f"{self.who()} starts{checked}: “{' '.join(str(e.get('task') or '').split())}”"
+        return f"{self.who()} starts{checked}: “{' '.join(str(e.task or '').split())}”"
 
-    def _route(self, e: Event) -> str | None:
-        roles = e.get("roles") or [self.role]
-        said = _ROUTES.get(str(e.get("route")))
+    def _route(self, e: logevents.Route) -> str | None:
+        roles = e.extra.get("roles") or [self.role]
+        said = _ROUTES.get(str(e.route))
         return capital(said.format(who=self.whom(roles[0]))) if said else None
 
-    def _plan(self, e: Event) -> str | None:
-        checks = [str(c).rsplit("/", 1)[-1] for c in e.get("checks") or []]
+    def _plan(self, e: logevents.Plan) -> str | None:
+        checks = [str(c).rsplit("/", 1)[-1] for c in e.checks or []]
         if not checks:
             return None
         listed = checks[0] if len(checks) == 1 else f"{', '.join(checks[:-1])} and {checks[-1]}"
         return f"It keeps to the checks you accepted: {listed}."
 
-    def _provider_call(self, e: Event) -> str | None:
-        if e.get("purpose") == "critic":
-            return f"{self.who(e.get('role'))} checks the draft against your reading."
-        if e.get("purpose") == "revision":
-            return f"{self.who(e.get('role'))} revises its draft."
+    def _provider_call(self, e: logevents.ProviderCall) -> str | None:
+        if e.purpose == "critic":
+            return f"{self.who(e.role)} checks the draft against your reading."
+        if e.purpose == "revision":
+            return f"{self.who(e.role)} revises its draft."
         return None
 
-    def _reply(self, e: Event) -> str | None:
-        text = " ".join(str((e.get("message") or {}).get("content") or "").split())
+    def _reply(self, e: logevents.Reply) -> str | None:
+        text = " ".join(str((e.message or {}).get("content") or "").split())
         if not text:
             return None
         short = text if len(text) <= 240 else text[:237] + "..."
-        return f"{self.who(e.get('role'))} says: “{short}”"
+        return f"{self.who(e.role)} says: “{short}”"
 
-    def _tool_call(self, e: Event) -> str | None:
-        reading = _READING.get(str(e.get("tool")))
+    def _tool_call(self, e: logevents.ToolCall) -> str | None:
+        reading = _READING.get(str(e.tool))
         if reading is None:  # an action: its stop, or what was done, says it
             return None
         words, key = reading
-        args = e.get("args") if isinstance(e.get("args"), dict) else {}
-        assert isinstance(args, dict)
+        args = e.args if isinstance(e.args, dict) else {}
         value = " ".join(str(args.get(key) or "").split()) if key else ""
         if key and not value:
             value = "the product" if key == "path" else "something"
-        return f"{self.who(e.get('role'))} {words.format(**{key: value} if key else {})}."
+        return f"{self.who(e.role)} {words.format(**{key: value} if key else {})}."
 
-    def _draft(self, e: Event) -> str:
-        return f"{self.who()} drafted: “{_short(e.get('text'))}”"
+    def _draft(self, e: logevents.Draft) -> str:
+        return f"{self.who()} drafted: “{_short(e.text)}”"
 
-    def _revision(self, e: Event) -> str:
-        return f"{self.who()} revised its draft: “{_short(e.get('text'))}”"
+    def _revision(self, e: logevents.Revision) -> str:
+        return f"{self.who()} revised its draft: “{_short(e.text)}”"
 
-    def _critique(self, e: Event) -> str:
-        who = self.who(e.get("role"))
-        gaps = [g for g in e.get("gaps") or [] if isinstance(g, dict)]
+    def _critique(self, e: logevents.Critique) -> str:
+        who = self.who(e.role)
+        gaps = [g for g in e.gaps or [] if isinstance(g, dict)]
         if not gaps:
             return f"{who} found nothing missing."
         said = "; ".join(_short(g.get("text")) for g in gaps)
         return f"{who} found {'a gap' if len(gaps) == 1 else f'{len(gaps)} gaps'}: {said}"
 
-    def _stop(self, e: Event) -> str | None:
+    def _stop(self, e: logevents.Stop) -> str | None:
         from sdd_git.runner.words import heading
 
-        kind = e.get("kind")
+        kind = e.kind_
         if kind == "approval":
-            args = e.get("args") if isinstance(e.get("args"), dict) else {}
-            assert isinstance(args, dict)
-            action = heading(str(e.get("tool") or ""), args, self.root)
+            args = e.args if isinstance(e.args, dict) else {}
+            action = heading(str(e.tool or ""), args, self.root)
             return f"{self.who()} wants to {action[:1].lower()}{action[1:]}: waiting for you."
         if kind == "draft":
             return f"{self.who()} waits for you: go on with its draft, or not."
@@ -158,55 +157,79 @@ class Sentences:
             return "Nothing can be done for this change yet: accept its reading first."
         return "It waits for you."
 
-    def _decision(self, e: Event) -> str | None:
-        return _DECISIONS.get(str(e.get("choice")))
+    def _decision(self, e: logevents.Decision) -> str | None:
+        return _DECISIONS.get(str(e.choice))
 
-    def _action_done(self, e: Event) -> str:
-        by = " (a rule you saved allows it)" if e.get("by") == "saved_rule" else ""
+    def _action_done(self, e: logevents.ActionDone) -> str:
+        by = " (a rule you saved allows it)" if e.by == "saved_rule" else ""
         return f"{self.who()} {_done_words(e)}{by}."
 
-    def _action_failed(self, e: Event) -> str:
-        return f"{self.who()} tried, and could not do it: {e.get('reason')}."
+    def _action_failed(self, e: logevents.ActionFailed) -> str:
+        return f"{self.who()} tried, and could not do it: {e.reason}."
 
-    def _rejected(self, e: Event) -> str:
-        return f"Refused: {e.get('message') or 'that is not allowed'}."
+    def _rejected(self, e: logevents.Rejected) -> str:
+        return f"Refused: {e.message or 'that is not allowed'}."
 
-    def _rehearsed(self, e: Event) -> str:
+    def _rehearsed(self, e: logevents.Rehearsed) -> str:
         from sdd_git.runner.words import heading
 
-        args = e.get("args") if isinstance(e.get("args"), dict) else {}
-        assert isinstance(args, dict)
-        action = heading(str(e.get("tool") or ""), args, self.root)
-        would = str(e.get("would") or "").replace("the person", "you")
+        args = e.args if isinstance(e.args, dict) else {}
+        action = heading(str(e.tool or ""), args, self.root)
+        would = str(e.would or "").replace("the person", "you")
         return f"This is a test, so nothing runs. In a real run, “{action}” would {would}."
 
-    def _artifact(self, e: Event) -> str:
-        return f"{self.who(e.get('owner'))} handed back {e.get('ref')}: {_short(e.get('summary'))}"
+    def _artifact(self, e: logevents.Artifact) -> str:
+        return f"{self.who(e.owner)} handed back {e.ref}: {_short(e.summary)}"
 
-    def _handoff(self, e: Event) -> str:
-        to = role_words(str(e.get("to") or ""), self.labels(str(e.get("to") or "")))
-        if e.get("sent") is False:
+    def _handoff(self, e: logevents.Handoff) -> str:
+        to = role_words(str(e.to or ""), self.labels(str(e.to or "")))
+        if e.sent is False:
             return f"{self.who()} could not hand the task to {to}: messages between roles are off."
         return f"{self.who()} handed the task to {to}."
 
-    def _say(self, e: Event) -> str:
-        return str(e.get("text") or "")
+    def _say(self, e: logevents.Say) -> str:
+        return str(e.text or "")
 
-    def _error(self, e: Event) -> str:
-        return f"It could not go on: {e.get('message')}"
+    def _error(self, e: logevents.RunError) -> str:
+        return f"It could not go on: {e.message}"
 
-    def _warning(self, e: Event) -> str:
-        return str(e.get("message") or "").removeprefix("warning: ")
+    def _warning(self, e: logevents.RunWarning) -> str:
+        return str(e.message or "").removeprefix("warning: ")
 
-    def _run_ended(self, e: Event) -> str | None:
-        said = _ENDED.get(str(e.get("status")))
+    def _run_ended(self, e: logevents.RunEnded) -> str | None:
+        said = _ENDED.get(str(e.status))
         return said.format(who=self.who()) if said else None
 
 
-def _done_words(e: Event) -> str:
-    args = e.get("args") if isinstance(e.get("args"), dict) else {}
-    assert isinstance(args, dict)
-    tool = str(e.get("tool") or "")
+_BY_A_ROLE = (logevents.ProviderCall, logevents.ToolCall, logevents.Reply)
+_SAYS: dict[type[logevents.LogEvent], Callable[[Sentences, Any], str | None]] = {
+    logevents.RunStarted: Sentences._run_started,
+    logevents.Route: Sentences._route,
+    logevents.Plan: Sentences._plan,
+    logevents.ProviderCall: Sentences._provider_call,
+    logevents.Reply: Sentences._reply,
+    logevents.ToolCall: Sentences._tool_call,
+    logevents.Draft: Sentences._draft,
+    logevents.Revision: Sentences._revision,
+    logevents.Critique: Sentences._critique,
+    logevents.Stop: Sentences._stop,
+    logevents.Decision: Sentences._decision,
+    logevents.ActionDone: Sentences._action_done,
+    logevents.ActionFailed: Sentences._action_failed,
+    logevents.Rejected: Sentences._rejected,
+    logevents.Rehearsed: Sentences._rehearsed,
+    logevents.Artifact: Sentences._artifact,
+    logevents.Handoff: Sentences._handoff,
+    logevents.Say: Sentences._say,
+    logevents.RunError: Sentences._error,
+    logevents.RunWarning: Sentences._warning,
+    logevents.RunEnded: Sentences._run_ended,
+}
+
+
+def _done_words(e: logevents.ActionDone) -> str:
+    args = e.args if isinstance(e.args, dict) else {}
+    tool = str(e.tool or "")
     if tool == "write_file":
         return f"wrote {args.get('path')}"
     if tool == "delete_file":

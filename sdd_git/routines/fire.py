@@ -27,6 +27,7 @@ from sdd_git.routines import notrun
 from sdd_git.routines.routine import Routine, listens, main_branch
 from sdd_git.routines.source import PROTECTED, Source, branch_tip, check_source, shown_ref
 from sdd_git.routines.triggers import EVENT_KINDS, EVENT_SOURCES, KINDS, Event, new_event_id
+from sdd_git.runner import logevents
 from sdd_git.runner.clock import Clock, system_clock
 from sdd_git.runner.runlog import runs_folder
 
@@ -284,8 +285,8 @@ def _log_missing(
 ) -> str:
     """A run log that says the source is missing, and nothing else: no provider is called."""
     run_id, log = notrun.start_log(root, routine, event, task, rehearsal, clock, on_event)
-    log.append("missing", source=source.missing, why=source.why, event_kind=event.kind)
-    log.append("run_ended", status="missing")
+    log.append(logevents.Missing(source.missing, source.why, event.kind))
+    log.append(logevents.RunEnded("missing"))
     return run_id
 
 

@@ -28,6 +28,7 @@ from sdd_git.errors import RecordError, SddError
 from sdd_git.root import Root
 from sdd_git.routines.routine import Routine
 from sdd_git.routines.triggers import Event
+from sdd_git.runner import logevents
 from sdd_git.runner.clock import Clock
 
 if TYPE_CHECKING:
@@ -110,8 +111,8 @@ def log(
     mask = masker_for(root.path)  # an error may quote a server's answer, or a key's place
     reason, fix = mask(exc.message), mask(exc.hint or "")
     run_id, run_log = start_log(root, routine, event, task, rehearsal, clock, on_event)
-    run_log.append("could_not_run", reason=reason, fix=fix, event_kind=event.kind)
-    run_log.append("run_ended", status=STATUS, reason=reason)
+    run_log.append(logevents.CouldNotRun(reason, fix, event.kind))
+    run_log.append(logevents.RunEnded(STATUS, reason=reason))
     if not rehearsal:
         note = NotRun(run_id, routine.role, routine.name, event.as_json(), reason, _now(clock), fix)
         path = notes_folder(root) / f"{run_id}.json"
@@ -138,18 +139,15 @@ def start_log(
     run_id = new_run_id(clock())
     run_log = RunLog.open(root, run_id, masker_for(root.path), clock)
     run_log.listener = on_event
-    run_log.append(
-        "run_started",
-        roles=[routine.role],
-        task=task,
-        change=None,
-        origin="routine",
+    rules = {"ask_first": [dict(r) for r in routine.ask_first], "rehearsal": rehearsal}
+    started = {
         **({"via": via} if (via := asked_from()) else {}),
-        routine=routine.name,
-        event_id=event.id,
-        routine_rules={"ask_first": [dict(r) for r in routine.ask_first], "rehearsal": rehearsal},
-        process=lockfile.this_process(),  # it holds no role lock: `running` while this lives
-    )
+        "routine": routine.name,
+        "event_id": event.id,
+        "routine_rules": rules,
+        "process": lockfile.this_process(),  # it holds no role lock: `running` while this lives
+    }
+    run_log.append(logevents.RunStarted([routine.role], task, None, "routine", extra=started))
     return run_id, run_log
 
 
@@ -219,7 +217,7 @@ def dismiss(root: Root, note_id: str) -> NotRun:
         from sdd_git.runner.clock import system_clock
 
         RunLog.open(root, note.id, masker_for(root.path), system_clock).append(
-            "dismissed", by="person"
+            logevents.Dismissed("person")
         )
     (notes_folder(root) / f"{note.id}.json").unlink(missing_ok=True)
     return note

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import Any
 
 from sdd_git import lockfile, statefolders
 from sdd_git.errors import LockError, SddError, UsageError
 from sdd_git.root import Root
-from sdd_git.runner import stops
+from sdd_git.runner import logevents, stops
 from sdd_git.runner.clock import system_clock
 from sdd_git.runner.run import control_folder, role_lock
-from sdd_git.runner.runlog import Event, RunLog, log_path, read_events
+from sdd_git.runner.runlog import Event, RunLog, first, log_path, read_events
 
 
 def stop_now(root: Root, target: str) -> str:
@@ -22,8 +24,7 @@ def stop_now(root: Root, target: str) -> str:
     is_run = target.startswith("run-") and log_path(root, target).exists()
     run_id = target if is_run else _latest_run(root, target)
     events = read_events(log_path(root, run_id))
-    started = next((e for e in events if e.get("event") == "run_started"), {})
-    role = (started.get("roles") or [""])[0]
+    role = ((first(events, "run_started") or {}).get("roles") or [""])[0]
     flag = control_folder(root, run_id) / "stop-now"
     statefolders.append(flag, b"")
     lock = role_lock(root, role)
@@ -46,11 +47,11 @@ def _close(root: Root, run_id: str) -> None:
         return
     log = RunLog.open(root, run_id, lambda s: s, system_clock)
     for stop in waiting:
-        log.append("decision", stop=stop.id, choice="stop_now")
+        log.append(logevents.Decision(stop.id, "stop_now"))
         stops.remove(root, stop.id)
     if not waiting:
-        log.append("decision", stop=None, choice="stop_now")
-    log.append("run_ended", status="stopped-now")
+        log.append(logevents.Decision(None, "stop_now"))
+    log.append(logevents.RunEnded("stopped-now"))
 
 
 def say(root: Root, role: str, text: str) -> str:
@@ -78,63 +79,68 @@ def _latest_run(root: Root, role: str) -> str:
 
 
 def event_text(event: Event) -> str:
-    """One log event in plain words (for `sdd role log`)."""
-    kind = event.get("event")
-    if kind == "run_started":
-        return f'started: {", ".join(event.get("roles", []))} on "{event.get("task")}"'
-    if kind == "plan":
-        return f"plan: checks {', '.join(event.get('checks') or []) or 'none'}"
-    if kind == "provider_call":
-        in_pass = f", pass {event.get('pass')}" if event.get("pass") else ""
-        who = f"as {event.get('role')} ({event.get('purpose')}{in_pass})"
-        return f"provider call {event.get('call')} {who}"
-    if kind == "draft":
-        return f"pass {event.get('pass')}: draft submitted: {_short(event.get('text'))}"
-    if kind == "revision":
-        changed = ", ".join(event.get("changed") or [])
-        return f"pass {event.get('pass')}: revision of {changed}: {_short(event.get('text'))}"
-    if kind == "critique":
-        gaps = event.get("gaps") or []
-        if not gaps:
-            return f"pass {event.get('pass')}: {event.get('role')} found no gap"
-        said = "; ".join(
-            f"{g.get('id')} ({', '.join(g.get('cites') or [])}): {g.get('text')}" for g in gaps
-        )
-        return f"pass {event.get('pass')}: {event.get('role')} found {len(gaps)} gap(s): {said}"
-    if kind == "reply":
-        message = event.get("message") or {}
-        calls = ", ".join(c.get("name", "?") for c in message.get("tool_calls") or [])
-        text = " ".join(str(message.get("content") or "").split())[:120]
-        return f"reply: {text}" + (f" [calls {calls}]" if calls else "")
-    if kind == "tool_call":
-        return f"tool call {event.get('tool')} {event.get('args')}"
-    if kind == "tool_result":
-        text = " ".join(str(event.get("content") or "").split())[:120]
-        return f"result of {event.get('tool')}: {text}"
-    if kind == "rejected":
-        return f"rejected {event.get('tool')}: {event.get('message')} ({event.get('reason')})"
-    if kind == "stop":
-        return f"STOP {event.get('stop') or ''} [{event.get('kind')}]: {event.get('action')}"
-    if kind == "decision":
-        return f"decision on {event.get('stop') or 'the run'}: {event.get('choice')}"
-    if kind == "action_done":
-        return f"done: {event.get('tool')} ({event.get('by')})"
-    if kind == "action_failed":
-        return f"not done: {event.get('tool')} ({event.get('by')}): {event.get('reason')}"
-    if kind == "context_trimmed":
-        return (
-            f"context: {event.get('results')} old tool result(s) trimmed to fit "
-            f"(about {event.get('tokens')} tokens)"
-        )
-    if kind == "error":
-        return f"error: {event.get('message')}"
-    if kind == "warning":  # its text already says "warning: ..."
-        return str(event.get("message"))
-    if kind == "run_ended":
-        return f"ended: {event.get('status')}"
-    return f"{kind}: " + ", ".join(
-        f"{k}={v}" for k, v in event.items() if k not in ("ts", "run", "seq", "event")
+    """One log event in plain words (for `sdd role log`); a kind with no words of its own is
+    shown field by field, as it was written."""
+    words = _WORDS.get(type(parsed := logevents.parse(event)))
+    if words is not None:
+        return words(parsed)
+    shown = (f"{k}={v}" for k, v in event.items() if k not in logevents.HEADER)
+    return f"{event.get('event')}: " + ", ".join(shown)
+
+
+def _started(e: logevents.RunStarted) -> str:
+    return f'started: {", ".join(e.roles or [])} on "{e.task}"'
+
+
+def _provider_call(e: logevents.ProviderCall) -> str:
+    in_pass = f", pass {e.pass_}" if e.pass_ else ""
+    return f"provider call {e.call} as {e.role} ({e.purpose}{in_pass})"
+
+
+def _critique(e: logevents.Critique) -> str:
+    gaps = e.gaps or []
+    if not gaps:
+        return f"pass {e.pass_}: {e.role} found no gap"
+    said = "; ".join(
+        f"{g.get('id')} ({', '.join(g.get('cites') or [])}): {g.get('text')}" for g in gaps
     )
+    return f"pass {e.pass_}: {e.role} found {len(gaps)} gap(s): {said}"
+
+
+def _reply(e: logevents.Reply) -> str:
+    message = e.message or {}
+    calls = ", ".join(c.get("name", "?") for c in message.get("tool_calls") or [])
+    return f"reply: {_flat(message.get('content'))}" + (f" [calls {calls}]" if calls else "")
+
+
+def _flat(text: object) -> str:
+    return " ".join(str(text or "").split())[:120]
+
+
+_WORDS: dict[type[logevents.LogEvent], Callable[[Any], str]] = {
+    logevents.RunStarted: _started,
+    logevents.Plan: lambda e: f"plan: checks {', '.join(e.checks or []) or 'none'}",
+    logevents.ProviderCall: _provider_call,
+    logevents.Draft: lambda e: f"pass {e.pass_}: draft submitted: {_short(e.text)}",
+    logevents.Revision: lambda e: (
+        f"pass {e.pass_}: revision of {', '.join(e.changed or [])}: {_short(e.text)}"
+    ),
+    logevents.Critique: _critique,
+    logevents.Reply: _reply,
+    logevents.ToolCall: lambda e: f"tool call {e.tool} {e.args}",
+    logevents.ToolResult: lambda e: f"result of {e.tool}: {_flat(e.content)}",
+    logevents.Rejected: lambda e: f"rejected {e.tool}: {e.message} ({e.reason})",
+    logevents.Stop: lambda e: f"STOP {e.stop or ''} [{e.kind_}]: {e.action}",
+    logevents.Decision: lambda e: f"decision on {e.stop or 'the run'}: {e.choice}",
+    logevents.ActionDone: lambda e: f"done: {e.tool} ({e.by})",
+    logevents.ActionFailed: lambda e: f"not done: {e.tool} ({e.by}): {e.reason}",
+    logevents.ContextTrimmed: lambda e: (
+        f"context: {e.results} old tool result(s) trimmed to fit (about {e.tokens} tokens)"
+    ),
+    logevents.RunError: lambda e: f"error: {e.message}",
+    logevents.RunWarning: lambda e: str(e.message),  # its text already says "warning: ..."
+    logevents.RunEnded: lambda e: f"ended: {e.status}",
+}
 
 
 def _short(text: object) -> str:

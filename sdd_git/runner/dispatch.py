@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 
 from sdd_git.providers.base import Message, ToolCall
-from sdd_git.runner import guard, stops
+from sdd_git.runner import guard, logevents, stops
 from sdd_git.runner.boundary import BoundaryIndex
 from sdd_git.runner.state import RunState, approval_timeout, tool_context, tool_result
 from sdd_git.runner.words import describe
@@ -51,15 +51,9 @@ def dispatch(
     is already in the log (a call resumed after a stop). `caller`: the role that asked, when it
     is not the run's author (the critic, in the accuracy loop)."""
     offered = state.offered if offered is None else offered
-    extra = {} if thread is None else {"thread": thread}
     if not logged:
         state.log.append(
-            "tool_call",
-            role=caller or state.role.name,
-            tool=call.name,
-            args=call.args,
-            call_id=call.id,
-            **extra,
+            logevents.ToolCall(caller or state.role.name, call.name, call.args, call.id, thread)
         )
     unparsed = getattr(call, "error", None)  # the provider could not parse the arguments
     if unparsed:
@@ -70,7 +64,7 @@ def dispatch(
             if "not valid JSON" in unparsed
             else f"your arguments were not valid JSON: {unparsed}"
         )
-        state.log.append("rejected", tool=call.name, reason="bad_arguments", message=said, **extra)
+        state.log.append(logevents.Rejected(call.name, "bad_arguments", said, thread))
         tool_result(
             state,
             call,
@@ -98,9 +92,7 @@ def dispatch(
         # run ends at exit 4 whatever the role's `produces`, as the contract says.
         return Dispatched(no_spec=_no_spec_words(state, call))
     if isinstance(verdict, guard.Rejection):
-        state.log.append(
-            "rejected", tool=call.name, reason=verdict.code, message=verdict.message, **extra
-        )
+        state.log.append(logevents.Rejected(call.name, verdict.code, verdict.message, thread))
         tool_result(
             state,
             call,
@@ -133,7 +125,7 @@ def dispatch(
         )
         if state.rehearsal:  # `sdd routine test`: said, never run, whatever the boundary says
             would = "stop for the person" if not decision.run else "run under a saved rule"
-            state.log.append("rehearsed", tool=call.name, args=call.args, would=would)
+            state.log.append(logevents.Rehearsed(call.name, call.args, would))
             action = describe(call.name, call.args, root=state.root.path)
             tool_result(
                 state,
@@ -179,23 +171,22 @@ def _execute(
     if tampered:
         lost = (data or {}).get("lost") or []
         state.log.append(
-            "rejected",
-            tool=call.name,
-            reason="tampered",
-            message="it changed protected files, which were put back: "
-            + ", ".join(t for t in tampered if t not in lost)
-            + (f"; could not be put back: {', '.join(lost)}" if lost else ""),
+            logevents.Rejected(
+                call.name,
+                "tampered",
+                "it changed protected files, which were put back: "
+                + ", ".join(t for t in tampered if t not in lost)
+                + (f"; could not be put back: {', '.join(lost)}" if lost else ""),
+            )
         )
     for event in ("artifact", "handoff"):  # what a tool reports for the network's record
         if isinstance((data or {}).get(event), dict) and failed is None:
-            state.log.append(event, **(data or {})[event])
+            state.log.append(logevents.KINDS[event].from_fields((data or {})[event]))
     if kind == "consequential" and failed is None:
-        state.log.append("action_done", tool=call.name, args=call.args, by=allowed_by)
+        state.log.append(logevents.ActionDone(call.name, call.args, allowed_by))
     elif kind == "consequential":
         # Allowed, tried, and not done: never listed as done when the run fails later.
-        state.log.append(
-            "action_failed", tool=call.name, args=call.args, by=allowed_by, reason=failed
-        )
+        state.log.append(logevents.ActionFailed(call.name, call.args, allowed_by, failed))
     tool_result(state, call, text, messages, thread)
 
 
@@ -235,16 +226,17 @@ def _stop(state: RunState, call: ToolCall, reason: str) -> stops.Stop:
     )
     stops.save(state.root, stop)
     state.log.append(
-        "stop",
-        stop=stop.id,
-        kind=stop.kind,
-        action=stop.action,
-        tool=call.name,
-        args=call.args,
-        choices=list(stop.choices),
-        call_id=call.id,
-        because=reason,
-        sandbox=box.label,
-        expires_at=stop.as_json()["expires_at"],
+        logevents.Stop(
+            stop.id,
+            stop.kind,
+            stop.action,
+            tool=call.name,
+            args=call.args,
+            choices=list(stop.choices),
+            call_id=call.id,
+            because=reason,
+            sandbox=box.label,
+            expires_at=stop.as_json()["expires_at"],
+        )
     )
     return stop

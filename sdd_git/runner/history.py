@@ -7,7 +7,7 @@ from typing import Any
 
 from sdd_git.errors import RecordError
 from sdd_git.root import Root
-from sdd_git.runner.runlog import read_events, runs_folder
+from sdd_git.runner.runlog import first, read_events, runs_folder
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ def runs(root: Root, role: str | None = None) -> list[RunSummary]:
             events = read_events(path)
         except RecordError:
             continue
-        started = next((e for e in events if e.get("event") == "run_started"), None)
+        started = first(events, "run_started")
         if started is None:
             continue
         roles = tuple(started.get("roles") or ())
@@ -89,8 +89,7 @@ def _died(root: Root, events: list[dict[str, Any]], last: dict[str, Any]) -> boo
     # opened, released after it ends) is gone, or its holder is.
     from sdd_git.runner.state import role_lock
 
-    started = next((e for e in events if e.get("event") == "run_started"), {})
-    roles = started.get("roles") or [""]
+    roles = (first(events, "run_started") or {}).get("roles") or [""]
     lock = role_lock(root, str(roles[0]))
     if not lock.exists():
         return True

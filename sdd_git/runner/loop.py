@@ -20,7 +20,7 @@ from sdd_git.errors import SddError
 from sdd_git.providers.base import Message, Provider, ProviderError, ToolCall
 from sdd_git.roles.profile import RoleProfile
 from sdd_git.root import Root
-from sdd_git.runner import prompt, stops
+from sdd_git.runner import logevents, prompt, stops
 from sdd_git.runner.dispatch import dispatch
 from sdd_git.runner.gate import Plan
 from sdd_git.runner.state import (
@@ -136,15 +136,15 @@ def run(state: RunState, critic: RoleProfile, plan: Plan) -> RunOutcome:
     try:
         return _loop(state, critic, plan)
     except _StopNow:
-        state.log.append("decision", stop=None, choice="stop_now")
+        state.log.append(logevents.Decision(None, "stop_now"))
         return end(state, "stopped-now", EXIT_DONE, "stopped now; what was done stays done")
     except KeyboardInterrupt:
         return interrupted(state)
     except (ProviderError, RunCannotGoOn) as exc:
         return failed(state, exc)  # the person sees the run id and what was already done
     except SddError as exc:
-        state.log.append("error", message=exc.message)
-        state.log.append("run_ended", status="failed")
+        state.log.append(logevents.RunError(exc.message))
+        state.log.append(logevents.RunEnded("failed"))
         raise
 
 
@@ -194,19 +194,17 @@ def _loop(state: RunState, critic: RoleProfile, plan: Plan) -> RunOutcome:
                     state, state.role.name, reply_calls, wanted, state.messages, "author",
                     author_reads, partial(_revision, open_gaps=open_gaps),
                 )  # fmt: skip
-                state.log.append("revision", **{"pass": number}, changed=changed, text=draft)
+                state.log.append(logevents.Revision(number, changed, draft))
                 shown = f"Revision of {', '.join(changed)}:\n{draft}"
             else:
                 draft = _loop_call(
                     state, state.role.name, reply_calls, wanted, state.messages, "author",
                     author_reads, _draft,
                 )  # fmt: skip
-                state.log.append("draft", **{"pass": number}, text=draft)
+                state.log.append(logevents.Draft(number, draft))
                 shown = f"The draft to critique:\n{draft}"
         except _Bad as bad:
-            state.log.append(
-                "rejected", tool=wanted, reason=bad.reason, message=bad.message, **{"pass": number}
-            )
+            state.log.append(logevents.Rejected(wanted, bad.reason, bad.message, pass_=number))
             spent = bad.message  # a bad draft or revision spends its pass
             continue
         if critic_spent is not None:
@@ -234,20 +232,14 @@ def _loop(state: RunState, critic: RoleProfile, plan: Plan) -> RunOutcome:
             )  # fmt: skip
         except _Bad as bad:
             state.log.append(
-                "rejected",
-                tool="report_gaps",
-                reason=bad.reason,
-                message=bad.message,
-                **{"pass": number},
+                logevents.Rejected("report_gaps", bad.reason, bad.message, pass_=number)
             )
             critic_spent = bad.message
             spent = f"{critic.name}'s critique of it did not hold up ({bad.message})"
             continue
         checked = True
         open_gaps = gaps
-        state.log.append(
-            "critique", **{"pass": number}, role=critic.name, gaps=[g.as_json() for g in gaps]
-        )
+        state.log.append(logevents.Critique(number, critic.name, [g.as_json() for g in gaps]))
         if not gaps:
             break
         feedback = "\n".join(f"- {g.words()}" for g in gaps)
@@ -258,13 +250,13 @@ def _loop(state: RunState, critic: RoleProfile, plan: Plan) -> RunOutcome:
                 "Revise the draft with submit_revision, naming the gap ids you changed.",
             }
         )
-        state.log.append("message", role="user", content=state.messages[-1]["content"])
+        state.log.append(logevents.Message("user", state.messages[-1]["content"]))
     return _summary_stop(state, critic, plan, draft, open_gaps, checked, passes)
 
 
 def _tell_author(state: RunState, text: str) -> None:
     state.messages.append({"role": "user", "content": text})
-    state.log.append("message", role="user", content=text)
+    state.log.append(logevents.Message("user", text))
 
 
 def _critic_system(critic: RoleProfile, plan: Plan) -> str:
@@ -280,7 +272,7 @@ def _critic_system(critic: RoleProfile, plan: Plan) -> str:
 
 
 def _log_message(state: RunState, message: Message, thread: str) -> None:
-    state.log.append("message", role=message["role"], content=message["content"], thread=thread)
+    state.log.append(logevents.Message(message["role"], message["content"], thread=thread))
 
 
 def _call(
@@ -302,12 +294,10 @@ def _call(
     if thread == "author":
         for text in new_says(state):
             state.says_seen += 1
-            state.log.append("say", text=text)
+            state.log.append(logevents.Say(text))
             messages.append({"role": "user", "content": text})
     state.calls_made += 1
-    state.log.append(
-        "provider_call", role=role.name, purpose=purpose, call=state.calls_made, **{"pass": number}
-    )
+    state.log.append(logevents.ProviderCall(role.name, purpose, state.calls_made, number))
     outgoing = masked(state, messages)
     if masker is not None:
         outgoing = [json.loads(masker(json.dumps(m, ensure_ascii=False))) for m in outgoing]
@@ -317,9 +307,7 @@ def _call(
         state, provider, role.name, outgoing, tools, context_tokens=context_tokens,
         expected=expected,
     )  # fmt: skip
-    state.log.append(
-        "reply", role=role.name, message=reply.message, usage=reply.usage, thread=thread
-    )
+    state.log.append(logevents.Reply(role.name, reply.message, reply.usage, thread))
     messages.append(reply.message)
     return reply.tool_calls
 
@@ -343,10 +331,7 @@ def _loop_call(
     for call in calls:
         if call.name == wanted and not found:
             found = True
-            state.log.append(
-                "tool_call", role=role, tool=call.name, args=call.args, call_id=call.id,
-                thread=thread,
-            )  # fmt: skip
+            state.log.append(logevents.ToolCall(role, call.name, call.args, call.id, thread))
             try:
                 if call.error:
                     raise _Bad("bad_arguments", f"your arguments were not valid JSON: {call.error}")
@@ -358,15 +343,9 @@ def _loop_call(
         elif TOOL_CLASSES.get(call.name) == "read":
             dispatch(state, call, offered=reads, messages=messages, thread=thread, caller=role)
         else:
+            state.log.append(logevents.ToolCall(role, call.name, call.args, call.id, thread))
             state.log.append(
-                "tool_call", role=role, tool=call.name, args=call.args, call_id=call.id,
-                thread=thread,
-            )  # fmt: skip
-            state.log.append(
-                "rejected",
-                tool=call.name,
-                reason="not_in_loop",
-                message="not offered during the critique",
+                logevents.Rejected(call.name, "not_in_loop", "not offered during the critique")
             )
             tool_result(
                 state,
@@ -441,7 +420,7 @@ def _summary_stop(
 ) -> RunOutcome:
     author = state.role.name
     if draft is None:
-        state.log.append("run_ended", status="no-draft")
+        state.log.append(logevents.RunEnded("no-draft"))
         return RunOutcome(
             state.run_id,
             "no-draft",
@@ -482,6 +461,6 @@ def _summary_stop(
         change=state.change,
     )
     stops.save(state.root, stop)
-    state.log.append("stop", stop=stop.id, kind="draft", action=action, choices=list(stop.choices))
-    state.log.append("run_ended", status="stopped", waiting_for=stop.id)
+    state.log.append(logevents.Stop(stop.id, "draft", action, choices=list(stop.choices)))
+    state.log.append(logevents.RunEnded("stopped", waiting_for=stop.id))
     return RunOutcome(state.run_id, "stopped", EXIT_STOPPED, action, stop=stop)

@@ -1,8 +1,9 @@
 """The run log, `.sdd/role-runs/<run-id>.jsonl`: one JSON event a line, and the run's checkpoint.
 
-Every line has `ts`, `run`, `seq` and `event`. Each append is flushed and fsync'd, so a run can be
-resumed from its log by another process. A reader drops a torn last line (a crash mid-append),
-and the next append starts on a fresh line.
+Every line has `ts`, `run`, `seq` and `event`, then the fields of its event: only the typed
+events of `runner.logevents` are appended, and `logevents.parse` reads a line back into one.
+Each append is flushed and fsync'd, so a run can be resumed from its log by another process. A
+reader drops a torn last line (a crash mid-append), and the next append starts on a fresh line.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from typing import Any
 from sdd_git import beneath, statefolders
 from sdd_git.errors import RecordError
 from sdd_git.root import Root
+from sdd_git.runner.logevents import LogEvent, RunEnded
 
 Event = dict[str, Any]
+OnEvent = Callable[[Event], None]  # told each event as it lands: how the CLI shows a run live
 
 
 def runs_folder(root: Root) -> Path:
@@ -68,6 +71,11 @@ def read_events(path: Path) -> list[Event]:
     return events
 
 
+def first(events: list[Event], kind: str) -> Event | None:
+    """The first event of this kind in a log (its `run_started`, its `route`), if any."""
+    return next((e for e in events if e.get("event") == kind), None)
+
+
 @dataclass
 class RunLog:
     """An open run log that appends events; `mask` hides secrets in every line before it lands."""
@@ -79,7 +87,7 @@ class RunLog:
     seq: int = 0
     # Called with each event once it is on disk: how the CLI shows a run as it happens (core
     # code never prints). A screen that went away (a closed pipe) must not end the run.
-    listener: Callable[[Event], None] | None = None
+    listener: OnEvent | None = None
     ended: bool = False  # the last event appended is `run_ended`
 
     @classmethod
@@ -97,20 +105,20 @@ class RunLog:
             return cls(path, run_id, mask, clock, seq, ended=ended)
         return cls(path, run_id, mask, clock, seq)
 
-    def append(self, event: str, **fields: Any) -> Event:
+    def append(self, event: LogEvent) -> Event:
         self.seq += 1
         record: Event = {
             "ts": _iso(self.clock()),
             "run": self.run_id,
             "seq": self.seq,
-            "event": event,
-            **fields,
+            "event": event.kind,
+            **event.fields(),
         }
         line = self.mask(json.dumps(record, ensure_ascii=False, default=str)) + "\n"
         # A model may send a lone surrogate (valid JSON, not valid UTF-8): it becomes U+FFFD
         # rather than a crash or a log no reader can open.
         statefolders.append(self.path, line.encode("utf-8", "replace"))
-        self.ended = event == "run_ended"
+        self.ended = isinstance(event, RunEnded)
         if self.listener is not None:
             with contextlib.suppress(OSError):
                 self.listener(json.loads(line))  # masked, as it landed

@@ -31,6 +31,7 @@ from sdd_git import statefolders
 from sdd_git.errors import RecordError, SddError, UsageError
 from sdd_git.paths import display
 from sdd_git.root import Root
+from sdd_git.runner import logevents
 from sdd_git.runner.runlog import Event, log_path, read_events
 
 DRAFT_STATUS = "draft"
@@ -198,74 +199,111 @@ def _not_done_hint(status: str) -> str:
 
 
 def _read_calls(run: _Run, events: list[Event]) -> None:
-    by_id: dict[str, _Call] = {}
-    by_stop: dict[str, _Call] = {}
-    last: _Call | None = None
+    reader = _CallReader(run)
+    for event in map(logevents.parse, events):
+        read = _READERS.get(type(event))
+        if read is not None:
+            read(reader, event)
 
-    def latest(tool: Any, args: Any = None) -> _Call | None:
+
+class _CallReader:
+    """Reads a run's tool calls, and what became of each, into `run`, event by event."""
+
+    def __init__(self, run: _Run) -> None:
+        self.run = run
+        self.by_id: dict[str, _Call] = {}
+        self.by_stop: dict[str, _Call] = {}
+        self.last: _Call | None = None
+
+    def latest(self, tool: Any, args: Any = None) -> _Call | None:
         """The last call of `tool` (with these arguments, when given): the one an event that
         names no call id is about."""
-        for call in reversed(run.calls):
+        for call in reversed(self.run.calls):
             if call.tool == tool and (args is None or call.args == args):
                 return call
-        return latest(tool) if args is not None else None
+        return self.latest(tool) if args is not None else None
 
-    for event in events:
-        kind = event.get("event")
-        if kind == "plan":
-            run.sections = [str(s) for s in event.get("sections") or []]
-            run.checks = [str(c) for c in event.get("checks") or []]
-            run.decisions = [str(d) for d in event.get("decisions") or []]
-        elif kind == "tool_call" and event.get("role") in (run.role, None):
-            args = event.get("args")
-            call = _Call(
-                str(event.get("tool")),
-                dict(args) if isinstance(args, dict) else {},
-                _text(event.get("call_id")),
-            )
-            run.calls.append(call)
-            if call.call_id:
-                by_id[call.call_id] = call
-            last = call
-        elif kind == "rejected" and last is not None and last.tool == event.get("tool"):
-            last.outcome = "rejected"
-        elif kind == "stop" and event.get("stop"):
-            found = by_id.get(str(event.get("call_id"))) or latest(event.get("tool"))
-            if found is not None:
-                found.outcome, found.stop = "stopped", str(event["stop"])
-                by_stop[found.stop] = found
-        elif kind == "decision" and event.get("stop") in by_stop:
-            by_stop[str(event["stop"])].decision = str(event.get("choice"))
-        elif kind in ("action_done", "action_failed"):
-            found = latest(event.get("tool"), event.get("args"))
-            if found is not None:
-                found.outcome = "ran" if kind == "action_done" else "failed"
-                found.by = _text(event.get("by"))
-        elif kind == "rehearsed":
-            found = latest(event.get("tool"), event.get("args"))
-            if found is not None:
-                found.outcome = "rehearsed"
-        elif kind == "tool_result":
-            found = by_id.get(str(event.get("call_id")))
-            if found is not None:
-                found.result = str(event.get("content") or "")
-                if found.outcome == "asked":
-                    failed = found.result.startswith(("Rejected", f"{found.tool} failed"))
-                    found.outcome = "failed" if failed else "ran"
-        elif kind == "reply" and event.get("role") == run.role:
-            message = event.get("message")
-            content = message.get("content") if isinstance(message, dict) else None
-            if isinstance(content, str) and content.strip():
-                run.answer = content.strip()
-        elif kind == "provider_call" and event.get("purpose") == "critic":
-            run.passes += 1
-        elif kind == "artifact":
-            run.artifacts.append(_artifact_words(event))
+    def plan(self, e: logevents.Plan) -> None:
+        self.run.sections = [str(s) for s in e.sections or []]
+        self.run.checks = [str(c) for c in e.checks or []]
+        self.run.decisions = [str(d) for d in e.decisions or []]
+
+    def tool_call(self, e: logevents.ToolCall) -> None:
+        if e.role not in (self.run.role, None):
+            return
+        call = _Call(
+            str(e.tool), dict(e.args) if isinstance(e.args, dict) else {}, _text(e.call_id)
+        )
+        self.run.calls.append(call)
+        if call.call_id:
+            self.by_id[call.call_id] = call
+        self.last = call
+
+    def rejected(self, e: logevents.Rejected) -> None:
+        if self.last is not None and self.last.tool == e.tool:
+            self.last.outcome = "rejected"
+
+    def stop(self, e: logevents.Stop) -> None:
+        if not e.stop:
+            return
+        found = self.by_id.get(str(e.call_id)) or self.latest(e.tool)
+        if found is not None:
+            found.outcome, found.stop = "stopped", str(e.stop)
+            self.by_stop[found.stop] = found
+
+    def decision(self, e: logevents.Decision) -> None:
+        if e.stop in self.by_stop:
+            self.by_stop[str(e.stop)].decision = str(e.choice)
+
+    def action(self, e: logevents.ActionDone | logevents.ActionFailed) -> None:
+        found = self.latest(e.tool, e.args)
+        if found is not None:
+            found.outcome = "ran" if isinstance(e, logevents.ActionDone) else "failed"
+            found.by = _text(e.by)
+
+    def rehearsed(self, e: logevents.Rehearsed) -> None:
+        found = self.latest(e.tool, e.args)
+        if found is not None:
+            found.outcome = "rehearsed"
+
+    def tool_result(self, e: logevents.ToolResult) -> None:
+        found = self.by_id.get(str(e.call_id))
+        if found is not None:
+            found.result = str(e.content or "")
+            if found.outcome == "asked":
+                failed = found.result.startswith(("Rejected", f"{found.tool} failed"))
+                found.outcome = "failed" if failed else "ran"
+
+    def reply(self, e: logevents.Reply) -> None:
+        content = e.message.get("content") if isinstance(e.message, dict) else None
+        if e.role == self.run.role and isinstance(content, str) and content.strip():
+            self.run.answer = content.strip()
+
+    def provider_call(self, e: logevents.ProviderCall) -> None:
+        if e.purpose == "critic":
+            self.run.passes += 1
+
+    def artifact(self, e: logevents.Artifact) -> None:
+        shown = e.fields().items()
+        self.run.artifacts.append(
+            ", ".join(f"{k}: {v}" for k, v in shown if isinstance(v, str | int | float))
+        )
 
 
-def _artifact_words(event: Event) -> str:
-    shown = {k: v for k, v in event.items() if k not in ("ts", "run", "seq", "event")}
-    return ", ".join(f"{k}: {v}" for k, v in shown.items() if isinstance(v, str | int | float))
+_READERS: dict[type[logevents.LogEvent], Callable[[_CallReader, Any], None]] = {
+    logevents.Plan: _CallReader.plan,
+    logevents.ToolCall: _CallReader.tool_call,
+    logevents.Rejected: _CallReader.rejected,
+    logevents.Stop: _CallReader.stop,
+    logevents.Decision: _CallReader.decision,
+    logevents.ActionDone: _CallReader.action,
+    logevents.ActionFailed: _CallReader.action,
+    logevents.Rehearsed: _CallReader.rehearsed,
+    logevents.ToolResult: _CallReader.tool_result,
+    logevents.Reply: _CallReader.reply,
+    logevents.ProviderCall: _CallReader.provider_call,
+    logevents.Artifact: _CallReader.artifact,
+}
 
 
 # --- the text ---------------------------------------------------------------------------------

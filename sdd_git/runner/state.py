@@ -23,7 +23,7 @@ from sdd_git.providers.base import (
 )
 from sdd_git.roles.profile import RoleProfile, Rule
 from sdd_git.root import Root
-from sdd_git.runner import stops
+from sdd_git.runner import logevents, stops
 from sdd_git.runner.boundary import BoundaryIndex
 from sdd_git.runner.clock import Clock, parse_duration
 from sdd_git.runner.masking import Masker, child_environment
@@ -274,7 +274,7 @@ def tool_result(
     content = state.masker(content)
     if thread is not None:
         fields["thread"] = thread
-    state.log.append("tool_result", call_id=call.id, tool=call.name, content=content, **fields)
+    state.log.append(logevents.ToolResult(call.id, call.name, content, extra=fields))
     (state.messages if messages is None else messages).append(
         {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
     )
@@ -331,8 +331,8 @@ def new_says(state: RunState) -> list[str]:
 def interrupted(state: RunState) -> RunOutcome:
     """Ctrl-C or SIGTERM: the run ends in its log once, however many signals came."""
     if not state.log.ended:
-        state.log.append("decision", stop=None, choice="stop_now")
-        state.log.append("run_ended", status="interrupted")
+        state.log.append(logevents.Decision(None, "stop_now"))
+        state.log.append(logevents.RunEnded("interrupted"))
     return RunOutcome(
         state.run_id, "interrupted", EXIT_INTERRUPTED, "interrupted; completed actions stay"
     )
@@ -341,9 +341,9 @@ def interrupted(state: RunState) -> RunOutcome:
 def failed(state: RunState, exc: SddError) -> RunOutcome:
     """A run that cannot go on (the provider failed, the context overflowed): ended in its log,
     and told to the person with what this run already did, since it stays done."""
-    state.log.append("error", message=exc.message)
+    state.log.append(logevents.RunError(exc.message))
     if not state.log.ended:
-        state.log.append("run_ended", status="failed")
+        state.log.append(logevents.RunEnded("failed"))
     done = actions_done(state)
     message = exc.message
     if done:
@@ -376,7 +376,7 @@ def actions_done(state: RunState) -> list[str]:
 
 
 def end(state: RunState, status: str, code: int, message: str, **extra: Any) -> RunOutcome:
-    state.log.append("run_ended", status=status)
+    state.log.append(logevents.RunEnded(status))
     return RunOutcome(state.run_id, status, code, message, **extra)
 
 
@@ -422,9 +422,7 @@ def call_provider(
     limit = state.context_tokens if context_tokens is None else context_tokens
     fitted, trimmed = fit_context(outgoing, schemas, limit)
     if trimmed:
-        state.log.append(
-            "context_trimmed", role=role, results=trimmed, tokens=request_tokens(fitted, schemas)
-        )
+        state.log.append(logevents.ContextTrimmed(role, trimmed, request_tokens(fitted, schemas)))
     state.role_calls[role] = state.role_calls.get(role, 0) + 1
     return provider.complete(
         ProviderRequest(

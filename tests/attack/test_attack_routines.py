@@ -1115,19 +1115,23 @@ def test_route_a_crash_after_the_claim_never_runs_the_event_again(
 ) -> None:
     """A run log whose run_started claims the event, and nothing after it (the process died
     before its first provider call): firing the event again runs nothing."""
+    from sdd_git.runner.logevents import RunStarted
     from sdd_git.runner.masking import masker_for
     from sdd_git.runner.runlog import RunLog
 
     log = RunLog.open(root, "run-20261130-090000-aaaaaa", masker_for(root.path), time.time)
     log.append(
-        "run_started",
-        roles=["watcher"],
-        task="t",
-        change=None,
-        origin="routine",
-        routine="main-build-watch",
-        event_id="ev-1",
-        routine_rules={"ask_first": [], "rehearsal": False},
+        RunStarted(
+            ["watcher"],
+            "t",
+            None,
+            "routine",
+            extra={
+                "routine": "main-build-watch",
+                "event_id": "ev-1",
+                "routine_rules": {"ask_first": [], "rehearsal": False},
+            },
+        )
     )
     script(tmp_path, monkeypatch, [{"say": "ran"}])
     again = fire(root, watcher, event(id="ev-1"))

@@ -19,6 +19,7 @@ import pytest
 
 from sdd_git.root import Root
 from sdd_git.runner import stops
+from sdd_git.runner.logevents import RunEnded, RunStarted
 from sdd_git.runner.runlog import RunLog, read_events
 from sdd_git.sandbox.choose import current
 from tests.conftest import SddRunner, run_cli
@@ -235,12 +236,12 @@ def test_child_processes_get_no_provider_key_or_token(
 
 def test_a_torn_last_line_is_dropped_and_the_next_append_starts_fresh(root: Root) -> None:
     log = RunLog.open(root, "run-torn-1", lambda s: s, time.time)  # first writer
-    log.append("run_started", roles=["builder"], task="t")
+    log.append(RunStarted(["builder"], "t", None, None))
     with open(log.path, "a") as handle:
         handle.write('{"ts": "x", "run": "run-torn-1", "seq": 2, "event": "tool_')
     assert [e["event"] for e in read_events(log.path)] == ["run_started"]
     again = RunLog.open(root, "run-torn-1", lambda s: s, time.time)
-    again.append("run_ended", status="stopped-now")
+    again.append(RunEnded("stopped-now"))
     assert [e["event"] for e in read_events(log.path)] == ["run_started", "run_ended"]
 
 
