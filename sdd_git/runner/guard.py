@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sdd_git.runner.code_runners import BASH_BUILTINS, PRODUCT_PROGRAM_FOLDERS
 from sdd_git.sandbox.policy import (
     AGENT_FILE_NAMES,
     RECORD_FOLDERS,
@@ -27,6 +26,7 @@ from sdd_git.sandbox.policy import (
     rule_link_targets,
     sdd_home,
 )
+from sdd_git.shellpolicy.runs_code import BASH_BUILTINS, PRODUCT_PROGRAM_FOLDERS
 from sdd_git.tools.catalog import CONNECTOR_TOOLS, TOOL_CLASSES
 
 PROTECTED_TOP = RECORD_FOLDERS  # the old name, kept for anyone who imports it
@@ -118,7 +118,7 @@ def check(
 
 
 def _shell(root: Path, command: str) -> Rejection | Clearance:
-    from sdd_git.runner.shell import classify
+    from sdd_git.shellpolicy.walk import classify
 
     finding = classify(command)
     if finding.reaches_sdd:
@@ -128,20 +128,22 @@ def _shell(root: Path, command: str) -> Rejection | Clearance:
             f"({finding.reaches_sdd[0]})",
         )
     certain = finding.certain
-    for cwd, path, whole_tree, soft in finding.writes:
+    for write in finding.writes:
+        cwd, path = write.cwd, write.path
         # A shell may write outside the product (a build folder in /tmp); only the record, sdd's
         # files and git's folder are walled off. A relative path is checked from every folder
         # a `cd` in the command reached, since loops and functions reorder them.
         for base in _bases(cwd, path, finding.cwds):
             target = str(Path(base) / path)
-            problem = write_path_problem(root, target, whole_tree=whole_tree)
+            problem = write_path_problem(root, target, whole_tree=write.whole_tree)
             if problem is None or problem.code != "protected_path":
                 continue
-            if soft and _holds_only(root, target):
+            if write.soft and _holds_only(root, target):
                 certain = False  # e.g. `find . -name '*.pyc' -delete`: the person decides
                 continue
             return Rejection(problem.code, f"the command writes {path}: {problem.message}")
-    for cwd, path, destination, moved in finding.sources:
+    for source in finding.sources:
+        cwd, path, destination = source.cwd, source.path, source.destination
         # A copy of a role or skill file is a new one wherever it lands, and a move takes the
         # person's away: both count as writing it. A folder is searched for them when it is
         # moved out of the product or lands in it (or in $SDD_HOME): `cp -r . /tmp/build` of a
@@ -153,7 +155,7 @@ def _shell(root: Path, command: str) -> Rejection | Clearance:
                 _where_rules_count(root, str(Path(b) / destination))
                 for b in _bases(cwd, destination, finding.cwds)
             )
-            if problem is None and (lands or (moved and _where_rules_count(root, target))):
+            if problem is None and (lands or (source.moved and _where_rules_count(root, target))):
                 found = _rule_file_within(root / target)
                 if found == "":
                     certain = False  # too big to search: the person decides
@@ -167,9 +169,9 @@ def _shell(root: Path, command: str) -> Rejection | Clearance:
             f"`git {finding.git_writes[0]}` changes the repository; commits, pushes and tags go "
             "through git_commit, git_push and git_tag, each named on a stop",
         )
-    for cwd, path in finding.touches:
-        for base in _bases(cwd, path, finding.cwds):
-            problem = write_path_problem(root, str(Path(base) / path))
+    for touch in finding.touches:
+        for base in _bases(touch.cwd, touch.path, finding.cwds):
+            problem = write_path_problem(root, str(Path(base) / touch.path))
             if problem is not None and problem.code == "protected_path":
                 certain = False  # a program nobody vouches for is handed part of the record
     reasons = list(finding.runs_code)

@@ -1,0 +1,214 @@
+"""What writes files: redirections, cp/mv/ln/rm and friends, sort -o, dd of=, perl -i, and the
+operands handed to programs nobody vouches for."""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any
+
+from sdd_git.shellpolicy.findings import ShellFinding, Source, Touch, Write
+from sdd_git.shellpolicy.parse import base_name, home_path, matching_option, short_flag, text_of
+
+WRITE_REDIRECTS = (">", ">>", ">|", "&>", "&>>", "<>", ">&")
+
+
+# Programs that only read their operands (unless an option below says otherwise).
+READERS = frozenset(
+    {
+        "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "ack", "wc",
+        "diff", "cmp", "ls", "stat", "file", "jq", "yq", "md5sum", "sha1sum", "sha256sum",
+        "sha512sum", "du", "tree", "nl", "od", "xxd", "hexdump", "strings", "cut", "comm", "join",
+        "paste", "fold", "fmt", "basename", "dirname", "realpath", "readlink", "test", "[",
+        "echo", "pwd", "true", "false", "column", "zcat", "bat", "which", "type", "whereis",
+        "printenv", "date", "sleep", "expr", "seq", "yes", "id", "whoami", "uname", "locale",
+    }
+)  # fmt: skip
+
+
+WRITERS_ALL = frozenset(
+    {
+        "touch", "rm", "rmdir", "mkdir", "truncate", "chmod", "chown", "chgrp", "shred", "unlink",
+        "mkfifo", "mknod", "setfacl", "chattr", "tee", "sponge", "link", "gzip", "gunzip",
+        "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd",
+    }
+)  # fmt: skip
+
+
+WRITERS_LAST = frozenset({"cp", "install", "rsync", "scp"})
+
+
+TREE_WRITERS = frozenset({"rm", "rmdir", "chmod", "chown", "chgrp", "shred", "setfacl", "chattr"})
+
+
+def write_command(name: str, args: list[str | None], finding: ShellFinding, cwd: str) -> None:
+    def written(path: str | None, whole_tree: bool = False) -> None:
+        if path is None:
+            finding.uncertain.append(f"{name} writes to a path that is not a fixed word")
+        else:
+            finding.writes.append(Write(cwd, path, whole_tree, False))
+
+    operands: list[str | None] = []
+    target_dir = False
+    destination: str | None = None  # the -t folder, when there is one
+    hard_link = name == "link"
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg is None:
+            operands.append(None)
+        elif arg == "--":
+            operands.extend(args[index + 1 :])
+            break
+        elif arg.startswith("--target-directory"):
+            target_dir = True
+            destination = (
+                arg.split("=", 1)[1]
+                if "=" in arg
+                else (args[index + 1] if index + 1 < len(args) else None)
+            )
+            written(destination)
+            index += 1 if "=" in arg else 2
+            continue
+        elif arg in ("--link", "--hard-link"):
+            hard_link = True
+        elif arg.startswith("-") and not arg.startswith("--") and len(arg) > 1:
+            flags = arg[1:]
+            if "l" in flags and name == "cp":
+                hard_link = True
+            if "t" in flags and name in ("cp", "mv", "install", "ln"):
+                target_dir = True
+                value = flags.split("t", 1)[1] or (
+                    args[index + 1] if index + 1 < len(args) else None
+                )
+                destination = value
+                written(value)
+                index += 1 if flags.split("t", 1)[1] else 2
+                continue
+        elif not arg.startswith("-"):
+            operands.append(arg)
+        index += 1
+    if name == "ln":
+        _link(operands, finding, cwd, target_dir)
+        return
+    if name in ("cp", "mv", "install", "rsync", "scp", "link"):
+        if not target_dir:
+            destination = operands[-1] if operands else None
+        for arg in operands if target_dir else operands[:-1]:
+            if arg is not None:
+                finding.sources.append(Source(cwd, arg, destination, name == "mv"))
+    if hard_link or name == "mv" or name in WRITERS_ALL:
+        for arg in operands:  # moved and hard-linked sources leave or share the record
+            written(arg, name in TREE_WRITERS)
+    elif not target_dir:
+        written(operands[-1] if operands else None)
+
+
+def _link(operands: list[str | None], finding: ShellFinding, cwd: str, target_dir: bool) -> None:
+    """`ln [-s] TARGET LINK`: the link is written, and the target must not be the record: a
+    link into it made now would be written through later in the same command."""
+    if not operands or any(o is None for o in operands):
+        finding.uncertain.append("ln gets an operand that is not a fixed word")
+        return
+    names = [o for o in operands if o is not None]
+    link = names[-1] if len(names) > 1 and not target_dir else "."
+    targets = names[:-1] if len(names) > 1 and not target_dir else names
+    finding.writes.append(Write(cwd, link))
+    link_dir = posixpath.dirname(posixpath.join(cwd, link)) if link != "." else cwd
+    link_path = posixpath.normpath(posixpath.join(cwd, link))
+    for target in targets:
+        seen_from = target if target.startswith("/") else posixpath.join(link_dir, target)
+        finding.writes.append(Write(".", posixpath.normpath(seen_from), True, False))
+        finding.sources.append(Source(".", posixpath.normpath(seen_from), link_path, False))
+
+
+def touched(args: list[str | None], finding: ShellFinding, cwd: str) -> None:
+    """Operands of a program nobody can vouch for: one inside the record makes it uncertain."""
+    for arg in args:
+        if arg is None:
+            continue
+        value = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
+        if arg.startswith("-o") and len(arg) > 2:
+            value = arg[2:]
+        if value and not value.startswith("-"):
+            finding.touches.append(Touch(cwd, value))
+
+
+def perl_in_place(args: list[str | None], finding: ShellFinding, cwd: str) -> None:
+    skip_next = False
+    for arg in args:
+        if skip_next:
+            skip_next = False
+            continue
+        if arg is not None and arg.startswith("-") and arg[-1:] in ("e", "E"):
+            skip_next = True  # the next word is the program
+            continue
+        if arg is None:
+            finding.uncertain.append("perl -i edits a path that is not a fixed word")
+        elif not arg.startswith("-"):
+            finding.writes.append(Write(cwd, arg))
+
+
+def sort_command(args: list[str | None], finding: ShellFinding, cwd: str) -> None:
+    """`sort -o FILE` writes FILE; its other operands are only read."""
+    index = 0
+    operands: list[str | None] = []
+    while index < len(args):
+        arg = args[index]
+        match = (
+            matching_option(arg, frozenset({"-o", "--output", "-T", "--temporary-directory"}))
+            if arg
+            else None
+        )
+        if match is not None:
+            value = match[1]
+            if value is None:
+                value = args[index + 1] if index + 1 < len(args) else None
+                index += 1
+            if value is None:
+                finding.uncertain.append("sort writes to a path that is not a fixed word")
+            elif match[0] in ("-o", "--output"):
+                finding.writes.append(Write(cwd, value))
+            index += 1
+            continue
+        if arg is None or not arg.startswith("-") or arg == "-":
+            operands.append(arg)
+        index += 1
+    touched(operands, finding, cwd)
+
+
+def writes_operands(inner: list[str | None]) -> bool:
+    name = base_name(inner[0] or "")
+    return (
+        name in WRITERS_ALL
+        or name in ("mv", "ln", "dd")
+        or (name in ("sed", "perl") and any(short_flag(a, "i") for a in inner))
+    )
+
+
+def file_redirect(node: Any, finding: ShellFinding, cwd: str) -> None:
+    operator = next((c.type for c in node.children if not c.is_named), "")
+    if operator not in WRITE_REDIRECTS:
+        return
+    destination = node.child_by_field_name("destination")
+    if destination is None:
+        return
+    target = text_of(destination)
+    if target is None:
+        finding.uncertain.append("output is redirected to a path that is not a fixed word")
+        home = home_path(destination)  # `> ~/x` writes the person's home outside a sandbox
+        if home is not None:
+            finding.writes.append(Write(cwd, home))
+        return
+    if operator == ">&" and (target.isdigit() or target == "-"):
+        return  # 2>&1 and friends duplicate a descriptor; they write no file
+    if target in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"):
+        return
+    finding.writes.append(Write(cwd, target))
+
+
+def dd_command(args: list[str | None], finding: ShellFinding, cwd: str) -> None:
+    for arg in args:
+        if arg is None:
+            finding.uncertain.append("dd gets an operand that is not a fixed word")
+        elif arg.startswith("of="):
+            finding.writes.append(Write(cwd, arg[3:]))
