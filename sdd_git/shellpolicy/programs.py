@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 import posixpath
-import re
 
 from sdd_git.shellpolicy.findings import Follow, ShellFinding, Write
-from sdd_git.shellpolicy.parse import matching_option, short_flag, word_at
+from sdd_git.shellpolicy.parse import matching_option, word_at
 from sdd_git.shellpolicy.wrappers import handed_words
-from sdd_git.shellpolicy.writers import touched, writes_operands
+from sdd_git.shellpolicy.writers import writes_operands
 
 # git options whose value is a program git runs through a shell, and the subcommands where the
 # short `-u` is one of them (elsewhere it means "update" or "set upstream").
@@ -199,131 +198,3 @@ def _git_reads(sub: str, rest: list[str | None]) -> bool:
         reading = any(w in ("--get", "--get-all", "--get-regexp", "--list", "-l") for w in rest)
         return reading or len(operands) == 1
     return False
-
-
-def sed_command(
-    follow: Follow, args: list[str | None], finding: ShellFinding, cwd: str, depth: int
-) -> None:
-    scripts: list[str | None] = []
-    operands: list[str | None] = []
-    in_place = False
-    index = 0
-    while index < len(args):
-        arg = args[index]
-        if arg in ("-e", "--expression", "-f", "--file"):
-            scripts.append(args[index + 1] if index + 1 < len(args) else None)
-            if arg in ("-f", "--file"):
-                scripts[-1] = None  # a script file: not read here
-            index += 2
-            continue
-        if arg is not None and (arg.startswith("--in-place") or short_flag(arg, "i")):
-            in_place = True
-        elif arg is None or not arg.startswith("-"):
-            operands.append(arg)
-        index += 1
-    if not scripts and operands:
-        scripts.append(operands.pop(0))
-    for script in scripts:
-        if script is None or not _sed_script(follow, script, finding, cwd, depth):
-            finding.uncertain.append("the sed script writes files or runs commands")
-            return
-    if in_place:
-        for arg in operands:
-            if arg is None:
-                finding.uncertain.append("sed -i edits a path that is not a fixed word")
-            else:
-                finding.writes.append(Write(cwd, arg))
-    else:
-        touched(operands, finding, cwd)
-
-
-_SED_ADDRESS = re.compile(
-    r"(?:[0-9]+(?:~[0-9]+)?|\$|/(?:\\.|[^/\\])*/[IM]*|\\(.)(?:\\.|(?!\1).)*\1[IM]*)"
-    r"(?:\s*,\s*(?:[0-9]+|\$|[+~][0-9]+|/(?:\\.|[^/\\])*/[IM]*))?\s*!?\s*"
-)
-
-
-_SED_PLAIN = set("=dDgGhHnNpPxzFlLqQ")
-
-
-def _sed_script(follow: Follow, script: str, finding: ShellFinding, cwd: str, depth: int) -> bool:
-    """Walks a sed script command by command, after any address (`1e`, `$e`, `/re/w f`,
-    `0~2e`, `1,3w f`): `e COMMAND` is classified as shell, `w FILE` is a write, and `e` alone or
-    `s///e` (the text as a command) makes it uncertain. False when it cannot be read."""
-    index = 0
-    size = len(script)
-
-    def rest_of_line() -> str:
-        nonlocal index
-        end = script.find("\n", index)
-        end = size if end < 0 else end
-        text = script[index:end]
-        index = end
-        return text.strip()
-
-    def written(path: str) -> None:
-        if path not in ("/dev/stdout", "/dev/stderr"):
-            finding.writes.append(Write(cwd, path))
-
-    while index < size:
-        char = script[index]
-        if char in " \t\n;}":
-            index += 1
-            continue
-        if char == "#":
-            rest_of_line()
-            continue
-        address = _SED_ADDRESS.match(script, index)
-        if address is not None:
-            index = address.end()
-        if index >= size:
-            return False
-        command = script[index]
-        index += 1
-        if command == "{":
-            continue
-        if command in "aic":
-            while True:  # text to the end of the line, and on while lines end in a backslash
-                line = rest_of_line()
-                if not line.endswith("\\") or index >= size:
-                    break
-                index += 1
-        elif command in ":btTv":
-            while index < size and script[index] not in ";\n}":
-                index += 1
-        elif command in "rR":
-            rest_of_line()
-        elif command in "wW":
-            written(rest_of_line())
-        elif command == "e":
-            line = rest_of_line()
-            if not line:
-                finding.runs_code.append("sed e runs the text it edits as a command")
-                return False
-            follow.script(line, finding, cwd, depth + 1)
-        elif command in "sy":
-            if index >= size or script[index] in "\n\\":
-                return False
-            delimiter = script[index]
-            index += 1
-            for _part in (1, 2):
-                while index < size and script[index] != delimiter:
-                    index += 2 if script[index] == "\\" else 1
-                if index >= size:
-                    return False
-                index += 1
-            if command == "s":
-                while index < size and script[index] in "gpiImM0123456789e":
-                    if script[index] == "e":
-                        finding.runs_code.append("sed s///e runs the text it edits as a command")
-                        return False
-                    index += 1
-                if index < size and script[index] == "w":
-                    index += 1
-                    written(rest_of_line())
-        elif command in _SED_PLAIN:
-            while index < size and script[index].isdigit():
-                index += 1
-        else:
-            return False
-    return True

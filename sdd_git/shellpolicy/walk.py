@@ -22,8 +22,9 @@ from sdd_git.shellpolicy.parse import (
     text_of,
     words_of,
 )
-from sdd_git.shellpolicy.programs import cd_command, find_command, git_command, sed_command
+from sdd_git.shellpolicy.programs import cd_command, find_command, git_command
 from sdd_git.shellpolicy.runs_code import runs_code
+from sdd_git.shellpolicy.sed import sed_command
 from sdd_git.shellpolicy.shells import (
     CODE_STRING_PROGRAMS,
     VERSIONED_CODE,
