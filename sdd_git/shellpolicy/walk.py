@@ -42,6 +42,7 @@ from sdd_git.shellpolicy.wrappers import (
     COMMAND_OPTIONS,
     DANGEROUS_ENV,
     DANGEROUS_ENV_PREFIXES,
+    FILE_WRAPPERS,
     LOADER,
     SHELLS,
     WRAPPERS,
@@ -332,11 +333,10 @@ def _other(command: Command, finding: ShellFinding, cwd: list[str], depth: int) 
         touched(args, finding, cwd[-1])
 
 
-_FILE_WRAPPERS = ("flock", "script", "strace", "ltrace")
 # Disjoint sets, but for busybox (a shell too), which runs its applet.
 _BY_NAME: dict[str, Rule] = {
     **dict.fromkeys(SHELLS, _shell),
-    **dict.fromkeys((*WRAPPERS, *_FILE_WRAPPERS), _wrapped),
+    **dict.fromkeys((*WRAPPERS, *FILE_WRAPPERS), _wrapped),
     **dict.fromkeys(("ln", "cp", "mv", *WRITERS_ALL, *WRITERS_LAST), _writes),
     "busybox": _busybox,
     "watch": _watch,

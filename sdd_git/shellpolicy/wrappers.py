@@ -105,6 +105,8 @@ WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 }  # fmt: skip
 
 
+# Wrappers with a file of their own to write or lock, followed by `_file_wrapper`.
+FILE_WRAPPERS = ("flock", "script", "strace", "ltrace")
 # Wrappers whose first positional word is a value (duration, priority, mask, context, group),
 # not the command.
 WRAPPER_POSITIONAL = frozenset({"timeout", "chrt", "taskset", "runcon"})
@@ -236,62 +238,12 @@ def unwrap(
     depth: int,
 ) -> list[str | None] | None:
     """The command a wrapper runs, or None when it runs none we can name."""
-    if name in ("flock", "script", "strace", "ltrace"):
+    if name in FILE_WRAPPERS:
         return _file_wrapper(follow, name, args, finding, cwd, depth)
-    with_value, plain = WRAPPERS[name]
-    index = 0
-    positional_value = name in WRAPPER_POSITIONAL
-    split: list[str | None] = []  # env -S: words split from one string, run first
-    while index < len(args):
-        arg = args[index]
-        if arg is None:
-            finding.uncertain.append(f"{name} gets an argument that is not a fixed word")
-            probe_words(follow, name, args[index:], finding, cwd, depth)
-            return None
-        if name == "env" and "=" in arg and not arg.startswith("-"):
-            key, value = arg.split("=", 1)
-            if key in DANGEROUS_ENV or key.startswith(DANGEROUS_ENV_PREFIXES):
-                finding.uncertain.append(f"it sets {key}, which changes what later commands run")
-            command_variable(follow, key, value, finding)
-            index += 1
-            continue
-        if arg == "--":
-            index += 1
-            break
-        if name == "env" and (match := matching_option(arg, _ENV_SPLIT)) is not None:
-            text = match[1] if match[1] is not None else word_at(args, index + 1)
-            index += 1 if match[1] is not None else 2
-            try:
-                split = list(shlex.split(text)) if text is not None else [None]
-            except ValueError:
-                split = [None]
-            break
-        if name == "prlimit" and _prlimit_resource(arg):
-            index += 1
-            continue
-        if arg.startswith("-") and arg != "-":
-            option = arg.split("=", 1)[0]
-            if option in with_value:
-                if name == "runcon":
-                    positional_value = False  # a part of the context, not the whole
-                _consumed(name, word_at(args, index + 1) if "=" not in arg else None, finding)
-                index += 1 if "=" in arg else 2
-                continue
-            if not arg.startswith("--") and arg[:2] in with_value:
-                index += 1  # a short option with its value attached: -o0, -n10
-                continue
-            if option in plain or arg in plain:
-                index += 1
-                continue
-            finding.uncertain.append(f"{name} {arg}: an option sdd does not know how to follow")
-            probe_words(follow, name, args[index:], finding, cwd, depth)
-            return None
-        if positional_value:
-            positional_value = False
-            _consumed(name, arg, finding)
-            index += 1
-            continue
-        break
+    taken = _options_taken(follow, name, args, finding, cwd, depth)
+    if taken is None:
+        return None
+    split, index = taken
     rest = [*split, *args[index:]]
     if name == "env" and split and split[0] is None:
         finding.uncertain.append("env -S splits text sdd cannot read into a command")
@@ -304,28 +256,110 @@ def unwrap(
             finding.uncertain.append(f"{name} runs a command named by its input")
         return None
     if name == "xargs":
-        inner = rest[0]
-        if inner is not None and (base_name(inner) == "sdd" or base_name(inner).startswith("sdd-")):
-            return rest  # reaches sdd: refused outright, not merely uncertain
-        if (
-            inner is None
-            or "{}" in (w or "" for w in rest)
-            or base_name(inner)
-            in (
-                *SHELLS,
-                *WRAPPERS,
-                "find",
-            )
-            or base_name(inner) in WRITERS_ALL | WRITERS_LAST | {"mv", "ln", "sed", "perl", "dd"}
-        ):
-            finding.uncertain.append("xargs hands its input to a command that runs or writes it")
-            probe_words(follow, name, rest, finding, cwd, depth)
-            if inner is None or base_name(inner) in SHELLS:
-                finding.runs_code.append("xargs runs commands made of its input")
-            else:
-                finding.runs_code.extend(runs_code(inner, rest[1:]))
+        return _xargs(follow, rest, finding, cwd, depth)
+    return rest
+
+
+def _options_taken(
+    follow: Follow,
+    name: str,
+    args: list[str | None],
+    finding: ShellFinding,
+    cwd: list[str],
+    depth: int,
+) -> tuple[list[str | None], int] | None:
+    """The wrapper's own words taken off: (the words `env -S` split from one string, to run
+    first; the index of the command's first word), or None when sdd cannot follow them."""
+    index = 0
+    positional_value = name in WRAPPER_POSITIONAL
+    while index < len(args):
+        arg = args[index]
+        if arg is None:
+            finding.uncertain.append(f"{name} gets an argument that is not a fixed word")
+            probe_words(follow, name, args[index:], finding, cwd, depth)
             return None
-        handed_words(inner, rest[1:], finding)
+        if name == "env" and "=" in arg and not arg.startswith("-"):
+            _env_assignment(follow, arg, finding)
+            index += 1
+            continue
+        if arg == "--":
+            return [], index + 1
+        if name == "env" and (match := matching_option(arg, _ENV_SPLIT)) is not None:
+            text = match[1] if match[1] is not None else word_at(args, index + 1)
+            return _split(text), index + (1 if match[1] is not None else 2)
+        if name == "prlimit" and _prlimit_resource(arg):
+            index += 1
+            continue
+        if arg.startswith("-") and arg != "-":
+            width = _option_width(name, arg, word_at(args, index + 1), finding)
+            if width == 0:
+                finding.uncertain.append(f"{name} {arg}: an option sdd does not know how to follow")
+                probe_words(follow, name, args[index:], finding, cwd, depth)
+                return None
+            # runcon's context options are a part of the context, not the whole.
+            runcon_part = name == "runcon" and arg.split("=", 1)[0] in WRAPPERS[name][0]
+            positional_value = positional_value and not runcon_part
+            index += width
+            continue
+        if not positional_value:
+            break
+        positional_value = False
+        _consumed(name, arg, finding)
+        index += 1
+    return [], index
+
+
+def _option_width(name: str, arg: str, following: str | None, finding: ShellFinding) -> int:
+    """How many words a wrapper's option takes (itself, and its value when apart); 0 when the
+    table does not know it."""
+    with_value, plain = WRAPPERS[name]
+    option = arg.split("=", 1)[0]
+    if option in with_value:
+        _consumed(name, following if "=" not in arg else None, finding)
+        return 1 if "=" in arg else 2
+    if not arg.startswith("--") and arg[:2] in with_value:
+        return 1  # a short option with its value attached: -o0, -n10
+    if option in plain or arg in plain:
+        return 1
+    return 0
+
+
+def _env_assignment(follow: Follow, arg: str, finding: ShellFinding) -> None:
+    key, value = arg.split("=", 1)
+    if key in DANGEROUS_ENV or key.startswith(DANGEROUS_ENV_PREFIXES):
+        finding.uncertain.append(f"it sets {key}, which changes what later commands run")
+    command_variable(follow, key, value, finding)
+
+
+def _split(text: str | None) -> list[str | None]:
+    """`env -S TEXT`: the words it splits TEXT into; [None] when sdd cannot read them."""
+    try:
+        return list(shlex.split(text)) if text is not None else [None]
+    except ValueError:
+        return [None]
+
+
+# What xargs may not be handed its input for: it would run or write what it reads.
+_XARGS_UNCERTAIN = frozenset(
+    {*SHELLS, *WRAPPERS, "find", *WRITERS_ALL, *WRITERS_LAST, "mv", "ln", "sed", "perl", "dd"}
+)
+
+
+def _xargs(
+    follow: Follow, rest: list[str | None], finding: ShellFinding, cwd: list[str], depth: int
+) -> list[str | None] | None:
+    inner = rest[0]
+    if inner is not None and is_sdd(base_name(inner)):
+        return rest  # reaches sdd: refused outright, not merely uncertain
+    if inner is None or "{}" in (w or "" for w in rest) or base_name(inner) in _XARGS_UNCERTAIN:
+        finding.uncertain.append("xargs hands its input to a command that runs or writes it")
+        probe_words(follow, "xargs", rest, finding, cwd, depth)
+        if inner is None or base_name(inner) in SHELLS:
+            finding.runs_code.append("xargs runs commands made of its input")
+        else:
+            finding.runs_code.extend(runs_code(inner, rest[1:]))
+        return None
+    handed_words(inner, rest[1:], finding)
     return rest
 
 
