@@ -4,10 +4,18 @@ operands handed to programs nobody vouches for."""
 from __future__ import annotations
 
 import posixpath
+from dataclasses import dataclass, field
 from typing import Any
 
 from sdd_git.shellpolicy.findings import ShellFinding, Source, Touch, Write
-from sdd_git.shellpolicy.parse import base_name, home_path, matching_option, short_flag, text_of
+from sdd_git.shellpolicy.parse import (
+    base_name,
+    home_path,
+    matching_option,
+    short_flag,
+    text_of,
+    word_at,
+)
 
 WRITE_REDIRECTS = (">", ">>", ">|", "&>", "&>>", "<>", ">&")
 
@@ -47,60 +55,62 @@ def write_command(name: str, args: list[str | None], finding: ShellFinding, cwd:
         else:
             finding.writes.append(Write(cwd, path, whole_tree, False))
 
-    operands: list[str | None] = []
-    target_dir = False
-    destination: str | None = None  # the -t folder, when there is one
-    hard_link = name == "link"
-    index = 0
-    while index < len(args):
-        arg = args[index]
-        if arg is None:
-            operands.append(None)
-        elif arg == "--":
-            operands.extend(args[index + 1 :])
-            break
-        elif arg.startswith("--target-directory"):
-            target_dir = True
-            destination = (
-                arg.split("=", 1)[1]
-                if "=" in arg
-                else (args[index + 1] if index + 1 < len(args) else None)
-            )
-            written(destination)
-            index += 1 if "=" in arg else 2
-            continue
-        elif arg in ("--link", "--hard-link"):
-            hard_link = True
-        elif arg.startswith("-") and not arg.startswith("--") and len(arg) > 1:
-            flags = arg[1:]
-            if "l" in flags and name == "cp":
-                hard_link = True
-            if "t" in flags and name in ("cp", "mv", "install", "ln"):
-                target_dir = True
-                value = flags.split("t", 1)[1] or (
-                    args[index + 1] if index + 1 < len(args) else None
-                )
-                destination = value
-                written(value)
-                index += 1 if flags.split("t", 1)[1] else 2
-                continue
-        elif not arg.startswith("-"):
-            operands.append(arg)
-        index += 1
+    words = _copy_words(name, args)
+    for folder in words.folders:
+        written(folder)
+    operands, target_dir = words.operands, bool(words.folders)
     if name == "ln":
         _link(operands, finding, cwd, target_dir)
         return
     if name in ("cp", "mv", "install", "rsync", "scp", "link"):
-        if not target_dir:
-            destination = operands[-1] if operands else None
+        destination = words.folders[-1] if target_dir else (operands[-1] if operands else None)
         for arg in operands if target_dir else operands[:-1]:
             if arg is not None:
                 finding.sources.append(Source(cwd, arg, destination, name == "mv"))
-    if hard_link or name == "mv" or name in WRITERS_ALL:
+    if words.hard_link or name == "mv" or name in WRITERS_ALL:
         for arg in operands:  # moved and hard-linked sources leave or share the record
             written(arg, name in TREE_WRITERS)
     elif not target_dir:
         written(operands[-1] if operands else None)
+
+
+@dataclass
+class _CopyWords:
+    operands: list[str | None] = field(default_factory=list)
+    folders: list[str | None] = field(default_factory=list)  # each -t FOLDER, in order
+    hard_link: bool = False
+
+
+def _copy_words(name: str, args: list[str | None]) -> _CopyWords:
+    """The operands of cp, mv, ln, rm and friends, their `-t` folders, and whether they link."""
+    words = _CopyWords(hard_link=name == "link")
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg is None:
+            words.operands.append(None)
+        elif arg == "--":
+            words.operands.extend(args[index + 1 :])
+            break
+        elif arg.startswith("--target-directory"):
+            attached = "=" in arg
+            words.folders.append(arg.split("=", 1)[1] if attached else word_at(args, index + 1))
+            index += 1 if attached else 2
+            continue
+        elif arg in ("--link", "--hard-link"):
+            words.hard_link = True
+        elif arg.startswith("-") and not arg.startswith("--") and len(arg) > 1:
+            flags = arg[1:]
+            words.hard_link = words.hard_link or ("l" in flags and name == "cp")
+            if "t" in flags and name in ("cp", "mv", "install", "ln"):
+                attached_value = flags.split("t", 1)[1]
+                words.folders.append(attached_value or word_at(args, index + 1))
+                index += 1 if attached_value else 2
+                continue
+        elif not arg.startswith("-"):
+            words.operands.append(arg)
+        index += 1
+    return words
 
 
 def _link(operands: list[str | None], finding: ShellFinding, cwd: str, target_dir: bool) -> None:
