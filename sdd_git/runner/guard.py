@@ -26,6 +26,7 @@ from sdd_git.sandbox.policy import (
     rule_link_targets,
     sdd_home,
 )
+from sdd_git.shellpolicy.decision import Decision, Verdict
 from sdd_git.shellpolicy.runs_code import BASH_BUILTINS, PRODUCT_PROGRAM_FOLDERS
 from sdd_git.tools.catalog import CONNECTOR_TOOLS, TOOL_CLASSES
 
@@ -48,17 +49,15 @@ _CHANGE_DRAFTS = ("draft_reading", "draft_plan", "draft_scenarios")
 
 
 @dataclass(frozen=True)
-class Rejection:
-    code: str
-    message: str  # told to the model and written to the log
+class Rejection(Decision):
+    """What no role may do by any route: `code` and `message` are told to the model and logged."""
+
+    verdict: Verdict = Verdict.FORBID
 
 
 @dataclass(frozen=True)
-class Clearance:
-    certain: bool  # False: the call always stops and no saved rule may allow it
-    # True: a shell command that runs code; no saved rule allows it unless a sandbox holds it.
-    runs_code: bool = False
-    reasons: tuple[str, ...] = ()  # why it runs code, in plain words, for the stop
+class Clearance(Decision):
+    """The guard lets the call on to the gate and the boundary, saying how sure it is."""
 
 
 def check(
