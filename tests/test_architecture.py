@@ -18,6 +18,7 @@ LAYERS = {
     "beneath": 0, "statefolders": 0,
     "roles": 1, "records": 1, "tools": 1, "connectors": 1, "providers": 1, "sandbox": 1,
     "hoststubs": 1, "trust": 1, "cipins": 1,
+    "shellpolicy": 1,
     "runner": 2,
     "network": 3, "routines": 3, "events": 3,
     "cli": 4, "page": 4, "demo": 4, "__main__": 4,
@@ -65,6 +66,8 @@ def test_every_import_points_down_the_layers_of_design_md() -> None:
                 upward.append(f"{name}:{line} -> {target} (the sandbox stands alone)")
             if part == "trust" and target_level == 1 and target_part != "trust":
                 upward.append(f"{name}:{line} -> {target} (the trust ledger is a leaf)")
+            if part == "shellpolicy" and target_part != "shellpolicy":
+                upward.append(f"{name}:{line} -> {target} (the classifier imports nothing of ours)")
     assert upward == []
 
 

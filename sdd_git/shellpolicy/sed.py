@@ -129,7 +129,7 @@ class _Script:
         self._written(self._rest_of_line())
         return True
 
-    def execute(self, command: str) -> bool:
+    def shell_line(self, command: str) -> bool:
         line = self._rest_of_line()
         if not line:
             self.finding.runs_code.append("sed e runs the text it edits as a command")
@@ -172,7 +172,7 @@ _COMMANDS: dict[str, Callable[[_Script, str], bool]] = {
     **dict.fromkeys(":btTv", _Script.label),
     **dict.fromkeys("rR", _Script.read),
     **dict.fromkeys("wW", _Script.write),
-    "e": _Script.execute,
+    "e": _Script.shell_line,
     **dict.fromkeys("sy", _Script.replace),
     **dict.fromkeys("=dDgGhHnNpPxzFlLqQ", _Script.plain),
 }
