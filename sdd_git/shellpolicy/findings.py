@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+# A command's words: None where a word is not fixed (bash would expand it).
+Words = list[str | None]
+
 
 @dataclass(frozen=True)
 class Write:
@@ -69,7 +72,7 @@ class Follow(Protocol):
 
     def argv(
         self,
-        words: list[str | None],
+        words: Words,
         finding: ShellFinding,
         cwd: list[str],
         depth: int,

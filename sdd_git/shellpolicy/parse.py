@@ -8,6 +8,8 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from sdd_git.shellpolicy.findings import Words
+
 
 @lru_cache(maxsize=1)
 def parser() -> Any:
@@ -118,9 +120,9 @@ def _unescape_double(text: str) -> str:
     return "".join(out)
 
 
-def words_of(command: Any, home: bool = False) -> list[str | None]:
+def words_of(command: Any, home: bool = False) -> Words:
     """The command's words; with `home`, `~` and `~/...` read as the person's home folder."""
-    words: list[str | None] = []
+    words: Words = []
     name = command.child_by_field_name("name")
     if name is not None:
         words.append(text_of(name))
@@ -182,7 +184,7 @@ def matching_option(arg: str, options: frozenset[str]) -> tuple[str, str | None]
     return None
 
 
-def word_at(args: list[str | None], index: int) -> str | None:
+def word_at(args: Words, index: int) -> str | None:
     return args[index] if index < len(args) else None
 
 
@@ -198,7 +200,7 @@ def is_python(name: str) -> bool:
     return re.fullmatch(r"(python|pypy)[0-9.]*", name) is not None
 
 
-def printed_text(words: list[str | None]) -> str | None:
+def printed_text(words: Words) -> str | None:
     """What `printf FORMAT` or `echo [-ne] WORDS` prints, when the words say it plainly."""
     if not words or any(w is None for w in words):
         return None

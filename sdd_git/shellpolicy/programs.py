@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import posixpath
 
-from sdd_git.shellpolicy.findings import Follow, ShellFinding, Write
+from sdd_git.shellpolicy.findings import Follow, ShellFinding, Words, Write
 from sdd_git.shellpolicy.parse import matching_option, word_at
 from sdd_git.shellpolicy.wrappers import handed_words
 from sdd_git.shellpolicy.writers import writes_operands
@@ -44,7 +44,7 @@ GIT_RUNS_PROGRAMS = ("-O", "--open-files-in-pager", "--ext-diff", "--textconv")
 
 
 def find_command(
-    follow: Follow, args: list[str | None], finding: ShellFinding, cwd: list[str], depth: int
+    follow: Follow, args: Words, finding: ShellFinding, cwd: list[str], depth: int
 ) -> None:
     starts: list[str] = []
     for arg in args:
@@ -91,7 +91,7 @@ def find_command(
         index += 1
 
 
-def cd_command(name: str, args: list[str | None], finding: ShellFinding, cwd: list[str]) -> None:
+def cd_command(name: str, args: Words, finding: ShellFinding, cwd: list[str]) -> None:
     operands = []
     index = 0
     while index < len(args):
@@ -113,9 +113,7 @@ def cd_command(name: str, args: list[str | None], finding: ShellFinding, cwd: li
     finding.cwds.add(cwd[-1])
 
 
-def git_command(
-    follow: Follow, args: list[str | None], finding: ShellFinding, cwd: str, depth: int
-) -> None:
+def git_command(follow: Follow, args: Words, finding: ShellFinding, cwd: str, depth: int) -> None:
     index = 0
     while index < len(args):
         arg = args[index]
@@ -161,7 +159,7 @@ def git_command(
 
 
 def _git_programs(
-    follow: Follow, sub: str, rest: list[str | None], finding: ShellFinding, cwd: str, depth: int
+    follow: Follow, sub: str, rest: Words, finding: ShellFinding, cwd: str, depth: int
 ) -> None:
     """`git ls-remote --upload-pack=CMD`, `git push --receive-pack CMD`, `git clone -u CMD`,
     `git archive --remote R --exec CMD`: git runs CMD through a shell, so it is shell too."""
@@ -179,7 +177,7 @@ def _git_programs(
             follow.script(value, finding, cwd, depth + 1)
 
 
-def _git_reads(sub: str, rest: list[str | None]) -> bool:
+def _git_reads(sub: str, rest: Words) -> bool:
     if sub in GIT_READS:
         return True
     first = next((w for w in rest if w is not None), None)

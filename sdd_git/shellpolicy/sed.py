@@ -7,16 +7,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sdd_git.shellpolicy.findings import Follow, ShellFinding, Write
+from sdd_git.shellpolicy.findings import Follow, ShellFinding, Words, Write
 from sdd_git.shellpolicy.parse import short_flag
 from sdd_git.shellpolicy.writers import touched
 
 
-def sed_command(
-    follow: Follow, args: list[str | None], finding: ShellFinding, cwd: str, depth: int
-) -> None:
-    scripts: list[str | None] = []
-    operands: list[str | None] = []
+def sed_command(follow: Follow, args: Words, finding: ShellFinding, cwd: str, depth: int) -> None:
+    scripts: Words = []
+    operands: Words = []
     in_place = False
     index = 0
     while index < len(args):

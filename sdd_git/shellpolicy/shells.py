@@ -6,7 +6,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from sdd_git.shellpolicy.findings import Follow, ShellFinding
+from sdd_git.shellpolicy.findings import Follow, ShellFinding, Words
 from sdd_git.shellpolicy.runs_code import AWKS, EDITORS
 from sdd_git.shellpolicy.wrappers import probe_words
 
@@ -43,12 +43,7 @@ _BACKTICKS = re.compile(r"`([^`]*)`")
 
 
 def code_strings(
-    follow: Follow,
-    name: str,
-    args: list[str | None],
-    finding: ShellFinding,
-    cwd: list[str],
-    depth: int,
+    follow: Follow, name: str, args: Words, finding: ShellFinding, cwd: list[str], depth: int
 ) -> None:
     """Code given on the command line that hands a fixed string to a shell: the string is
     classified, and reaching sdd through it is refused (the rest of such code runs code)."""
@@ -90,11 +85,11 @@ def code_strings(
 
 def busybox_applet(
     follow: Follow,
-    args: list[str | None],
+    args: Words,
     finding: ShellFinding,
     cwd: list[str],
     depth: int,
-    stdin_script: str | None,
+    stdin: str | None,
 ) -> None:
     """`busybox APPLET ARGS...` runs the applet: it stays uncertain (busybox's applets are not
     the programs the tables know), and the applet is classified too, so that it is refused or
@@ -105,11 +100,11 @@ def busybox_applet(
     if args[0] is None or args[0].startswith("-"):
         finding.uncertain.append("busybox gets an option sdd does not know how to follow")
         return
-    follow.argv(args, finding, cwd, depth, stdin_script)
+    follow.argv(args, finding, cwd, depth, stdin)
 
 
 def watch_command(
-    follow: Follow, args: list[str | None], finding: ShellFinding, cwd: list[str], depth: int
+    follow: Follow, args: Words, finding: ShellFinding, cwd: list[str], depth: int
 ) -> None:
     """`watch [-n N] [-d] [-t] CMD...` runs `sh -c "CMD..."` again and again."""
     index = 0
@@ -138,7 +133,7 @@ def watch_command(
 
 
 def sg_command(
-    follow: Follow, args: list[str | None], finding: ShellFinding, cwd: list[str], depth: int
+    follow: Follow, args: Words, finding: ShellFinding, cwd: list[str], depth: int
 ) -> None:
     """`sg [-] GROUP [-c] COMMAND`: COMMAND is a command line run by /bin/sh."""
     rest = args[1:] if args[:1] == ["-"] else args
@@ -157,11 +152,11 @@ def sg_command(
 
 def capsh_command(
     follow: Follow,
-    args: list[str | None],
+    args: Words,
     finding: ShellFinding,
     cwd: list[str],
     depth: int,
-    stdin_script: str | None,
+    stdin: str | None,
 ) -> None:
     """`capsh [--OPTION[=VALUE]]... [-- ARGS | == ARGS]`: after `--` ARGS go to its shell
     (bash unless --shell= names another); after `==` capsh runs again with them."""
@@ -172,10 +167,10 @@ def capsh_command(
             probe_words(follow, "capsh", args[index:], finding, cwd, depth)
             return
         if arg == "--":
-            follow.argv([shell, *args[index + 1 :]], finding, cwd, depth, stdin_script)
+            follow.argv([shell, *args[index + 1 :]], finding, cwd, depth, stdin)
             return
         if arg == "==":
-            capsh_command(follow, args[index + 1 :], finding, cwd, depth, stdin_script)
+            capsh_command(follow, args[index + 1 :], finding, cwd, depth, stdin)
             return
         if arg.startswith("--shell="):
             shell = arg.split("=", 1)[1]
@@ -185,7 +180,7 @@ def capsh_command(
             return
 
 
-def python_module(args: list[str | None], finding: ShellFinding) -> None:
+def python_module(args: Words, finding: ShellFinding) -> None:
     """`python -m MODULE`, clusters like `-Im`, and launchers that run another module."""
     index = 0
     while index < len(args):
@@ -215,7 +210,7 @@ def python_module(args: list[str | None], finding: ShellFinding) -> None:
         index += 1
 
 
-def shell_has_script(args: list[str | None]) -> bool:
+def shell_has_script(args: Words) -> bool:
     return any(
         a is not None and a.startswith("-") and not a.startswith("--") and "c" in a[1:]
         for a in args
@@ -225,7 +220,7 @@ def shell_has_script(args: list[str | None]) -> bool:
 def shell_command(
     follow: Follow,
     name: str,
-    args: list[str | None],
+    args: Words,
     finding: ShellFinding,
     cwd: list[str],
     depth: int,

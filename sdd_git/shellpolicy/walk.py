@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sdd_git.shellpolicy.findings import Follow, ShellFinding
+from sdd_git.shellpolicy.findings import Follow, ShellFinding, Words
 from sdd_git.shellpolicy.parse import (
     base_name,
     heredoc_body,
@@ -163,7 +163,7 @@ def _command(node: Any, finding: ShellFinding, cwd: list[str], depth: int) -> No
         finding.sources.extend(s for s in probe.sources if s not in finding.sources)
 
 
-def _note_script(node: Any, words: list[str | None], finding: ShellFinding, cwd: str) -> None:
+def _note_script(node: Any, words: Words, finding: ShellFinding, cwd: str) -> None:
     """`printf '#!/bin/sh\\nsdd next\\n' > x.sh` (or echo) writes text the line can show: if a
     later command runs x.sh, that text is what runs, and it is classified as shell there."""
     parent = node.parent
@@ -184,11 +184,7 @@ def _note_script(node: Any, words: list[str | None], finding: ShellFinding, cwd:
 
 
 def _argv(
-    words: list[str | None],
-    finding: ShellFinding,
-    cwd: list[str],
-    depth: int,
-    stdin_script: str | None = None,
+    words: Words, finding: ShellFinding, cwd: list[str], depth: int, stdin_script: str | None = None
 ) -> None:
     if not words:
         return
@@ -215,14 +211,14 @@ class Command:
 
     name: str
     head: str  # as written
-    args: list[str | None]
+    args: Words
     stdin_script: str | None  # the text a here-document feeds it
 
 
 Rule = Callable[[Command, ShellFinding, list[str], int], None]
 
 
-def _rule(name: str, args: list[str | None]) -> tuple[Rule, str]:
+def _rule(name: str, args: Words) -> tuple[Rule, str]:
     """The one rule for the program, in order: what is sure of the name first, then what the
     words add; the table by name last."""
     if is_sdd(name):
@@ -355,18 +351,8 @@ _BY_NAME: dict[str, Rule] = {
 class _Walker:
     """The classifier's own recursion, handed to the program rules as a `Follow`."""
 
-    def script(self, source: str, finding: ShellFinding, cwd: str, depth: int) -> None:
-        _classify(source, finding, cwd, depth)
-
-    def argv(
-        self,
-        words: list[str | None],
-        finding: ShellFinding,
-        cwd: list[str],
-        depth: int,
-        stdin_script: str | None = None,
-    ) -> None:
-        _argv(words, finding, cwd, depth, stdin_script)
+    script = staticmethod(_classify)
+    argv = staticmethod(_argv)
 
 
 FOLLOW: Follow = _Walker()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from sdd_git.shellpolicy.findings import Follow, ShellFinding, Write
+from sdd_git.shellpolicy.findings import Follow, ShellFinding, Words, Write
 from sdd_git.shellpolicy.parse import base_name, is_sdd, matching_option, short_flag, word_at
 from sdd_git.shellpolicy.runs_code import TARS, runs_code
 from sdd_git.shellpolicy.writers import WRITERS_ALL, WRITERS_LAST
@@ -165,12 +165,7 @@ def command_variable(follow: Follow, name: str, value: str | None, finding: Shel
 
 
 def probe_words(
-    follow: Follow,
-    name: str,
-    args: list[str | None],
-    finding: ShellFinding,
-    cwd: list[str],
-    depth: int,
+    follow: Follow, name: str, args: Words, finding: ShellFinding, cwd: list[str], depth: int
 ) -> None:
     """A command whose options sdd does not know (it is uncertain already) may still name sdd:
     every word is tried as the command it could run, and every word with a space as a command
@@ -190,12 +185,7 @@ def probe_words(
 
 
 def command_options(
-    follow: Follow,
-    name: str,
-    args: list[str | None],
-    finding: ShellFinding,
-    cwd: list[str],
-    depth: int,
+    follow: Follow, name: str, args: Words, finding: ShellFinding, cwd: list[str], depth: int
 ) -> None:
     """split --filter, rsync -e, zip -TT, man -P, tar -I: a value run by a shell is classified
     as shell in turn; sort --compress-program names a program, classified as a command name."""
@@ -230,13 +220,8 @@ def command_options(
 
 
 def unwrap(
-    follow: Follow,
-    name: str,
-    args: list[str | None],
-    finding: ShellFinding,
-    cwd: list[str],
-    depth: int,
-) -> list[str | None] | None:
+    follow: Follow, name: str, args: Words, finding: ShellFinding, cwd: list[str], depth: int
+) -> Words | None:
     """The command a wrapper runs, or None when it runs none we can name."""
     if name in FILE_WRAPPERS:
         return _file_wrapper(follow, name, args, finding, cwd, depth)
@@ -261,13 +246,8 @@ def unwrap(
 
 
 def _options_taken(
-    follow: Follow,
-    name: str,
-    args: list[str | None],
-    finding: ShellFinding,
-    cwd: list[str],
-    depth: int,
-) -> tuple[list[str | None], int] | None:
+    follow: Follow, name: str, args: Words, finding: ShellFinding, cwd: list[str], depth: int
+) -> tuple[Words, int] | None:
     """The wrapper's own words taken off: (the words `env -S` split from one string, to run
     first; the index of the command's first word), or None when sdd cannot follow them."""
     index = 0
@@ -331,7 +311,7 @@ def _env_assignment(follow: Follow, arg: str, finding: ShellFinding) -> None:
     command_variable(follow, key, value, finding)
 
 
-def _split(text: str | None) -> list[str | None]:
+def _split(text: str | None) -> Words:
     """`env -S TEXT`: the words it splits TEXT into; [None] when sdd cannot read them."""
     try:
         return list(shlex.split(text)) if text is not None else [None]
@@ -346,8 +326,8 @@ _XARGS_UNCERTAIN = frozenset(
 
 
 def _xargs(
-    follow: Follow, rest: list[str | None], finding: ShellFinding, cwd: list[str], depth: int
-) -> list[str | None] | None:
+    follow: Follow, rest: Words, finding: ShellFinding, cwd: list[str], depth: int
+) -> Words | None:
     inner = rest[0]
     if inner is not None and is_sdd(base_name(inner)):
         return rest  # reaches sdd: refused outright, not merely uncertain
@@ -382,7 +362,7 @@ def _consumed(name: str, word: str | None, finding: ShellFinding) -> None:
         finding.reaches_sdd.append(f"{name} is given {word}, which may be the command it runs")
 
 
-def handed_words(head: str, args: list[str | None], finding: ShellFinding) -> None:
+def handed_words(head: str, args: Words, finding: ShellFinding) -> None:
     """xargs and `find -exec ... {}` add words the command line does not show: a tool that only
     prints its usage when given none (`unzip`, `npm`) runs with them."""
     if not runs_code(head, args):
@@ -392,17 +372,12 @@ def handed_words(head: str, args: list[str | None], finding: ShellFinding) -> No
 
 
 def _file_wrapper(
-    follow: Follow,
-    name: str,
-    args: list[str | None],
-    finding: ShellFinding,
-    cwd: list[str],
-    depth: int,
-) -> list[str | None] | None:
+    follow: Follow, name: str, args: Words, finding: ShellFinding, cwd: list[str], depth: int
+) -> Words | None:
     """flock LOCKFILE CMD / flock -c STRING, script [-c STRING] FILE, strace -o FILE CMD."""
     options_with_file = {"strace": ("-o",), "ltrace": ("-o",), "script": ()}.get(name, ())
     index = 0
-    positional: list[str | None] = []
+    positional: Words = []
     while index < len(args):
         arg = args[index]
         if arg is None:

@@ -7,7 +7,7 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
-from sdd_git.shellpolicy.findings import ShellFinding, Source, Touch, Write
+from sdd_git.shellpolicy.findings import ShellFinding, Source, Touch, Words, Write
 from sdd_git.shellpolicy.parse import (
     base_name,
     home_path,
@@ -48,7 +48,7 @@ WRITERS_LAST = frozenset({"cp", "install", "rsync", "scp"})
 TREE_WRITERS = frozenset({"rm", "rmdir", "chmod", "chown", "chgrp", "shred", "setfacl", "chattr"})
 
 
-def write_command(name: str, args: list[str | None], finding: ShellFinding, cwd: str) -> None:
+def write_command(name: str, args: Words, finding: ShellFinding, cwd: str) -> None:
     def written(path: str | None, whole_tree: bool = False) -> None:
         if path is None:
             finding.uncertain.append(f"{name} writes to a path that is not a fixed word")
@@ -76,12 +76,12 @@ def write_command(name: str, args: list[str | None], finding: ShellFinding, cwd:
 
 @dataclass
 class _CopyWords:
-    operands: list[str | None] = field(default_factory=list)
-    folders: list[str | None] = field(default_factory=list)  # each -t FOLDER, in order
+    operands: Words = field(default_factory=list)
+    folders: Words = field(default_factory=list)  # each -t FOLDER, in order
     hard_link: bool = False
 
 
-def _copy_words(name: str, args: list[str | None]) -> _CopyWords:
+def _copy_words(name: str, args: Words) -> _CopyWords:
     """The operands of cp, mv, ln, rm and friends, their `-t` folders, and whether they link."""
     words = _CopyWords(hard_link=name == "link")
     index = 0
@@ -113,7 +113,7 @@ def _copy_words(name: str, args: list[str | None]) -> _CopyWords:
     return words
 
 
-def _link(operands: list[str | None], finding: ShellFinding, cwd: str, target_dir: bool) -> None:
+def _link(operands: Words, finding: ShellFinding, cwd: str, target_dir: bool) -> None:
     """`ln [-s] TARGET LINK`: the link is written, and the target must not be the record: a
     link into it made now would be written through later in the same command."""
     if not operands or any(o is None for o in operands):
@@ -131,7 +131,7 @@ def _link(operands: list[str | None], finding: ShellFinding, cwd: str, target_di
         finding.sources.append(Source(".", posixpath.normpath(seen_from), link_path, False))
 
 
-def touched(args: list[str | None], finding: ShellFinding, cwd: str) -> None:
+def touched(args: Words, finding: ShellFinding, cwd: str) -> None:
     """Operands of a program nobody can vouch for: one inside the record makes it uncertain."""
     for arg in args:
         if arg is None:
@@ -143,7 +143,7 @@ def touched(args: list[str | None], finding: ShellFinding, cwd: str) -> None:
             finding.touches.append(Touch(cwd, value))
 
 
-def perl_in_place(args: list[str | None], finding: ShellFinding, cwd: str) -> None:
+def perl_in_place(args: Words, finding: ShellFinding, cwd: str) -> None:
     skip_next = False
     for arg in args:
         if skip_next:
@@ -158,10 +158,10 @@ def perl_in_place(args: list[str | None], finding: ShellFinding, cwd: str) -> No
             finding.writes.append(Write(cwd, arg))
 
 
-def sort_command(args: list[str | None], finding: ShellFinding, cwd: str) -> None:
+def sort_command(args: Words, finding: ShellFinding, cwd: str) -> None:
     """`sort -o FILE` writes FILE; its other operands are only read."""
     index = 0
-    operands: list[str | None] = []
+    operands: Words = []
     while index < len(args):
         arg = args[index]
         match = (
@@ -186,7 +186,7 @@ def sort_command(args: list[str | None], finding: ShellFinding, cwd: str) -> Non
     touched(operands, finding, cwd)
 
 
-def writes_operands(inner: list[str | None]) -> bool:
+def writes_operands(inner: Words) -> bool:
     name = base_name(inner[0] or "")
     return (
         name in WRITERS_ALL
@@ -216,7 +216,7 @@ def file_redirect(node: Any, finding: ShellFinding, cwd: str) -> None:
     finding.writes.append(Write(cwd, target))
 
 
-def dd_command(args: list[str | None], finding: ShellFinding, cwd: str) -> None:
+def dd_command(args: Words, finding: ShellFinding, cwd: str) -> None:
     for arg in args:
         if arg is None:
             finding.uncertain.append("dd gets an operand that is not a fixed word")
