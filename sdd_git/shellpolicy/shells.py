@@ -83,26 +83,6 @@ def code_strings(
         finding.reaches_sdd.append(f"{name} hands a shell command to run: {reason}")
 
 
-def busybox_applet(
-    follow: Follow,
-    args: Words,
-    finding: ShellFinding,
-    cwd: list[str],
-    depth: int,
-    stdin: str | None,
-) -> None:
-    """`busybox APPLET ARGS...` runs the applet: it stays uncertain (busybox's applets are not
-    the programs the tables know), and the applet is classified too, so that it is refused or
-    counted as running code as the program of that name would be."""
-    finding.uncertain.append("busybox runs an applet whose options sdd does not know")
-    if not args or args[0] in ("--list", "--help"):
-        return
-    if args[0] is None or args[0].startswith("-"):
-        finding.uncertain.append("busybox gets an option sdd does not know how to follow")
-        return
-    follow.argv(args, finding, cwd, depth, stdin)
-
-
 def watch_command(
     follow: Follow, args: Words, finding: ShellFinding, cwd: list[str], depth: int
 ) -> None:

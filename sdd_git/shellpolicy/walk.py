@@ -28,7 +28,6 @@ from sdd_git.shellpolicy.sed import sed_command
 from sdd_git.shellpolicy.shells import (
     CODE_STRING_PROGRAMS,
     VERSIONED_CODE,
-    busybox_applet,
     capsh_command,
     code_strings,
     python_module,
@@ -283,7 +282,17 @@ def _shell(command: Command, finding: ShellFinding, cwd: list[str], depth: int) 
 
 
 def _busybox(command: Command, finding: ShellFinding, cwd: list[str], depth: int) -> None:
-    busybox_applet(FOLLOW, command.args, finding, cwd, depth, command.stdin_script)
+    """`busybox APPLET ARGS...` runs the applet: it stays uncertain (busybox's applets are not
+    the programs the tables know), and the applet is classified too, so that it is refused or
+    counted as running code as the program of that name would be."""
+    args = command.args
+    finding.uncertain.append("busybox runs an applet whose options sdd does not know")
+    if not args or args[0] in ("--list", "--help"):
+        return
+    if args[0] is None or args[0].startswith("-"):
+        finding.uncertain.append("busybox gets an option sdd does not know how to follow")
+        return
+    _argv(args, finding, cwd, depth, command.stdin_script)
 
 
 def _watch(command: Command, finding: ShellFinding, cwd: list[str], depth: int) -> None:
