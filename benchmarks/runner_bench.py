@@ -106,9 +106,9 @@ def rules(batches: int, checks: int) -> int:
     calls = workload()
     for args, allowed in calls:
         verdict = index.decide("run_command", args)
-        if verdict.run != allowed:
+        if verdict.allowed != allowed:
             return fail(f"decide('run_command', {args}) gave {verdict}, expected run={allowed}")
-    if index.decide("git_push", {"remote": "origin"}).reason != "ask_first":
+    if index.decide("git_push", {"remote": "origin"}).code != "ask_first":
         return fail("git_push did not ask first")
 
     args_only = [args for args, _ in calls]

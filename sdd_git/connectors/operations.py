@@ -16,6 +16,7 @@ from typing import Any
 
 from sdd_git.connectors.base import ACT, DRAFT, FORBIDDEN, READ, Operation
 from sdd_git.connectors.toolwords import folded, hers_by_words, name_says
+from sdd_git.shellpolicy.decision import Decision, Verdict
 
 _RELEASE = "a release is the person's (sdd release)"
 _O = Operation
@@ -263,10 +264,26 @@ def _key_words(key: str) -> str:
 
 
 @dataclass(frozen=True)
-class Verdict:
-    kind: str  # read, act, draft or forbidden
-    operation: Operation | None  # None: not in the table (an MCP tool, a plug-in's operation)
-    why: str = ""  # for forbidden: in plain words
+class Classified(Decision):
+    """A connector call's class, as the one decision: a read or a draft is allowed, an act asks
+    the person, and what is hers is forbidden. `code` is the class, `message` why it is hers."""
+
+    operation: Operation | None = None  # None: not in the table (an MCP tool, a plug-in's)
+
+    @property
+    def kind(self) -> str:
+        return self.code  # read, act, draft or forbidden
+
+    @property
+    def why(self) -> str:
+        return self.message
+
+
+_VERDICTS = {READ: Verdict.ALLOW, DRAFT: Verdict.ALLOW, ACT: Verdict.ASK, FORBIDDEN: Verdict.FORBID}
+
+
+def _classified(kind: str, operation: Operation | None, why: str = "") -> Classified:
+    return Classified(kind, why, _VERDICTS[kind], operation=operation)
 
 
 def _texts(value: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], str]]:
@@ -402,7 +419,7 @@ def forbidden_reason(operation: str, args: Mapping[str, Any]) -> str | None:
 
 def classify(
     connector: str, operation: str, args: Mapping[str, Any], declared_reads: tuple[str, ...] = ()
-) -> Verdict:
+) -> Classified:
     """The class of one call. The table's word is final for its operations, except that the
     rules of `forbidden_reason` can only make a call forbidden, never less. An operation the
     table does not know (an MCP tool, a plug-in's) is an act, so it stops, unless the person's
@@ -412,13 +429,13 @@ def classify(
     # are not checked as a status change. Its name still is, as every other call's.
     reason = forbidden_reason(operation, {} if known is not None and known.kind == READ else args)
     if known is not None and known.kind == FORBIDDEN:
-        return Verdict(FORBIDDEN, known, known.why)
+        return _classified(FORBIDDEN, known, known.why)
     if reason is not None:
-        return Verdict(FORBIDDEN, known, reason)
+        return _classified(FORBIDDEN, known, reason)
     if known is not None:
-        return Verdict(known.kind, known)
+        return _classified(known.kind, known)
     if _CHAT_POST.search(folded(operation)):
         # A chat server's own tool (an MCP server for Slack or Teams, a plug-in) would post a
         # role's words to a channel; chat gets only drafts she reads and sends herself.
-        return Verdict(FORBIDDEN, None, _CHAT_WHY)
-    return Verdict(READ if operation in declared_reads else ACT, None)
+        return _classified(FORBIDDEN, None, _CHAT_WHY)
+    return _classified(READ if operation in declared_reads else ACT, None)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import fnmatch
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from sdd_git.roles.profile import Boundary
+from sdd_git.shellpolicy.decision import Decision, Verdict
 
 UNMATCHED_INPUT = "purpose"  # the model's own explanation: shown on the stop, never matched
 
@@ -23,10 +23,10 @@ def canonical_inputs(args: dict[str, Any]) -> str:
     return json.dumps(inputs, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-@dataclass(frozen=True)
-class Verdict:
-    run: bool
-    reason: str  # "always_allow", "ask_first", "not allowed", "no sandbox"
+_ASK_FIRST = Decision("ask_first", verdict=Verdict.ASK)
+_NO_SANDBOX = Decision("no sandbox", verdict=Verdict.ASK)
+_ALWAYS_ALLOW = Decision("always_allow", verdict=Verdict.ALLOW)
+_NOT_ALLOWED = Decision("not allowed", verdict=Verdict.ASK)
 
 
 class BoundaryIndex:
@@ -48,21 +48,22 @@ class BoundaryIndex:
         certain: bool = True,
         runs_code: bool = False,
         sandboxed: bool = True,
-    ) -> Verdict:
+    ) -> Decision:
         """Whether a consequential call may run without asking the person.
 
         A command that runs code, or that the guard could not classify, is matched by a saved
         rule only where a working sandbox holds it; with no sandbox no saved rule runs any
-        command at all (the person reads "no sandbox" on every such stop)."""
+        command at all (the person reads "no sandbox" on every such stop). The decision's
+        code is the stop's `because`: "always_allow", "ask_first", "not allowed", "no sandbox"."""
         if self.asks_first(tool, args):
-            return Verdict(False, "ask_first")
+            return _ASK_FIRST
         if tool == "run_command" and not sandboxed:
-            return Verdict(False, "no sandbox")
+            return _NO_SANDBOX
         if (not certain or runs_code) and not sandboxed:
-            return Verdict(False, "no sandbox")
+            return _NO_SANDBOX
         if (tool, canonical_inputs(args)) in self.allowed:
-            return Verdict(True, "always_allow")
-        return Verdict(False, "not allowed")
+            return _ALWAYS_ALLOW
+        return _NOT_ALLOWED
 
 
 def _inputs_match(pattern: dict[str, Any] | None, args: dict[str, Any]) -> bool:

@@ -17,6 +17,7 @@ from sdd_git.runner import guard, logevents, stops
 from sdd_git.runner.boundary import BoundaryIndex
 from sdd_git.runner.state import RunState, approval_timeout, tool_context, tool_result
 from sdd_git.runner.words import describe
+from sdd_git.shellpolicy.decision import strictest
 from sdd_git.tools.base import ToolFailed
 from sdd_git.tools.catalog import TOOL_CLASSES
 
@@ -83,7 +84,7 @@ def dispatch(
         change=state.change,
     )
     if (
-        isinstance(verdict, guard.Rejection)
+        verdict.forbidden
         and verdict.code == "not_offered"
         and call.name in GATED_TOOLS
         and not state.accepted
@@ -91,7 +92,7 @@ def dispatch(
         # A role not offered an action still meets the gate first: with no accepted section the
         # run ends at exit 4 whatever the role's `produces`, as the contract says.
         return Dispatched(no_spec=_no_spec_words(state, call))
-    if isinstance(verdict, guard.Rejection):
+    if verdict.forbidden:
         state.log.append(logevents.Rejected(call.name, verdict.code, verdict.message, thread))
         tool_result(
             state,
@@ -116,15 +117,18 @@ def dispatch(
             if state.unattended:  # in CI nobody answers, and no earlier answer stands in
                 rules = dataclasses.replace(rules, always_allow=())
             state.boundary = BoundaryIndex(rules)
-        decision = state.boundary.decide(
-            call.name,
-            call.args,
-            certain=verdict.certain,
-            runs_code=verdict.runs_code,
-            sandboxed=current().working,
+        decision = strictest(
+            verdict,
+            state.boundary.decide(
+                call.name,
+                call.args,
+                certain=verdict.certain,
+                runs_code=verdict.runs_code,
+                sandboxed=current().working,
+            ),
         )
         if state.rehearsal:  # `sdd routine test`: said, never run, whatever the boundary says
-            would = "stop for the person" if not decision.run else "run under a saved rule"
+            would = "stop for the person" if not decision.allowed else "run under a saved rule"
             state.log.append(logevents.Rehearsed(call.name, call.args, would))
             action = describe(call.name, call.args, root=state.root.path)
             tool_result(
@@ -136,8 +140,8 @@ def dispatch(
                 thread,
             )
             return Dispatched()
-        if not decision.run:
-            return Dispatched(stop=_stop(state, call, decision.reason))
+        if not decision.allowed:
+            return Dispatched(stop=_stop(state, call, decision.code))
         allowed_by = "saved_rule"  # not her answer on this call: a rule she saved before
     _execute(state, call, kind, allowed_by, messages, thread)
     return Dispatched()

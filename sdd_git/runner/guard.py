@@ -11,12 +11,11 @@ by a saved rule unless a working sandbox holds it.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sdd_git.runner.code_runners import BASH_BUILTINS, PRODUCT_PROGRAM_FOLDERS
 from sdd_git.sandbox.policy import (
     AGENT_FILE_NAMES,
     RECORD_FOLDERS,
@@ -27,7 +26,12 @@ from sdd_git.sandbox.policy import (
     rule_link_targets,
     sdd_home,
 )
+from sdd_git.shellpolicy.decision import Decision, Verdict
+from sdd_git.shellpolicy.runs_code import BASH_BUILTINS, PRODUCT_PROGRAM_FOLDERS
 from sdd_git.tools.catalog import CONNECTOR_TOOLS, TOOL_CLASSES
+
+if TYPE_CHECKING:
+    from sdd_git.shellpolicy.findings import ShellFinding, Source
 
 PROTECTED_TOP = RECORD_FOLDERS  # the old name, kept for anyone who imports it
 _RULE_NAMES = frozenset(name.casefold() for name in RULE_FILE_NAMES)
@@ -45,17 +49,15 @@ _CHANGE_DRAFTS = ("draft_reading", "draft_plan", "draft_scenarios")
 
 
 @dataclass(frozen=True)
-class Rejection:
-    code: str
-    message: str  # told to the model and written to the log
+class Rejection(Decision):
+    """What no role may do by any route: `code` and `message` are told to the model and logged."""
+
+    verdict: Verdict = Verdict.FORBID
 
 
 @dataclass(frozen=True)
-class Clearance:
-    certain: bool  # False: the call always stops and no saved rule may allow it
-    # True: a shell command that runs code; no saved rule allows it unless a sandbox holds it.
-    runs_code: bool = False
-    reasons: tuple[str, ...] = ()  # why it runs code, in plain words, for the stop
+class Clearance(Decision):
+    """The guard lets the call on to the gate and the boundary, saying how sure it is."""
 
 
 def check(
@@ -81,6 +83,18 @@ def check(
         return Rejection("bad_input", "an argument holds a NUL byte, which no path or command may")
     if tool in CONNECTOR_TOOLS:
         return _connector_call(tool, args, root, tuple(connectors))
+    problem = _draft_problem(tool, args, change) or _path_problem(tool, args, root)
+    if problem is not None:
+        return problem
+    if tool == "run_command":
+        command = args.get("command")
+        if not isinstance(command, str) or not command.strip():
+            return Rejection("bad_input", "run_command needs a command")
+        return _shell(root, command)
+    return Clearance(certain=True)
+
+
+def _draft_problem(tool: str, args: dict[str, Any], change: str | None) -> Rejection | None:
     if tool in _CHANGE_DRAFTS:
         named = str(args.get("change") or "").strip()
         if named != change:
@@ -90,6 +104,11 @@ def check(
                 f"{tool} names {named or 'no change'}, and {mine}; a draft stays in its run's "
                 "own change",
             )
+    return None
+
+
+def _path_problem(tool: str, args: dict[str, Any], root: Path) -> Rejection | None:
+    """Why the paths a file, git or code host tool is given are forbidden, or None."""
     if tool in _CODE_HOST_TOOLS:
         problem = _code_host_call(tool, args, root)
         if problem is not None:
@@ -109,16 +128,11 @@ def check(
             inside = _inside(root, args.get(key))
             if inside is None:
                 return Rejection("outside_root", "that path is outside the product folder")
-    if tool == "run_command":
-        command = args.get("command")
-        if not isinstance(command, str) or not command.strip():
-            return Rejection("bad_input", "run_command needs a command")
-        return _shell(root, command)
-    return Clearance(certain=True)
+    return None
 
 
 def _shell(root: Path, command: str) -> Rejection | Clearance:
-    from sdd_git.runner.shell import classify
+    from sdd_git.shellpolicy.walk import classify
 
     finding = classify(command)
     if finding.reaches_sdd:
@@ -127,57 +141,85 @@ def _shell(root: Path, command: str) -> Rejection | Clearance:
             f"sdd commands belong to the person; a role cannot run them by any route "
             f"({finding.reaches_sdd[0]})",
         )
-    certain = finding.certain
-    for cwd, path, whole_tree, soft in finding.writes:
-        # A shell may write outside the product (a build folder in /tmp); only the record, sdd's
-        # files and git's folder are walled off. A relative path is checked from every folder
-        # a `cd` in the command reached, since loops and functions reorder them.
-        for base in _bases(cwd, path, finding.cwds):
-            target = str(Path(base) / path)
-            problem = write_path_problem(root, target, whole_tree=whole_tree)
-            if problem is None or problem.code != "protected_path":
-                continue
-            if soft and _holds_only(root, target):
-                certain = False  # e.g. `find . -name '*.pyc' -delete`: the person decides
-                continue
-            return Rejection(problem.code, f"the command writes {path}: {problem.message}")
-    for cwd, path, destination, moved in finding.sources:
-        # A copy of a role or skill file is a new one wherever it lands, and a move takes the
-        # person's away: both count as writing it. A folder is searched for them when it is
-        # moved out of the product or lands in it (or in $SDD_HOME): `cp -r . /tmp/build` of a
-        # product that holds roles is fine, `cp -r /tmp/pack src/pack` of a pack is not.
-        for base in _bases(cwd, path, finding.cwds):
-            target = str(Path(base) / path)
-            problem = _rule_problem(root, target)
-            lands = destination is None or any(
-                _where_rules_count(root, str(Path(b) / destination))
-                for b in _bases(cwd, destination, finding.cwds)
-            )
-            if problem is None and (lands or (moved and _where_rules_count(root, target))):
-                found = _rule_file_within(root / target)
-                if found == "":
-                    certain = False  # too big to search: the person decides
-                elif found is not None:
-                    problem = _rule_problem(root, found)
-            if problem is not None:
-                return Rejection(problem.code, f"the command copies {path}: {problem.message}")
+    writes = _writes_allowed(root, finding)
+    if isinstance(writes, Rejection):
+        return writes
+    copies = _copies_allowed(root, finding)
+    if isinstance(copies, Rejection):
+        return copies
     if finding.git_writes:
         return Rejection(
             "git_write",
             f"`git {finding.git_writes[0]}` changes the repository; commits, pushes and tags go "
             "through git_commit, git_push and git_tag, each named on a stop",
         )
-    for cwd, path in finding.touches:
-        for base in _bases(cwd, path, finding.cwds):
-            problem = write_path_problem(root, str(Path(base) / path))
-            if problem is not None and problem.code == "protected_path":
-                certain = False  # a program nobody vouches for is handed part of the record
+    certain = finding.certain and writes and copies and _touches_allowed(root, finding)
     reasons = list(finding.runs_code)
     for program in finding.programs:
         reason = _product_program(root, program)
         if reason is not None and reason not in reasons:
             reasons.append(reason)
     return Clearance(certain=certain, runs_code=bool(reasons), reasons=tuple(reasons))
+
+
+def _writes_allowed(root: Path, finding: ShellFinding) -> Rejection | bool:
+    """A shell may write outside the product (a build folder in /tmp); only the record, sdd's
+    files and git's folder are walled off. A relative path is checked from every folder a `cd`
+    in the command reached, since loops and functions reorder them. False: the person decides."""
+    certain = True
+    for write in finding.writes:
+        for base in _bases(write.cwd, write.path, finding.cwds):
+            target = str(Path(base) / write.path)
+            problem = write_path_problem(root, target, whole_tree=write.whole_tree)
+            if problem is None or problem.code != "protected_path":
+                continue
+            if write.soft and _holds_only(root, target):
+                certain = False  # e.g. `find . -name '*.pyc' -delete`: the person decides
+                continue
+            return Rejection(problem.code, f"the command writes {write.path}: {problem.message}")
+    return certain
+
+
+def _copies_allowed(root: Path, finding: ShellFinding) -> Rejection | bool:
+    """A copy of a role or skill file is a new one wherever it lands, and a move takes the
+    person's away: both count as writing it. A folder is searched for them when it is moved out
+    of the product or lands in it (or in $SDD_HOME): `cp -r . /tmp/build` of a product that holds
+    roles is fine, `cp -r /tmp/pack src/pack` of a pack is not. False: the person decides."""
+    certain = True
+    for source in finding.sources:
+        for base in _bases(source.cwd, source.path, finding.cwds):
+            target = str(Path(base) / source.path)
+            problem = _rule_problem(root, target)
+            if problem is None and _lands_or_leaves(root, source, target, finding.cwds):
+                found = _rule_file_within(root / target)
+                if found == "":
+                    certain = False  # too big to search: the person decides
+                elif found is not None:
+                    problem = _rule_problem(root, found)
+            if problem is not None:
+                return Rejection(
+                    problem.code, f"the command copies {source.path}: {problem.message}"
+                )
+    return certain
+
+
+def _lands_or_leaves(root: Path, source: Source, target: str, cwds: set[str]) -> bool:
+    destination = source.destination
+    lands = destination is None or any(
+        _where_rules_count(root, str(Path(b) / destination))
+        for b in _bases(source.cwd, destination, cwds)
+    )
+    return lands or (source.moved and _where_rules_count(root, target))
+
+
+def _touches_allowed(root: Path, finding: ShellFinding) -> bool:
+    """False when a program nobody vouches for is handed part of the record."""
+    for touch in finding.touches:
+        for base in _bases(touch.cwd, touch.path, finding.cwds):
+            problem = write_path_problem(root, str(Path(base) / touch.path))
+            if problem is not None and problem.code == "protected_path":
+                return False
+    return True
 
 
 def _product_program(root: Path, program: str) -> str | None:
@@ -412,24 +454,16 @@ def _connector_call(
     person command of sdd passed on) is rejected with `forbidden_connector`, also when a saved
     rule names it: the guard stands before the boundary. So is an act through the read tool,
     and a post to a channel through the act tool: a role never posts, it drafts."""
-    from collections.abc import Mapping
-
     from sdd_git.connectors.base import ACT, DRAFT, FORBIDDEN
     from sdd_git.connectors.config import load_connectors
     from sdd_git.connectors.operations import TABLE, classify
     from sdd_git.errors import SddError
     from sdd_git.root import Root
 
-    name, operation, given = args.get("connector"), args.get("operation"), args.get("args")
-    if not isinstance(name, str) or not name.strip():
-        return Rejection("bad_input", f"{tool} needs 'connector', the connector's name")
-    if not isinstance(operation, str) or not operation.strip():
-        return Rejection("bad_input", f"{tool} needs 'operation', as the service names it")
-    if given is None:
-        given = {}
-    if not isinstance(given, Mapping):
-        return Rejection("bad_input", f"{tool}: 'args' must be an object of arguments")
-    name, operation = name.strip(), operation.strip()
+    named = _connector_args(tool, args)
+    if isinstance(named, Rejection):
+        return named
+    name, operation, given = named
     try:
         config = load_connectors(Root(root)).get(name)
     except SddError as exc:
@@ -485,15 +519,30 @@ def _connector_call(
         if listed is not None:
             return listed
     known = rows.get(operation) if rows is not None else None
-    if known is not None:
-        needed = [a for a in known.args if given.get(a) in (None, "")]
-        if needed:
-            return Rejection(
-                "bad_input",
-                f"{operation} on {name} needs {', '.join(needed)} in 'args' "
-                f"(it takes {', '.join(known.args + known.optional)})",
-            )
+    needed = [a for a in known.args if given.get(a) in (None, "")] if known is not None else []
+    if known is not None and needed:
+        return Rejection(
+            "bad_input",
+            f"{operation} on {name} needs {', '.join(needed)} in 'args' "
+            f"(it takes {', '.join(known.args + known.optional)})",
+        )
     return Clearance(certain=True)
+
+
+def _connector_args(
+    tool: str, args: dict[str, Any]
+) -> tuple[str, str, Mapping[str, Any]] | Rejection:
+    """The connector's name, the operation and its arguments, as a connector call names them."""
+    name, operation, given = args.get("connector"), args.get("operation"), args.get("args")
+    if not isinstance(name, str) or not name.strip():
+        return Rejection("bad_input", f"{tool} needs 'connector', the connector's name")
+    if not isinstance(operation, str) or not operation.strip():
+        return Rejection("bad_input", f"{tool} needs 'operation', as the service names it")
+    if given is None:
+        given = {}
+    if not isinstance(given, Mapping):
+        return Rejection("bad_input", f"{tool}: 'args' must be an object of arguments")
+    return name.strip(), operation.strip(), given
 
 
 def _mcp_listing(root: Path, name: str, operation: str) -> Rejection | None:
@@ -532,7 +581,6 @@ _ADDRESS_KEYS = ("url", "uri", "link", "href", "endpoint", "address", "site", "h
 
 def _address_on_x(value: Any, key: str = "") -> str | None:
     """The argument that is an address on X (under a key that names an address), or None."""
-    from collections.abc import Mapping
 
     from sdd_git.connectors.config import on_x
 

@@ -1,5 +1,5 @@
 """The wall as data: every forbidden route and protected path, each with examples that must be
-rejected and examples that must pass. `tests/runner/test_policy.py` runs every example through
+rejected and examples that must pass. `tests/shellpolicy/test_policy.py` runs every example through
 the guard, so a change that opens a route fails a test named after that route.
 
 Routes with the code "runs_code" are not refused: their must-match examples run code (the guard's

@@ -10,7 +10,7 @@ import pytest
 
 from sdd_git.root import Root
 from sdd_git.runner import guard
-from sdd_git.runner.code_runners import runs_code
+from sdd_git.shellpolicy.runs_code import runs_code
 from sdd_git.tools.catalog import TOOL_CLASSES
 
 EVERY_TOOL = tuple(TOOL_CLASSES)

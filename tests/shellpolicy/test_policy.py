@@ -13,8 +13,8 @@ import pytest
 
 from sdd_git.root import Root
 from sdd_git.runner import guard
-from sdd_git.runner.policy import ROUTES, Route
 from sdd_git.tools.catalog import TOOL_CLASSES
+from tests.shellpolicy.routes import ROUTES, Route
 
 EVERY_TOOL = tuple(TOOL_CLASSES)
 

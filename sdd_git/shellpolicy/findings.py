@@ -1,0 +1,80 @@
+"""What the classifier found in one command line: the records it keeps while it walks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+# A command's words: None where a word is not fixed (bash would expand it).
+Words = list[str | None]
+
+
+@dataclass(frozen=True)
+class Write:
+    """A path the command writes, as written, relative to the folder it ran in."""
+
+    cwd: str
+    path: str
+    whole_tree: bool = False  # everything under the path may go (rm -r, find -delete)
+    # The path only *holds* protected folders (the product itself): it stops rather than fails.
+    soft: bool = False
+
+
+@dataclass(frozen=True)
+class Touch:
+    """An operand handed to a program nobody can vouch for."""
+
+    cwd: str
+    path: str
+
+
+@dataclass(frozen=True)
+class Source:
+    """A path copied, moved or linked *from*: a role or skill file there (or in a folder copied
+    whole) makes a new one where it lands, under a name no check of the destination can see."""
+
+    cwd: str
+    path: str
+    destination: str | None  # None: not a fixed word
+    moved: bool
+
+
+@dataclass
+class ShellFinding:
+    reaches_sdd: list[str] = field(default_factory=list)  # why, for each route found
+    writes: list[Write] = field(default_factory=list)
+    touches: list[Touch] = field(default_factory=list)
+    git_writes: list[str] = field(default_factory=list)  # git subcommands that change the repo
+    uncertain: list[str] = field(default_factory=list)  # why it cannot be classified
+    cwds: set[str] = field(default_factory=lambda: {"."})  # every folder a `cd` reached
+    # Why it runs code, in plain words: such a command is never allowed by a saved rule unless
+    # a sandbox holds it, since what it does is decided by files a role can write.
+    runs_code: list[str] = field(default_factory=list)
+    programs: list[str] = field(default_factory=list)  # every command name run, as written
+    sources: list[Source] = field(default_factory=list)
+    # Files this command line writes with text it shows (`printf '...' > x.sh`), by path from
+    # the product folder: a later command of the same line that runs one runs that text.
+    scripts: dict[str, str | None] = field(default_factory=dict)
+
+    @property
+    def certain(self) -> bool:
+        return not self.uncertain
+
+    def ran_code(self, reasons: list[str]) -> None:
+        self.runs_code.extend(r for r in reasons if r not in self.runs_code)
+
+
+class Follow(Protocol):
+    """How a program rule hands on what its command runs in turn: a command line (`bash -c`,
+    `sed e`, `git -c core.pager=...`) or the words of a command (a wrapper's)."""
+
+    def script(self, source: str, finding: ShellFinding, cwd: str, depth: int) -> None: ...
+
+    def argv(
+        self,
+        words: Words,
+        finding: ShellFinding,
+        cwd: list[str],
+        depth: int,
+        stdin_script: str | None = None,
+    ) -> None: ...
