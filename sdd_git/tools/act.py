@@ -9,10 +9,33 @@ from __future__ import annotations
 
 import re
 import subprocess
+from pathlib import Path
+from typing import Any
 
+from sdd_git.toolnames import ToolClass
 from sdd_git.tools import beneath
-from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
-from sdd_git.tools.catalog import ToolClass
+from sdd_git.tools.actionwords import (
+    block,
+    code_host_words,
+    content_start,
+    deploy_words,
+    plain,
+    quoted,
+    write_words,
+)
+from sdd_git.tools.base import (
+    ID_CHARS,
+    NAME_CHARS,
+    Args,
+    BaseTool,
+    ToolContext,
+    ToolFailed,
+    ToolOutcome,
+    bounded,
+    make_schema,
+    root_dir,
+    text_property,
+)
 from sdd_git.tools.gitcall import (
     check_push_target,
     filtered_files,
@@ -20,16 +43,6 @@ from sdd_git.tools.gitcall import (
     has_head,
     require_git_repo,
     run_git,
-)
-from sdd_git.tools.read import (
-    ID_CHARS,
-    NAME_CHARS,
-    Args,
-    BaseTool,
-    bounded,
-    make_schema,
-    root_dir,
-    text_property,
 )
 
 COMMAND_TIMEOUT_SECONDS = 600.0
@@ -49,6 +62,8 @@ class ActTool(BaseTool):
 
 class WriteFile(ActTool):
     name = "write_file"
+    writes = ("path",)
+    produces = ("code", "release-notes")
     schema = make_schema(
         "write_file",
         "Write a file of the product (created with its folders, or replaced whole).",
@@ -75,9 +90,16 @@ class WriteFile(ActTool):
         verb = "Replaced" if existed else "Created"
         return ToolOutcome(f"{verb} {rel}: {size:,} bytes written.", {"path": rel, "bytes": size})
 
+    def action(self, args: dict[str, Any], root: Path | None) -> str:
+        content = str(args.get("content", ""))
+        said = f"{write_words(args.get('path'), content, root)}, starting:\n"
+        return said + f"{block(content_start(content))}\n"
+
 
 class DeleteFile(ActTool):
     name = "delete_file"
+    writes = ("path",)
+    produces = ("code",)
     schema = make_schema(
         "delete_file",
         "Delete one file of the product.",
@@ -101,6 +123,9 @@ class DeleteFile(ActTool):
             top.unlink(raw)  # the entry itself: a symlink goes, what it points to stays
         return ToolOutcome(f"Deleted {rel}.", {"path": rel})
 
+    def action(self, args: dict[str, Any], root: Path | None) -> str:
+        return f"Delete the file {plain(args.get('path'))}"
+
 
 def _commit_paths(context: ToolContext, raw_paths: list[str]) -> list[str]:
     rels: list[str] = []
@@ -118,6 +143,7 @@ def _commit_paths(context: ToolContext, raw_paths: list[str]) -> list[str]:
 
 class GitCommit(ActTool):
     name = "git_commit"
+    produces = ("code",)
     schema = make_schema(
         "git_commit",
         "Commit exactly the named paths (their current content) with a message; "
@@ -161,6 +187,11 @@ class GitCommit(ActTool):
             f"Committed {commit[:12]} with {len(committed)} file(s): {', '.join(committed)}.",
             {"commit": commit, "files": committed},
         )
+
+    def action(self, args: dict[str, Any], root: Path | None) -> str:
+        paths = ", ".join(plain(p) for p in args.get("paths") or []) or "(no paths)"
+        message = quoted(args.get("message"))
+        return f"Commit {paths} with the message {message} (git hooks are skipped)"
 
 
 def _refuse_filtered(context: ToolContext, files: list[str]) -> None:
@@ -265,6 +296,7 @@ def _check_ref_name(context: ToolContext, kind: str, name: str, prefix: str) -> 
 
 class GitPush(ActTool):
     name = "git_push"
+    produces = ("code",)
     schema = make_schema(
         "git_push",
         "Push a branch to a remote (default: the current branch to its upstream). "
@@ -293,9 +325,16 @@ class GitPush(ActTool):
             raise ToolFailed(f"git push failed; nothing was pushed: {said or result.returncode}")
         return ToolOutcome(f"Pushed ({' '.join(['git', *command])}).\n{said}".rstrip())
 
+    def action(self, args: dict[str, Any], root: Path | None) -> str:
+        a = args
+        branch = f"the branch {plain(a['branch'])}" if a.get("branch") else "the current branch"
+        remote = plain(a["remote"]) if a.get("remote") else "its upstream"
+        return f"Push {branch} to {remote} (git hooks are skipped)"
+
 
 class GitTag(ActTool):
     name = "git_tag"
+    produces = ("code",)
     schema = make_schema(
         "git_tag",
         "Tag the current commit (an annotated tag when a message is given).",
@@ -323,6 +362,12 @@ class GitTag(ActTool):
             {"tag": name, "commit": commit, "annotated": bool(message)},
         )
 
+    def action(self, args: dict[str, Any], root: Path | None) -> str:
+        said = f"Write the git tag {plain(args.get('name'))}"
+        if args.get("message"):
+            said += f" with the message {quoted(args.get('message'))}"
+        return said
+
 
 def _not_done(what: str) -> str:
     return f"Nothing was done: {what}. Tell the person; do not report it as done."
@@ -348,8 +393,7 @@ def _through_connector(
         )
     except Missing as exc:
         words = f"missing: {exc.source}" + (f" ({exc.why})" if exc.why else "")
-        return ToolOutcome(_not_done(f"{words}, so {what} did not happen"),
-                           {"done": False, "reason": words})  # fmt: skip
+        return ToolOutcome.nothing_done(_not_done(f"{words}, so {what} did not happen"), words)
     except ConnectorError as exc:
         raise ToolFailed(f"nothing was done: {exc.message}") from None
     return ToolOutcome(result.text, {"connector": name, "operation": operation})
@@ -394,11 +438,11 @@ class OpenPullRequest(ActTool):
         body, base, head = (args.opt_text(key) for key in ("body", "base", "head"))
         host = _code_host(context)
         if host is None:
-            return ToolOutcome(
+            return ToolOutcome.nothing_done(
                 _not_done(
                     "no connector to a code host is configured, so no pull request was opened"
                 ),
-                {"done": False, "reason": "no connector"},
+                "no connector",
             )
         name, kind, repo = host
         if head is None:
@@ -407,9 +451,9 @@ class OpenPullRequest(ActTool):
         base = base or main_branch(context.root)
         if kind == "gitlab":
             if "open_merge_request" not in TABLE["gitlab"]:
-                return ToolOutcome(
+                return ToolOutcome.nothing_done(
                     _not_done(f"{name} (GitLab) cannot open a merge request in this version"),
-                    {"done": False, "reason": "no operation"},
+                    "no operation",
                 )
             given: dict[str, object] = {"project": repo, "title": title,
                                         "source_branch": head, "target_branch": base}  # fmt: skip
@@ -422,6 +466,10 @@ class OpenPullRequest(ActTool):
         if body:
             given["body"] = body
         return _through_connector(context, name, "open_pull_request", given, "no pull request")
+
+    def action(self, args: dict[str, Any], root: Path | None) -> str:
+        said = f"Open a pull request titled {quoted(args.get('title'))}"
+        return said + code_host_words(root, args, self.name)
 
 
 class MergePullRequest(ActTool):
@@ -437,12 +485,12 @@ class MergePullRequest(ActTool):
         number = args.integer("number")
         host = _code_host(context)
         if host is None:
-            return ToolOutcome(
+            return ToolOutcome.nothing_done(
                 _not_done(
                     f"no connector to a code host is configured, so pull request #{number} "
                     "was not merged"
                 ),
-                {"done": False, "reason": "no connector"},
+                "no connector",
             )
         name, kind, repo = host
         what = f"the merge of #{number}"
@@ -451,6 +499,10 @@ class MergePullRequest(ActTool):
             return _through_connector(context, name, "merge_merge_request", given, what)
         given = {"repo": repo, "number": number}
         return _through_connector(context, name, "merge_pull_request", given, what)
+
+    def action(self, args: dict[str, Any], root: Path | None) -> str:
+        said = f"Merge pull request #{plain(args.get('number'))}"
+        return said + code_host_words(root, args, self.name)
 
 
 class Deploy(ActTool):
@@ -470,14 +522,17 @@ class Deploy(ActTool):
         found = targets.get(target)
         if found is None:
             named = f" (configured: {', '.join(targets)})" if targets else ""
-            return ToolOutcome(
+            return ToolOutcome.nothing_done(
                 _not_done(
                     f"no deploy target {target!r} is configured{named}, so nothing was deployed"
                 ),
-                {"done": False, "reason": "no deploy target"},
+                "no deploy target",
             )
         config = find_connector(context.root, found.connector)
         operation = deploy_operation(found, config.table_kind)
         return _through_connector(
             context, found.connector, operation, dict(found.args), f"the deploy to {target}"
         )
+
+    def action(self, args: dict[str, Any], root: Path | None) -> str:
+        return f"Deploy to {plain(args.get('target'))}" + deploy_words(root, args)

@@ -14,14 +14,24 @@ it); every other failure is the connector's own words. Nothing is ever made up."
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from sdd_git.connectors.base import ACT, DRAFT, FORBIDDEN, ConnectorError, Missing
 from sdd_git.connectors.config import ConnectorConfig, find_connector
 from sdd_git.connectors.operations import classify
-from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
-from sdd_git.tools.catalog import ToolClass
-from sdd_git.tools.read import Args, BaseTool, bounded, make_schema, text_property
+from sdd_git.toolnames import ToolClass
+from sdd_git.tools.actionwords import connector_act_words
+from sdd_git.tools.base import (
+    Args,
+    BaseTool,
+    ToolContext,
+    ToolFailed,
+    ToolOutcome,
+    bounded,
+    make_schema,
+    text_property,
+)
 
 ANSWER_HEAD_BYTES = 20 * 1024
 ANSWER_TAIL_BYTES = 30 * 1024  # a log's end is where a build says why it failed
@@ -150,14 +160,18 @@ class ConnectorAct(ConnectorTool):
             return self._perform(context, config, operation, given)
         except Missing as exc:
             words = missing_words(exc)
-            return ToolOutcome(
-                f"{words}. Nothing was done; tell the person, and never report it as done.",
-                {"done": False, "reason": words},
+            return ToolOutcome.nothing_done(
+                f"{words}. Nothing was done; tell the person, and never report it as done.", words
             )
         except ConnectorError as exc:
             raise ToolFailed(
                 "nothing was done: " + exc.message + (f" ({exc.hint})" if exc.hint else "")
             ) from None
+
+    def describe(
+        self, args: dict[str, Any], root: Path | None = None, sandbox: str | None = None
+    ) -> str:
+        return connector_act_words(args, root)
 
 
 def _draft(context: ToolContext, name: str, operation: str, given: dict[str, Any]) -> ToolOutcome:

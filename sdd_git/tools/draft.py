@@ -28,10 +28,19 @@ from sdd_git.records.scenarios import (
     scenarios_path,
 )
 from sdd_git.records.spec import parse_spec, read_spec, with_section_body
+from sdd_git.toolnames import ToolClass
 from sdd_git.tools import beneath
-from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
-from sdd_git.tools.catalog import ToolClass
-from sdd_git.tools.read import ID_CHARS, Args, BaseTool, bounded, change_exists, make_schema
+from sdd_git.tools.base import (
+    ID_CHARS,
+    Args,
+    BaseTool,
+    ToolContext,
+    ToolFailed,
+    ToolOutcome,
+    bounded,
+    make_schema,
+)
+from sdd_git.tools.read import change_exists
 from sdd_git.yamlio import dump_yaml, parse_yaml, read_list
 
 READING_SECTION = "S1"
@@ -83,6 +92,7 @@ class DraftTool(BaseTool):
 
 class DraftReading(DraftTool):
     name = "draft_reading"
+    produces = ("reading",)
     schema = make_schema(
         "draft_reading",
         "Draft the reading (section S1 of the change's spec): a short statement of what the "
@@ -165,6 +175,7 @@ class DraftReading(DraftTool):
 
 class DraftScenarios(DraftTool):
     name = "draft_scenarios"
+    produces = ("scenario",)
     schema = make_schema(
         "draft_scenarios",
         "Add draft scenarios (things the person can try) to a change; "
@@ -315,6 +326,7 @@ class DraftPlan(DraftTool):
     the plan binds nobody until the person accepts it by its hash."""
 
     name = "draft_plan"
+    produces = ("plan",)
     schema = make_schema(
         "draft_plan",
         "Draft the plan of a change that crosses scopes: a tree of tasks, each for the owner "

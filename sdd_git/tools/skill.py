@@ -5,8 +5,17 @@ standard. A read tool: it changes nothing, and what it loads grants nothing (a s
 from __future__ import annotations
 
 from sdd_git.roles import skills
-from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
-from sdd_git.tools.read import ID_CHARS, Args, ReadTool, bounded, make_schema, root_dir
+from sdd_git.tools.base import (
+    ID_CHARS,
+    Args,
+    ToolContext,
+    ToolFailed,
+    ToolOutcome,
+    bounded,
+    make_schema,
+    root_dir,
+)
+from sdd_git.tools.read import ReadTool
 
 
 class UseSkill(ReadTool):
