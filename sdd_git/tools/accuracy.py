@@ -7,7 +7,8 @@ their class and schema live with every other tool's. Nothing executes them throu
 from __future__ import annotations
 
 from sdd_git.toolnames import ToolClass
-from sdd_git.tools.base import Args, BaseTool, ToolContext, ToolFailed, ToolOutcome, make_schema
+from sdd_git.tools.base import Args, BaseTool, ToolContext, ToolFailed, ToolOutcome
+from sdd_git.tools.schema import make_schema
 
 
 class LoopTool(BaseTool):

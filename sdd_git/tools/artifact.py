@@ -10,17 +10,9 @@ import re
 
 from sdd_git.toolnames import ToolClass
 from sdd_git.tools import beneath
-from sdd_git.tools.base import (
-    Args,
-    BaseTool,
-    ToolContext,
-    ToolFailed,
-    ToolOutcome,
-    make_schema,
-    root_dir,
-    text_property,
-)
+from sdd_git.tools.base import Args, BaseTool, ToolContext, ToolFailed, ToolOutcome, root_dir
 from sdd_git.tools.gitcall import git_output, has_head, in_git_repo
+from sdd_git.tools.schema import make_schema, text_property
 
 KINDS = ("commit", "file", "scenario", "draft", "summary")
 _SCENARIO = re.compile(r"^(CH-\d{4,})/(SC-\d+)$")

@@ -80,40 +80,6 @@ class Tool(Protocol):
     ) -> str: ...
 
 
-# Upper bounds on the length of ids and names, in characters. They are in the schema, so a
-# server that decodes under the schema's grammar (llama.cpp, vLLM, Ollama) cannot let a small
-# model write an id for minutes; and Args refuses a longer value from any server. Kept small:
-# llama.cpp spells a bound out as nested rules and refuses a grammar of a few thousand (a bound
-# of 1,024 on a path crashed llama-cpp-python 0.3.36), so paths and free text have none.
-ID_CHARS = 64  # a change, record, scenario, skill or tag name, a deploy target
-NAME_CHARS = 100  # a branch or remote name
-
-
-def bounded(chars: int, description: str) -> dict[str, Any]:
-    """A string property of at most `chars` characters."""
-    return {"type": "string", "maxLength": chars, "description": description}
-
-
-def text_property(description: str) -> dict[str, Any]:
-    """A string property."""
-    return {"type": "string", "description": description}
-
-
-def make_schema(
-    name: str, description: str, properties: dict[str, Any], required: tuple[str, ...] = ()
-) -> ToolSchema:
-    return ToolSchema(
-        name=name,
-        description=description,
-        parameters={
-            "type": "object",
-            "properties": properties,
-            "required": list(required),
-            "additionalProperties": False,
-        },
-    )
-
-
 def _kind(value: Any) -> str:
     if value is None:
         return "null"

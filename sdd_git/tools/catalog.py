@@ -8,14 +8,18 @@ facts from `sdd_git.toolnames`, which a test holds equal to these.
 
 from __future__ import annotations
 
-from sdd_git.toolnames import CODE_HOST_TOOLS as CODE_HOST_TOOLS
-from sdd_git.toolnames import CONNECTOR_TOOLS as CONNECTOR_TOOLS
 from sdd_git.toolnames import ToolClass as ToolClass
+from sdd_git.tools.codehost import ConnectorAlias
+from sdd_git.tools.connector import ConnectorTool
 from sdd_git.tools.toolbox import DECLARED
 
 TOOL_CLASSES: dict[str, ToolClass] = {name: tool.tool_class for name, tool in DECLARED.items()}
 WRITE_PATH_ARGS: dict[str, tuple[str, ...]] = {n: t.writes for n, t in DECLARED.items() if t.writes}
 READ_PATH_ARGS: dict[str, tuple[str, ...]] = {n: t.reads for n, t in DECLARED.items() if t.reads}
+# Offered only to a run with a connector attached (`@NAME` in its task): a schema that can do
+# nothing costs a model context and a wasted turn.
+CONNECTOR_TOOLS = tuple(n for n, t in DECLARED.items() if isinstance(t, ConnectorTool))
+CODE_HOST_TOOLS = tuple(n for n, t in DECLARED.items() if isinstance(t, ConnectorAlias))
 LOOP_TOOLS = tuple(name for name, kind in TOOL_CLASSES.items() if kind == "loop")
 
 

@@ -8,18 +8,10 @@ from typing import Any
 from sdd_git.sandbox.choose import NO_SANDBOX_WARNING
 from sdd_git.toolnames import ToolClass
 from sdd_git.tools.actionwords import command_words, with_purpose
-from sdd_git.tools.base import (
-    Args,
-    BaseTool,
-    ToolContext,
-    ToolOutcome,
-    make_schema,
-    root_dir,
-    text_property,
-)
+from sdd_git.tools.base import Args, BaseTool, ToolContext, ToolOutcome, root_dir
+from sdd_git.tools.schema import PURPOSE, make_schema
 
 COMMAND_TIMEOUT_SECONDS = 600.0
-PURPOSE = text_property("in plain words, why: shown to the person")
 
 
 class RunCommand(BaseTool):

@@ -22,16 +22,8 @@ from sdd_git.connectors.config import ConnectorConfig, find_connector
 from sdd_git.connectors.operations import classify
 from sdd_git.toolnames import ToolClass
 from sdd_git.tools.actionwords import connector_act_words
-from sdd_git.tools.base import (
-    Args,
-    BaseTool,
-    ToolContext,
-    ToolFailed,
-    ToolOutcome,
-    bounded,
-    make_schema,
-    text_property,
-)
+from sdd_git.tools.base import Args, BaseTool, ToolContext, ToolFailed, ToolOutcome
+from sdd_git.tools.schema import PURPOSE, bounded, make_schema
 
 ANSWER_HEAD_BYTES = 20 * 1024
 ANSWER_TAIL_BYTES = 30 * 1024  # a log's end is where a build says why it failed
@@ -60,6 +52,15 @@ def missing_words(exc: Missing) -> str:
     return f"missing: {exc.source}" + (f" ({exc.why})" if exc.why else "")
 
 
+def checked_operation(config: ConnectorConfig, operation: str, given: dict[str, Any]) -> str:
+    """The operation's class in the one operation table. A forbidden one is refused here too:
+    the guard said so first, so this is never reached, and kept as a wall."""
+    verdict = classify(config.table_kind, operation, given, config.reads)
+    if verdict.kind == FORBIDDEN:
+        raise ToolFailed(f"{operation} on {config.name} is the person's: {verdict.why}")
+    return verdict.kind
+
+
 def head_and_tail(text: str) -> str:
     data = text.encode("utf-8")
     if len(data) <= ANSWER_HEAD_BYTES + ANSWER_TAIL_BYTES:
@@ -83,10 +84,7 @@ class ConnectorTool(BaseTool):
                 f"naming it in the task (@{name})"
             )
         config = find_connector(context.root, name)
-        verdict = classify(config.table_kind, operation, given, config.reads)
-        if verdict.kind == FORBIDDEN:  # the guard said so first; never reached, kept as a wall
-            raise ToolFailed(f"{operation} on {name} is the person's: {verdict.why}")
-        return name, operation, given, verdict.kind, config
+        return name, operation, given, checked_operation(config, operation, given), config
 
     def _perform(
         self, context: ToolContext, config: ConnectorConfig, operation: str, given: dict[str, Any]
@@ -144,7 +142,7 @@ class ConnectorAct(ConnectorTool):
             "connector": _CONNECTOR,
             "operation": _OPERATION,
             "args": _ARGS,
-            "purpose": text_property("in plain words, why: shown to the person"),
+            "purpose": PURPOSE,
         },
         ("connector", "operation", "purpose"),
     )

@@ -30,17 +30,9 @@ from sdd_git.records.scenarios import (
 from sdd_git.records.spec import parse_spec, read_spec, with_section_body
 from sdd_git.toolnames import ToolClass
 from sdd_git.tools import beneath
-from sdd_git.tools.base import (
-    ID_CHARS,
-    Args,
-    BaseTool,
-    ToolContext,
-    ToolFailed,
-    ToolOutcome,
-    bounded,
-    make_schema,
-)
+from sdd_git.tools.base import Args, BaseTool, ToolContext, ToolFailed, ToolOutcome
 from sdd_git.tools.read import change_exists
+from sdd_git.tools.schema import ID_CHARS, bounded, make_schema
 from sdd_git.yamlio import dump_yaml, parse_yaml, read_list
 
 READING_SECTION = "S1"

@@ -30,17 +30,8 @@ from sdd_git.roles.profile import NAME_PATTERN
 from sdd_git.sink import RUN_ID_ENV
 from sdd_git.tools.act import ActTool
 from sdd_git.tools.actionwords import plain, quoted
-from sdd_git.tools.base import (
-    ID_CHARS,
-    NAME_CHARS,
-    Args,
-    ToolContext,
-    ToolFailed,
-    ToolOutcome,
-    bounded,
-    make_schema,
-    text_property,
-)
+from sdd_git.tools.base import Args, ToolContext, ToolFailed, ToolOutcome
+from sdd_git.tools.schema import ID_CHARS, NAME_CHARS, bounded, make_schema, text_property
 
 CITE_SHAPES = "SPEC-0001#S1, SPEC-0001, D-0001, CH-0001, CH-0001/SC-1 or R-0001"
 _SECTION = re.compile(r"^(SPEC-\d{4,})#(S\d+)$")

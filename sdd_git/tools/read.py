@@ -18,20 +18,10 @@ from sdd_git.records.spec import read_spec
 from sdd_git.root import Root
 from sdd_git.toolnames import ToolClass
 from sdd_git.tools import beneath
-from sdd_git.tools.base import (
-    ID_CHARS,
-    Args,
-    BaseTool,
-    ToolContext,
-    ToolFailed,
-    ToolOutcome,
-    bounded,
-    make_schema,
-    root_dir,
-    text_property,
-)
+from sdd_git.tools.base import Args, BaseTool, ToolContext, ToolFailed, ToolOutcome, root_dir
 from sdd_git.tools.beneath import Folder, Found
 from sdd_git.tools.gitcall import git_output, has_head, in_git_repo, require_git_repo
+from sdd_git.tools.schema import ID_CHARS, bounded, make_schema, text_property
 from sdd_git.yamlio import dump_yaml
 
 READ_CAP_BYTES = 200 * 1024

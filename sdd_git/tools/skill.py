@@ -5,17 +5,9 @@ standard. A read tool: it changes nothing, and what it loads grants nothing (a s
 from __future__ import annotations
 
 from sdd_git.roles import skills
-from sdd_git.tools.base import (
-    ID_CHARS,
-    Args,
-    ToolContext,
-    ToolFailed,
-    ToolOutcome,
-    bounded,
-    make_schema,
-    root_dir,
-)
+from sdd_git.tools.base import Args, ToolContext, ToolFailed, ToolOutcome, root_dir
 from sdd_git.tools.read import ReadTool
+from sdd_git.tools.schema import ID_CHARS, bounded, make_schema
 
 
 class UseSkill(ReadTool):

@@ -11,7 +11,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sdd_git.providers.base import ToolSchema
-from sdd_git.tools import accuracy, act, artifact, command, connector, draft, handoff, read, skill
+from sdd_git.tools import (
+    accuracy,
+    act,
+    artifact,
+    codehost,
+    command,
+    connector,
+    draft,
+    handoff,
+    read,
+    skill,
+)
 from sdd_git.tools.base import Tool
 from sdd_git.tools.handoff import HANDOFF_SCHEMA as HANDOFF_SCHEMA
 
@@ -42,9 +53,9 @@ DECLARED: dict[str, Tool] = {
         act.GitCommit(),
         act.GitPush(),
         act.GitTag(),
-        act.OpenPullRequest(),
-        act.MergePullRequest(),
-        act.Deploy(),
+        codehost.OpenPullRequest(),
+        codehost.MergePullRequest(),
+        codehost.Deploy(),
         handoff.Handoff(),
         connector.ConnectorAct(),
     )
