@@ -19,7 +19,6 @@ class LoopTool(BaseTool):
 
 
 class SubmitDraft(LoopTool):
-    name = "submit_draft"
     schema = make_schema(
         "submit_draft",
         "Submit your draft for critique.",
@@ -29,7 +28,6 @@ class SubmitDraft(LoopTool):
 
 
 class ReportGaps(LoopTool):
-    name = "report_gaps"
     schema = make_schema(
         "report_gaps",
         "Report the draft's gaps against the plan's checks; an empty list means none.",
@@ -58,7 +56,6 @@ class ReportGaps(LoopTool):
 
 
 class SubmitRevision(LoopTool):
-    name = "submit_revision"
     schema = make_schema(
         "submit_revision",
         "Submit the revised draft, naming the gaps it addresses.",

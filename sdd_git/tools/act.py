@@ -27,6 +27,7 @@ from sdd_git.tools.gitcall import (
     filtered_files,
     git_output,
     has_head,
+    listed_names,
     require_git_repo,
     run_git,
 )
@@ -47,7 +48,6 @@ class ActTool(BaseTool):
 
 
 class WriteFile(ActTool):
-    name = "write_file"
     writes = ("path",)
     produces = ("code", "release-notes")
     schema = make_schema(
@@ -83,7 +83,6 @@ class WriteFile(ActTool):
 
 
 class DeleteFile(ActTool):
-    name = "delete_file"
     writes = ("path",)
     produces = ("code",)
     schema = make_schema(
@@ -128,7 +127,6 @@ def _commit_paths(context: ToolContext, raw_paths: list[str]) -> list[str]:
 
 
 class GitCommit(ActTool):
-    name = "git_commit"
     produces = ("code",)
     schema = make_schema(
         "git_commit",
@@ -207,37 +205,13 @@ def _never_committed(rel: str) -> bool:
 def _files_under(context: ToolContext, rels: list[str]) -> list[str]:
     """The files the named paths cover: tracked (also deleted ones) and untracked not ignored,
     never git's folder, run logs or local state. Each named path must cover one."""
-    found = set(
-        _split_z(
-            git_output(
-                context,
-                "--literal-pathspecs",
-                "ls-files",
-                "-z",
-                "--cached",
-                "--others",
-                "--exclude-standard",
-                "--",
-                *rels,
-            )
-        )
-    )
+    found = set(listed_names(context, *rels))
     if has_head(context):
-        found |= set(
-            _split_z(
-                git_output(
-                    context,
-                    "--literal-pathspecs",
-                    "ls-tree",
-                    "-r",
-                    "-z",
-                    "--name-only",
-                    "HEAD",
-                    "--",
-                    *rels,
-                )
-            )
-        )
+        tree = git_output(
+            context, "--literal-pathspecs", "ls-tree", "-r", "-z", "--name-only", "HEAD", "--",
+            *rels,
+        )  # fmt: skip
+        found |= set(_split_z(tree))
     files = sorted(f for f in found if not _never_committed(f))
     for rel in rels:
         if rel != "." and not any(f == rel or f.startswith(rel + "/") for f in files):
@@ -281,7 +255,6 @@ def _check_ref_name(context: ToolContext, kind: str, name: str, prefix: str) -> 
 
 
 class GitPush(ActTool):
-    name = "git_push"
     produces = ("code",)
     schema = make_schema(
         "git_push",
@@ -319,7 +292,6 @@ class GitPush(ActTool):
 
 
 class GitTag(ActTool):
-    name = "git_tag"
     produces = ("code",)
     schema = make_schema(
         "git_tag",

@@ -22,7 +22,6 @@ NOT_RESULTS = (".git", ".sdd", "memory", "changes")  # the record and the tools'
 
 
 class ReturnArtifact(BaseTool):
-    name = "return_artifact"
     tool_class: ToolClass = "draft"
     schema = make_schema(
         "return_artifact",

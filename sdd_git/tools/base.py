@@ -60,9 +60,11 @@ class ToolOutcome:
 
 
 class Tool(Protocol):
-    name: str
     tool_class: ToolClass
     schema: ToolSchema
+
+    @property
+    def name(self) -> str: ...
 
     @property
     def writes(self) -> tuple[str, ...]: ...
@@ -207,12 +209,15 @@ class BaseTool:
     a path it writes or reads (the guard checks them); `produces`, the roles' `produces` that
     are offered it beyond the read tools; and `action`, the stop's words for a call."""
 
-    name: str
     tool_class: ToolClass
     schema: ToolSchema
     writes: tuple[str, ...] = ()
     reads: tuple[str, ...] = ()
     produces: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.schema.name
 
     def run(self, args: dict[str, Any], context: ToolContext) -> ToolOutcome:
         try:

@@ -41,6 +41,16 @@ class ConnectorAlias(ActTool):
         return ToolOutcome(result.text, {"connector": name, "operation": operation})
 
 
+class OnCodeHost(ConnectorAlias):
+    """A pull request's tool: its words name the code host and the repository it acts on."""
+
+    def headline(self, args: dict[str, Any]) -> str:
+        raise NotImplementedError
+
+    def action(self, args: dict[str, Any], root: Path | None) -> str:
+        return self.headline(args) + code_host_words(root, args, self.name)
+
+
 def _not_done(what: str) -> str:
     return f"Nothing was done: {what}. Tell the person; do not report it as done."
 
@@ -61,8 +71,7 @@ def _code_host(context: ToolContext) -> tuple[str, str, str] | None:
     return host.name, host.table_kind, repo
 
 
-class OpenPullRequest(ConnectorAlias):
-    name = "open_pull_request"
+class OpenPullRequest(OnCodeHost):
     schema = make_schema(
         "open_pull_request",
         "Open a pull request on the configured code host (head: default the current branch; "
@@ -111,13 +120,11 @@ class OpenPullRequest(ConnectorAlias):
             given["body"] = body
         return self._act(context, name, "open_pull_request", given, "no pull request")
 
-    def action(self, args: dict[str, Any], root: Path | None) -> str:
-        said = f"Open a pull request titled {quoted(args.get('title'))}"
-        return said + code_host_words(root, args, self.name)
+    def headline(self, args: dict[str, Any]) -> str:
+        return f"Open a pull request titled {quoted(args.get('title'))}"
 
 
-class MergePullRequest(ConnectorAlias):
-    name = "merge_pull_request"
+class MergePullRequest(OnCodeHost):
     schema = make_schema(
         "merge_pull_request",
         "Merge a pull request by number on the configured code host.",
@@ -144,13 +151,11 @@ class MergePullRequest(ConnectorAlias):
         given = {"repo": repo, "number": number}
         return self._act(context, name, "merge_pull_request", given, what)
 
-    def action(self, args: dict[str, Any], root: Path | None) -> str:
-        said = f"Merge pull request #{plain(args.get('number'))}"
-        return said + code_host_words(root, args, self.name)
+    def headline(self, args: dict[str, Any]) -> str:
+        return f"Merge pull request #{plain(args.get('number'))}"
 
 
 class Deploy(ConnectorAlias):
-    name = "deploy"
     schema = make_schema(
         "deploy",
         "Deploy to a named target (a target configured under deploy: in .sdd/config.yaml).",

@@ -15,7 +15,6 @@ COMMAND_TIMEOUT_SECONDS = 600.0
 
 
 class RunCommand(BaseTool):
-    name = "run_command"
     produces = ("code",)
     tool_class: ToolClass = "consequential"
     schema = make_schema(

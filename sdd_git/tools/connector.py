@@ -72,8 +72,6 @@ def head_and_tail(text: str) -> str:
 
 
 class ConnectorTool(BaseTool):
-    via = ""  # connector_read or connector_act
-
     def _checked(
         self, args: Args, context: ToolContext
     ) -> tuple[str, str, dict[str, Any], str, ConnectorConfig]:
@@ -99,8 +97,6 @@ class ConnectorTool(BaseTool):
 
 
 class ConnectorRead(ConnectorTool):
-    name = "connector_read"
-    via = "connector_read"
     tool_class: ToolClass = "read"
     schema = make_schema(
         "connector_read",
@@ -131,8 +127,6 @@ class ConnectorRead(ConnectorTool):
 
 
 class ConnectorAct(ConnectorTool):
-    name = "connector_act"
-    via = "connector_act"
     tool_class: ToolClass = "consequential"
     schema = make_schema(
         "connector_act",

@@ -83,7 +83,6 @@ class DraftTool(BaseTool):
 
 
 class DraftReading(DraftTool):
-    name = "draft_reading"
     produces = ("reading",)
     schema = make_schema(
         "draft_reading",
@@ -166,7 +165,6 @@ class DraftReading(DraftTool):
 
 
 class DraftScenarios(DraftTool):
-    name = "draft_scenarios"
     produces = ("scenario",)
     schema = make_schema(
         "draft_scenarios",
@@ -317,7 +315,6 @@ class DraftPlan(DraftTool):
     """A lead's plan for work that crosses scopes. Only leads are offered it (`produces: plan`);
     the plan binds nobody until the person accepts it by its hash."""
 
-    name = "draft_plan"
     produces = ("plan",)
     schema = make_schema(
         "draft_plan",
@@ -361,7 +358,6 @@ class DraftPlan(DraftTool):
 
 
 class ProposeQaResult(DraftTool):
-    name = "propose_qa_result"
     schema = make_schema(
         "propose_qa_result",
         "Propose a QA result (pass or fail) for a scenario; the person reviews it and records "
@@ -407,7 +403,6 @@ class ProposeQaResult(DraftTool):
 
 
 class Remember(DraftTool):
-    name = "remember"
     schema = make_schema(
         "remember",
         "Keep a short note in your own memory for later runs.",

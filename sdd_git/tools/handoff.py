@@ -63,7 +63,6 @@ def handoffs_folder(context: ToolContext) -> Path:
 
 
 class Handoff(ActTool):
-    name = "handoff"
     schema = HANDOFF_SCHEMA
 
     def execute(self, args: Args, context: ToolContext) -> ToolOutcome:

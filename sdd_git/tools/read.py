@@ -20,7 +20,13 @@ from sdd_git.toolnames import ToolClass
 from sdd_git.tools import beneath
 from sdd_git.tools.base import Args, BaseTool, ToolContext, ToolFailed, ToolOutcome, root_dir
 from sdd_git.tools.beneath import Folder, Found
-from sdd_git.tools.gitcall import git_output, has_head, in_git_repo, require_git_repo
+from sdd_git.tools.gitcall import (
+    git_output,
+    has_head,
+    in_git_repo,
+    listed_names,
+    require_git_repo,
+)
 from sdd_git.tools.schema import ID_CHARS, bounded, make_schema, text_property
 from sdd_git.yamlio import dump_yaml
 
@@ -81,18 +87,7 @@ def listed_files(context: ToolContext, top: Folder, base: Found) -> list[str]:
     if not base.is_dir:
         return [] if _is_git_internal(base.rel) else [base.rel]
     if in_git_repo(context):
-        out = git_output(
-            context,
-            "--literal-pathspecs",
-            "ls-files",
-            "-z",
-            "--cached",
-            "--others",
-            "--exclude-standard",
-            "--",
-            base.rel,
-        )
-        names = {n for n in out.split("\0") if n and not _is_git_internal(n)}
+        names = {n for n in listed_names(context, base.rel) if not _is_git_internal(n)}
         return sorted(n for n in names if _listed(top, n))
     return [n for n in top.files(base.names) if _listed(top, n)]
 
@@ -120,7 +115,6 @@ class ReadTool(BaseTool):
 
 
 class ReadFile(ReadTool):
-    name = "read_file"
     reads = ("path",)
     schema = make_schema(
         "read_file",
@@ -162,7 +156,6 @@ class ReadFile(ReadTool):
 
 
 class ListFiles(ReadTool):
-    name = "list_files"
     reads = ("path",)
     schema = make_schema(
         "list_files",
@@ -196,7 +189,6 @@ class ListFiles(ReadTool):
 
 
 class SearchFiles(ReadTool):
-    name = "search_files"
     reads = ("path",)
     schema = make_schema(
         "search_files",
@@ -262,7 +254,6 @@ class SearchFiles(ReadTool):
 
 
 class GitStatus(ReadTool):
-    name = "git_status"
     schema = make_schema(
         "git_status", "Show the branch and which files are changed, staged or untracked.", {}
     )
@@ -277,7 +268,6 @@ class GitStatus(ReadTool):
 
 
 class GitLog(ReadTool):
-    name = "git_log"
     schema = make_schema(
         "git_log",
         "Show the latest commits, one line each.",
@@ -294,7 +284,6 @@ class GitLog(ReadTool):
 
 
 class GitDiff(ReadTool):
-    name = "git_diff"
     schema = make_schema(
         "git_diff",
         "Show what changed in tracked files since the last commit (staged and not), "
@@ -340,7 +329,6 @@ ID_SHAPES = "CH-0001, SPEC-0001, SPEC-0001#S1, D-0001 or R-0001"
 
 
 class ReadRecord(ReadTool):
-    name = "read_record"
     schema = make_schema(
         "read_record",
         "Read one record of the person's: a change (CH-0001), a spec (SPEC-0001), a spec "

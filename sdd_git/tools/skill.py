@@ -11,7 +11,6 @@ from sdd_git.tools.schema import ID_CHARS, bounded, make_schema
 
 
 class UseSkill(ReadTool):
-    name = "use_skill"
     schema = make_schema(
         "use_skill",
         "Load a skill's instructions by its name (the skills are listed in your instructions). "
