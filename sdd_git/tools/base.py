@@ -56,7 +56,7 @@ class ToolOutcome:
     @classmethod
     def nothing_done(cls, text: str, reason: str) -> ToolOutcome:
         """It ran and did nothing (no connector, no such target): never logged as done."""
-        return cls(text, {"done": False, "reason": reason}, not_done=reason)
+        return cls(text, {"done": False, "reason": reason}, not_done=reason or "nothing was done")
 
 
 class Tool(Protocol):
