@@ -85,6 +85,9 @@ class OpenPullRequest(OnCodeHost):
         ("title",),
     )
 
+    def headline(self, args: dict[str, Any]) -> str:
+        return f"Open a pull request titled {quoted(args.get('title'))}"
+
     def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
         from sdd_git.connectors.config import main_branch
         from sdd_git.connectors.operations import TABLE
@@ -120,9 +123,6 @@ class OpenPullRequest(OnCodeHost):
             given["body"] = body
         return self._act(context, name, "open_pull_request", given, "no pull request")
 
-    def headline(self, args: dict[str, Any]) -> str:
-        return f"Open a pull request titled {quoted(args.get('title'))}"
-
 
 class MergePullRequest(OnCodeHost):
     schema = make_schema(
@@ -131,6 +131,9 @@ class MergePullRequest(OnCodeHost):
         {"number": {"type": "integer", "minimum": 1, "description": "the pull request's number"}},
         ("number",),
     )
+
+    def headline(self, args: dict[str, Any]) -> str:
+        return f"Merge pull request #{plain(args.get('number'))}"
 
     def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
         number = args.integer("number")
@@ -150,9 +153,6 @@ class MergePullRequest(OnCodeHost):
             return self._act(context, name, "merge_merge_request", given, what)
         given = {"repo": repo, "number": number}
         return self._act(context, name, "merge_pull_request", given, what)
-
-    def headline(self, args: dict[str, Any]) -> str:
-        return f"Merge pull request #{plain(args.get('number'))}"
 
 
 class Deploy(ConnectorAlias):

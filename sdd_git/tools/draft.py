@@ -78,6 +78,9 @@ def appended_list_text(
     return dump_yaml(expected)
 
 
+CHANGE = bounded(ID_CHARS, "the change id, e.g. CH-0001")  # the run's own: the guard holds it
+
+
 class DraftTool(BaseTool):
     tool_class: ToolClass = "draft"
 
@@ -89,7 +92,7 @@ class DraftReading(DraftTool):
         "Draft the reading (section S1 of the change's spec): a short statement of what the "
         "person asked for, and its checks. The person accepts or corrects it.",
         {
-            "change": bounded(ID_CHARS, "the change id, e.g. CH-0001"),
+            "change": CHANGE,
             "text": {
                 "type": "string",
                 "description": "the reading in plain words, without headings or check lines",
@@ -171,7 +174,7 @@ class DraftScenarios(DraftTool):
         "Add draft scenarios (things the person can try) to a change; "
         "the person accepts them, as required or optional.",
         {
-            "change": bounded(ID_CHARS, "the change id, e.g. CH-0001"),
+            "change": CHANGE,
             "scenarios": {
                 "type": "array",
                 "minItems": 1,
@@ -321,7 +324,7 @@ class DraftPlan(DraftTool):
         "Draft the plan of a change that crosses scopes: a tree of tasks, each for the owner "
         "role of one scope. The person accepts it before anyone works on it.",
         {
-            "change": bounded(ID_CHARS, "the change id, e.g. CH-0001"),
+            "change": CHANGE,
             "nodes": {
                 "type": "array",
                 "minItems": 1,
