@@ -57,3 +57,5 @@ READ_PATH_ARGS: dict[str, tuple[str, ...]] = {
     "list_files": ("path",),
     "search_files": ("path",),
 }
+# The drafts that write into a change (they take a `change`): only ever the run's own.
+CHANGE_DRAFTS = ("draft_reading", "draft_scenarios", "draft_plan")

@@ -29,6 +29,7 @@ from sdd_git.sandbox.policy import (
 )
 
 # The tools' own declarations, as the plain table a hot path reads (a test holds it equal).
+from sdd_git.toolnames import CHANGE_DRAFTS as _CHANGE_DRAFTS
 from sdd_git.toolnames import CODE_HOST_TOOLS as _CODE_HOST_TOOLS
 from sdd_git.toolnames import CONNECTOR_TOOLS, TOOL_CLASSES
 from sdd_git.toolnames import READ_PATH_ARGS as _READ_PATH_ARGS
@@ -41,8 +42,6 @@ _RULE_FOLDER_PARTS = tuple(tuple(p.casefold() for p in f.split("/")) for f in RU
 # A folder copied, moved or linked whole is searched for role and skill files up to this many
 # entries; a bigger one makes the command uncertain instead.
 _SOURCE_SCAN_LIMIT = 5000
-# The drafts that write into a change: only ever the run's own.
-_CHANGE_DRAFTS = ("draft_reading", "draft_plan", "draft_scenarios")
 
 
 @dataclass(frozen=True)

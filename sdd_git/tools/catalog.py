@@ -20,6 +20,11 @@ READ_PATH_ARGS: dict[str, tuple[str, ...]] = {n: t.reads for n, t in DECLARED.it
 # nothing costs a model context and a wasted turn.
 CONNECTOR_TOOLS = tuple(n for n, t in DECLARED.items() if isinstance(t, ConnectorTool))
 CODE_HOST_TOOLS = tuple(n for n, t in DECLARED.items() if isinstance(t, ConnectorAlias))
+CHANGE_DRAFTS = tuple(
+    n
+    for n, t in DECLARED.items()
+    if t.tool_class == "draft" and "change" in t.schema.parameters.get("properties", {})
+)
 LOOP_TOOLS = tuple(name for name, kind in TOOL_CLASSES.items() if kind == "loop")
 
 

@@ -11,6 +11,7 @@ def test_the_plain_table_is_the_declarations() -> None:
     assert list(toolnames.TOOL_CLASSES.items()) == list(catalog.TOOL_CLASSES.items())
     assert toolnames.WRITE_PATH_ARGS == catalog.WRITE_PATH_ARGS
     assert toolnames.READ_PATH_ARGS == catalog.READ_PATH_ARGS
+    assert toolnames.CHANGE_DRAFTS == catalog.CHANGE_DRAFTS
     assert tuple(LOOP_SCHEMAS) == toolnames.LOOP_TOOLS
 
 
