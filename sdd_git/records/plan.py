@@ -28,7 +28,7 @@ from sdd_git.records import changes, decisions
 from sdd_git.records.decisions import DECISION_ID, Decision, DecisionLog
 from sdd_git.roles.profile import NAME_PATTERN, Boundary, Rule
 from sdd_git.root import Root
-from sdd_git.tools.catalog import TOOL_CLASSES
+from sdd_git.toolnames import TOOL_CLASSES
 from sdd_git.yamlio import display, dump_yaml, parse_yaml
 
 PLAN_FILE = "plan.yaml"

@@ -157,7 +157,7 @@ def map_tools(allowed: list[str] | None, denied: list[str] | None = None) -> Too
 
     No allowlist, or `*` in it, grants every tool; what the denylist names is then taken away
     from the whole catalog."""
-    from sdd_git.tools.catalog import TOOL_CLASSES
+    from sdd_git.toolnames import TOOL_CLASSES
 
     unmapped: list[tuple[int, str]] = []
     granted: set[str] | None

@@ -28,7 +28,7 @@ from sdd_git.roles.profile import (
     RoleProfile,
     Rule,
 )
-from sdd_git.tools.catalog import TOOL_CLASSES
+from sdd_git.toolnames import TOOL_CLASSES
 
 try:
     _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]

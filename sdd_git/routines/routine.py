@@ -332,7 +332,7 @@ def _unprintable(text: str) -> bool:
 
 
 def _check_boundary(value: Any, fail: Any) -> tuple[dict[str, Any], ...]:
-    from sdd_git.tools.catalog import TOOL_CLASSES
+    from sdd_git.toolnames import TOOL_CLASSES
 
     if value is None:
         return ()

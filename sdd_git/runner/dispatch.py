@@ -158,34 +158,33 @@ def _execute(
     from sdd_git.tools.toolbox import TOOLS
 
     tool = TOOLS.get(call.name)
-    data = None
+    outcome = None
     failed: str | None = None
     if tool is None:
         text = failed = f"{call.name} is not available to roles in this version."
     else:
         try:
             outcome = tool.run(call.args, tool_context(state))
-            text, data = outcome.text, outcome.data
-            if (data or {}).get("done") is False:  # e.g. no connector: it said nothing was done
-                failed = str((data or {}).get("reason") or "nothing was done")
+            text, failed = outcome.text, outcome.not_done  # e.g. no connector: nothing was done
         except ToolFailed as exc:
             text = f"{call.name} failed: {exc}"
             failed = str(exc)
-    tampered = (data or {}).get("tampered") or []
-    if tampered:
-        lost = (data or {}).get("lost") or []
+    if outcome is not None and outcome.tampered:
+        lost = outcome.lost
         state.log.append(
             logevents.Rejected(
                 call.name,
                 "tampered",
                 "it changed protected files, which were put back: "
-                + ", ".join(t for t in tampered if t not in lost)
+                + ", ".join(t for t in outcome.tampered if t not in lost)
                 + (f"; could not be put back: {', '.join(lost)}" if lost else ""),
             )
         )
-    for event in ("artifact", "handoff"):  # what a tool reports for the network's record
-        if isinstance((data or {}).get(event), dict) and failed is None:
-            state.log.append(logevents.KINDS[event].from_fields((data or {})[event]))
+    if outcome is not None and failed is None:  # what a tool reports for the network's record
+        if outcome.artifact is not None:
+            state.log.append(logevents.KINDS["artifact"].from_fields(outcome.artifact))
+        if outcome.handoff is not None:
+            state.log.append(logevents.KINDS["handoff"].from_fields(outcome.handoff))
     if kind == "consequential" and failed is None:
         state.log.append(logevents.ActionDone(call.name, call.args, allowed_by))
     elif kind == "consequential":

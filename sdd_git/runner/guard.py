@@ -28,7 +28,13 @@ from sdd_git.sandbox.policy import (
 )
 from sdd_git.shellpolicy.decision import Decision, Verdict
 from sdd_git.shellpolicy.runs_code import BASH_BUILTINS, PRODUCT_PROGRAM_FOLDERS
-from sdd_git.tools.catalog import CONNECTOR_TOOLS, TOOL_CLASSES
+
+# The tools' own declarations, as the plain table a hot path reads (a test holds it equal).
+from sdd_git.toolnames import CHANGE_DRAFTS as _CHANGE_DRAFTS
+from sdd_git.toolnames import CODE_HOST_TOOLS as _CODE_HOST_TOOLS
+from sdd_git.toolnames import CONNECTOR_TOOLS, TOOL_CLASSES
+from sdd_git.toolnames import READ_PATH_ARGS as _READ_PATH_ARGS
+from sdd_git.toolnames import WRITE_PATH_ARGS as _WRITE_PATH_ARGS
 
 if TYPE_CHECKING:
     from sdd_git.shellpolicy.findings import ShellFinding, Source
@@ -40,12 +46,6 @@ _RULE_FOLDER_PARTS = tuple(tuple(p.casefold() for p in f.split("/")) for f in RU
 # A folder copied, moved or linked whole is searched for role and skill files up to this many
 # entries; a bigger one makes the command uncertain instead.
 _SOURCE_SCAN_LIMIT = 5000
-_WRITE_PATH_ARGS = {"write_file": ("path",), "delete_file": ("path",)}
-_READ_PATH_ARGS = {"read_file": ("path",), "list_files": ("path",), "search_files": ("path",)}
-# The older tools that act on a code host or a deploy target through a connector.
-_CODE_HOST_TOOLS = ("open_pull_request", "merge_pull_request", "deploy")
-# The drafts that write into a change: only ever the run's own.
-_CHANGE_DRAFTS = ("draft_reading", "draft_plan", "draft_scenarios")
 
 
 @dataclass(frozen=True)

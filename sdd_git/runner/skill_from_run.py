@@ -33,13 +33,14 @@ from sdd_git.paths import display
 from sdd_git.root import Root
 from sdd_git.runner import logevents
 from sdd_git.runner.runlog import Event, log_path, read_events
+from sdd_git.toolnames import LOOP_TOOLS as _LOOP_TOOLS
+from sdd_git.toolnames import TOOL_CLASSES
 
 DRAFT_STATUS = "draft"
 ACCEPTED_STATUS = "accepted"
 MAX_STEPS = 60  # past this, the rest is counted, and `sdd role log RUN` shows them
 MAX_STEP_CHARS = 600
 MAX_ANSWER_CHARS = 2000
-_LOOP_TOOLS = ("submit_draft", "report_gaps", "submit_revision")
 _STATUS_LINE = re.compile(r"^(\s+sdd-status:\s*)[\"']?draft[\"']?\s*$", re.MULTILINE)
 
 
@@ -518,8 +519,6 @@ _DECIDED = {
 
 
 def _approvals(run: _Run) -> list[str]:
-    from sdd_git.tools.catalog import TOOL_CLASSES
-
     lines: list[str] = []
     for call in run.calls:
         if TOOL_CLASSES.get(call.tool) != "consequential" or call.outcome == "rejected":

@@ -21,7 +21,7 @@ from sdd_git.providers.base import (
     ToolCall,
     ToolSchema,
 )
-from sdd_git.roles.profile import RoleProfile, Rule
+from sdd_git.roles.profile import PRODUCES, RoleProfile, Rule
 from sdd_git.root import Root
 from sdd_git.runner import logevents, stops
 from sdd_git.runner.boundary import BoundaryIndex
@@ -29,19 +29,20 @@ from sdd_git.runner.clock import Clock, parse_duration
 from sdd_git.runner.masking import Masker, child_environment
 from sdd_git.runner.runlog import RunLog
 from sdd_git.tools.base import ToolContext
-from sdd_git.tools.catalog import CONNECTOR_TOOLS, TOOL_CLASSES
+from sdd_git.tools.catalog import CONNECTOR_TOOLS, LOOP_TOOLS, TOOL_CLASSES, offered_by_produces
 
 if TYPE_CHECKING:
     from sdd_git.providers.select import Kept
 
 DEFAULT_TIMEOUT_SECONDS = 600.0
 EXIT_DONE, EXIT_ERROR, EXIT_STOPPED, EXIT_NO_SPEC, EXIT_INTERRUPTED = 0, 1, 3, 4, 130
-LOOP_TOOLS = ("submit_draft", "report_gaps", "submit_revision")
 EVERY_ROLE = ("remember", "handoff")  # offered whatever the role produces
 
 # What each `produces` may use beyond the read tools. A small local model is offered only these:
 # every schema costs context (the whole catalog is about 7 KB), and a tool a role cannot use is
 # one more way for the model to go astray. The boundary and the gate still judge every call.
+#
+# Each tool declares which `produces` it serves (`produces` on its class, in tools/); today:
 #
 #   produces        tools beyond the read tools (and `remember` and `handoff`, which every role has)
 #   reading         draft_reading
@@ -58,15 +59,6 @@ EVERY_ROLE = ("remember", "handoff")  # offered whatever the role produces
 # Every role also has `handoff`: it stops for the person like any consequential call, and the
 # receiver runs under its own boundary. A role whose file lists `tools:` gets the intersection.
 # The loop tools come only with --with, and only inside the accuracy loop.
-TOOLS_BY_PRODUCES: dict[str, tuple[str, ...]] = {
-    "reading": ("draft_reading",),
-    "code": ("write_file", "delete_file", "run_command", "git_commit", "git_push", "git_tag"),
-    "scenario": ("draft_scenarios",),
-    "release-notes": ("write_file",),
-    "plan": ("draft_plan",),
-    "review": (),
-}
-
 # About four characters a token: close enough for English text, code and JSON, and no tokenizer
 # to install. The reply needs room too, so that much is kept free of the request.
 CHARS_PER_TOKEN = 4
@@ -209,6 +201,10 @@ def approval_timeout(root: Root) -> float:
 
 
 LEADS_ONLY = ("draft_plan",)
+# `other` is not a key: it is offered every tool.
+TOOLS_BY_PRODUCES: dict[str, tuple[str, ...]] = {
+    p: offered_by_produces(p) for p in PRODUCES if p != "other"
+}
 # A role that does not say what it produces: the draft tools but a lead's plan and a network
 # node's result (added for a node only), and no handoff either.
 UNSAID_TOOLS = tuple(

@@ -9,35 +9,35 @@ from __future__ import annotations
 
 import re
 import subprocess
+from pathlib import Path
+from typing import Any
 
+from sdd_git.toolnames import ToolClass
 from sdd_git.tools import beneath
-from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
-from sdd_git.tools.catalog import ToolClass
+from sdd_git.tools.actionwords import (
+    block,
+    content_start,
+    plain,
+    quoted,
+    write_words,
+)
+from sdd_git.tools.base import Args, BaseTool, ToolContext, ToolFailed, ToolOutcome, root_dir
 from sdd_git.tools.gitcall import (
     check_push_target,
     filtered_files,
     git_output,
     has_head,
+    listed_names,
     require_git_repo,
     run_git,
 )
-from sdd_git.tools.read import (
-    ID_CHARS,
-    NAME_CHARS,
-    Args,
-    BaseTool,
-    bounded,
-    make_schema,
-    root_dir,
-    text_property,
-)
+from sdd_git.tools.schema import ID_CHARS, NAME_CHARS, PURPOSE, bounded, make_schema, text_property
 
 COMMAND_TIMEOUT_SECONDS = 600.0
 PUSH_TIMEOUT_SECONDS = 600.0
 OUTPUT_HEAD_BYTES = 20 * 1024
 OUTPUT_TAIL_BYTES = 30 * 1024  # head + tail: the 50 KB of output a command gives back
 _LINGER_SECONDS = 2.0
-PURPOSE = text_property("in plain words, why: shown to the person")
 # Never committed, whatever a commit's paths say: run logs, local state and git's own folder.
 NEVER_COMMITTED = (".sdd/role-runs", ".sdd/local")
 _REMOTE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -48,7 +48,8 @@ class ActTool(BaseTool):
 
 
 class WriteFile(ActTool):
-    name = "write_file"
+    writes = ("path",)
+    produces = ("code", "release-notes")
     schema = make_schema(
         "write_file",
         "Write a file of the product (created with its folders, or replaced whole).",
@@ -75,9 +76,15 @@ class WriteFile(ActTool):
         verb = "Replaced" if existed else "Created"
         return ToolOutcome(f"{verb} {rel}: {size:,} bytes written.", {"path": rel, "bytes": size})
 
+    def action(self, args: dict[str, Any], root: Path | None) -> str:
+        content = str(args.get("content", ""))
+        said = f"{write_words(args.get('path'), content, root)}, starting:\n"
+        return said + f"{block(content_start(content))}\n"
+
 
 class DeleteFile(ActTool):
-    name = "delete_file"
+    writes = ("path",)
+    produces = ("code",)
     schema = make_schema(
         "delete_file",
         "Delete one file of the product.",
@@ -101,6 +108,9 @@ class DeleteFile(ActTool):
             top.unlink(raw)  # the entry itself: a symlink goes, what it points to stays
         return ToolOutcome(f"Deleted {rel}.", {"path": rel})
 
+    def action(self, args: dict[str, Any], root: Path | None) -> str:
+        return f"Delete the file {plain(args.get('path'))}"
+
 
 def _commit_paths(context: ToolContext, raw_paths: list[str]) -> list[str]:
     rels: list[str] = []
@@ -117,7 +127,7 @@ def _commit_paths(context: ToolContext, raw_paths: list[str]) -> list[str]:
 
 
 class GitCommit(ActTool):
-    name = "git_commit"
+    produces = ("code",)
     schema = make_schema(
         "git_commit",
         "Commit exactly the named paths (their current content) with a message; "
@@ -162,6 +172,11 @@ class GitCommit(ActTool):
             {"commit": commit, "files": committed},
         )
 
+    def action(self, args: dict[str, Any], root: Path | None) -> str:
+        paths = ", ".join(plain(p) for p in args.get("paths") or []) or "(no paths)"
+        message = quoted(args.get("message"))
+        return f"Commit {paths} with the message {message} (git hooks are skipped)"
+
 
 def _refuse_filtered(context: ToolContext, files: list[str]) -> None:
     """sdd's git never runs a filter program (`.gitattributes` is the role's to write), and
@@ -190,37 +205,13 @@ def _never_committed(rel: str) -> bool:
 def _files_under(context: ToolContext, rels: list[str]) -> list[str]:
     """The files the named paths cover: tracked (also deleted ones) and untracked not ignored,
     never git's folder, run logs or local state. Each named path must cover one."""
-    found = set(
-        _split_z(
-            git_output(
-                context,
-                "--literal-pathspecs",
-                "ls-files",
-                "-z",
-                "--cached",
-                "--others",
-                "--exclude-standard",
-                "--",
-                *rels,
-            )
-        )
-    )
+    found = set(listed_names(context, *rels))
     if has_head(context):
-        found |= set(
-            _split_z(
-                git_output(
-                    context,
-                    "--literal-pathspecs",
-                    "ls-tree",
-                    "-r",
-                    "-z",
-                    "--name-only",
-                    "HEAD",
-                    "--",
-                    *rels,
-                )
-            )
-        )
+        tree = git_output(
+            context, "--literal-pathspecs", "ls-tree", "-r", "-z", "--name-only", "HEAD", "--",
+            *rels,
+        )  # fmt: skip
+        found |= set(_split_z(tree))
     files = sorted(f for f in found if not _never_committed(f))
     for rel in rels:
         if rel != "." and not any(f == rel or f.startswith(rel + "/") for f in files):
@@ -264,7 +255,7 @@ def _check_ref_name(context: ToolContext, kind: str, name: str, prefix: str) -> 
 
 
 class GitPush(ActTool):
-    name = "git_push"
+    produces = ("code",)
     schema = make_schema(
         "git_push",
         "Push a branch to a remote (default: the current branch to its upstream). "
@@ -293,9 +284,15 @@ class GitPush(ActTool):
             raise ToolFailed(f"git push failed; nothing was pushed: {said or result.returncode}")
         return ToolOutcome(f"Pushed ({' '.join(['git', *command])}).\n{said}".rstrip())
 
+    def action(self, args: dict[str, Any], root: Path | None) -> str:
+        a = args
+        branch = f"the branch {plain(a['branch'])}" if a.get("branch") else "the current branch"
+        remote = plain(a["remote"]) if a.get("remote") else "its upstream"
+        return f"Push {branch} to {remote} (git hooks are skipped)"
+
 
 class GitTag(ActTool):
-    name = "git_tag"
+    produces = ("code",)
     schema = make_schema(
         "git_tag",
         "Tag the current commit (an annotated tag when a message is given).",
@@ -323,161 +320,8 @@ class GitTag(ActTool):
             {"tag": name, "commit": commit, "annotated": bool(message)},
         )
 
-
-def _not_done(what: str) -> str:
-    return f"Nothing was done: {what}. Tell the person; do not report it as done."
-
-
-def _through_connector(
-    context: ToolContext, name: str, operation: str, given: dict[str, object], what: str
-) -> ToolOutcome:
-    """One act on a connector for the older tools (pull requests, deploys): classified by the
-    operation table like every connector call, `missing:` when the record is not there."""
-    from sdd_git.connectors.base import FORBIDDEN, ConnectorError, Missing
-    from sdd_git.connectors.calls import call_connector
-    from sdd_git.connectors.config import find_connector
-    from sdd_git.connectors.operations import classify
-
-    config = find_connector(context.root, name)
-    verdict = classify(config.table_kind, operation, given, config.reads)
-    if verdict.kind == FORBIDDEN:
-        raise ToolFailed(f"{operation} on {name} is the person's: {verdict.why}")
-    try:
-        result = call_connector(
-            context.root, name, operation, given, mask=context.mask, config=config
-        )
-    except Missing as exc:
-        words = f"missing: {exc.source}" + (f" ({exc.why})" if exc.why else "")
-        return ToolOutcome(_not_done(f"{words}, so {what} did not happen"),
-                           {"done": False, "reason": words})  # fmt: skip
-    except ConnectorError as exc:
-        raise ToolFailed(f"nothing was done: {exc.message}") from None
-    return ToolOutcome(result.text, {"connector": name, "operation": operation})
-
-
-def _code_host(context: ToolContext) -> tuple[str, str, str] | None:
-    """(connector name, its table kind, the repository) of the configured code host."""
-    from sdd_git.connectors.config import code_host, repository
-
-    host = code_host(context.root)
-    if host is None:
-        return None
-    repo = repository(context.root, host)
-    if repo is None:
-        raise ToolFailed(
-            f"{host.name} has no repository to act on: name it in .sdd/config.yaml "
-            f"(connectors.{host.name}.repo: owner/name) or add a git remote named origin"
-        )
-    return host.name, host.table_kind, repo
-
-
-class OpenPullRequest(ActTool):
-    name = "open_pull_request"
-    schema = make_schema(
-        "open_pull_request",
-        "Open a pull request on the configured code host (head: default the current branch; "
-        "base: default the main branch).",
-        {
-            "title": {"type": "string", "description": "the pull request's title"},
-            "body": {"type": "string", "description": "its description"},
-            "base": bounded(NAME_CHARS, "the branch to merge into"),
-            "head": bounded(NAME_CHARS, "the branch with the work"),
-        },
-        ("title",),
-    )
-
-    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
-        from sdd_git.connectors.config import main_branch
-        from sdd_git.connectors.operations import TABLE
-
-        title = args.text("title")
-        body, base, head = (args.opt_text(key) for key in ("body", "base", "head"))
-        host = _code_host(context)
-        if host is None:
-            return ToolOutcome(
-                _not_done(
-                    "no connector to a code host is configured, so no pull request was opened"
-                ),
-                {"done": False, "reason": "no connector"},
-            )
-        name, kind, repo = host
-        if head is None:
-            require_git_repo(context)
-            head = git_output(context, "rev-parse", "--abbrev-ref", "HEAD").strip()
-        base = base or main_branch(context.root)
-        if kind == "gitlab":
-            if "open_merge_request" not in TABLE["gitlab"]:
-                return ToolOutcome(
-                    _not_done(f"{name} (GitLab) cannot open a merge request in this version"),
-                    {"done": False, "reason": "no operation"},
-                )
-            given: dict[str, object] = {"project": repo, "title": title,
-                                        "source_branch": head, "target_branch": base}  # fmt: skip
-            if body:
-                given["description"] = body
-            return _through_connector(
-                context, name, "open_merge_request", given, "no merge request"
-            )
-        given = {"repo": repo, "title": title, "head": head, "base": base}
-        if body:
-            given["body"] = body
-        return _through_connector(context, name, "open_pull_request", given, "no pull request")
-
-
-class MergePullRequest(ActTool):
-    name = "merge_pull_request"
-    schema = make_schema(
-        "merge_pull_request",
-        "Merge a pull request by number on the configured code host.",
-        {"number": {"type": "integer", "minimum": 1, "description": "the pull request's number"}},
-        ("number",),
-    )
-
-    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
-        number = args.integer("number")
-        host = _code_host(context)
-        if host is None:
-            return ToolOutcome(
-                _not_done(
-                    f"no connector to a code host is configured, so pull request #{number} "
-                    "was not merged"
-                ),
-                {"done": False, "reason": "no connector"},
-            )
-        name, kind, repo = host
-        what = f"the merge of #{number}"
-        if kind == "gitlab":
-            given: dict[str, object] = {"project": repo, "iid": number}
-            return _through_connector(context, name, "merge_merge_request", given, what)
-        given = {"repo": repo, "number": number}
-        return _through_connector(context, name, "merge_pull_request", given, what)
-
-
-class Deploy(ActTool):
-    name = "deploy"
-    schema = make_schema(
-        "deploy",
-        "Deploy to a named target (a target configured under deploy: in .sdd/config.yaml).",
-        {"target": bounded(ID_CHARS, "the deploy target's name")},
-        ("target",),
-    )
-
-    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
-        from sdd_git.connectors.config import deploy_operation, deploy_targets, find_connector
-
-        target = args.text("target")
-        targets = deploy_targets(context.root)
-        found = targets.get(target)
-        if found is None:
-            named = f" (configured: {', '.join(targets)})" if targets else ""
-            return ToolOutcome(
-                _not_done(
-                    f"no deploy target {target!r} is configured{named}, so nothing was deployed"
-                ),
-                {"done": False, "reason": "no deploy target"},
-            )
-        config = find_connector(context.root, found.connector)
-        operation = deploy_operation(found, config.table_kind)
-        return _through_connector(
-            context, found.connector, operation, dict(found.args), f"the deploy to {target}"
-        )
+    def action(self, args: dict[str, Any], root: Path | None) -> str:
+        said = f"Write the git tag {plain(args.get('name'))}"
+        if args.get("message"):
+            said += f" with the message {quoted(args.get('message'))}"
+        return said

@@ -8,11 +8,11 @@ from __future__ import annotations
 import hashlib
 import re
 
+from sdd_git.toolnames import ToolClass
 from sdd_git.tools import beneath
-from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
-from sdd_git.tools.catalog import ToolClass
+from sdd_git.tools.base import Args, BaseTool, ToolContext, ToolFailed, ToolOutcome, root_dir
 from sdd_git.tools.gitcall import git_output, has_head, in_git_repo
-from sdd_git.tools.read import Args, BaseTool, make_schema, root_dir, text_property
+from sdd_git.tools.schema import make_schema, text_property
 
 KINDS = ("commit", "file", "scenario", "draft", "summary")
 _SCENARIO = re.compile(r"^(CH-\d{4,})/(SC-\d+)$")
@@ -22,7 +22,6 @@ NOT_RESULTS = (".git", ".sdd", "memory", "changes")  # the record and the tools'
 
 
 class ReturnArtifact(BaseTool):
-    name = "return_artifact"
     tool_class: ToolClass = "draft"
     schema = make_schema(
         "return_artifact",
@@ -46,6 +45,7 @@ class ReturnArtifact(BaseTool):
         return ToolOutcome(
             f"Returned {kind} {artifact['ref']}. The plan's network records it with your summary.",
             {"artifact": artifact},
+            artifact=artifact,
         )
 
 

@@ -231,18 +231,7 @@ class Folder(base.Folder):
                         )
                     here = "/".join([*resolved, name])
                     link = link or here
-                    target = os.readlink(name, dir_fd=fds[-1])
-                    if os.path.isabs(target):
-                        try:
-                            steps = self._raw_names(target)
-                        except self.failure:
-                            raise self.failure(self._outside(shown, here)) from None
-                        while len(fds) > 1:
-                            self._close(fds.pop())
-                        resolved.clear()
-                    else:
-                        steps = [p for p in PurePosixPath(target).parts if p not in ("", ".")]
-                    pending.extendleft(reversed(steps))
+                    pending.extendleft(reversed(self._hop(name, fds, resolved, shown, here)))
                     continue
                 if pending:
                     if not stat.S_ISDIR(status.st_mode):
@@ -260,6 +249,23 @@ class Folder(base.Folder):
         finally:
             for fd in fds:
                 self._close(fd)
+
+    def _hop(
+        self, name: str, fds: list[int], resolved: list[str], shown: str, here: str
+    ) -> list[str]:
+        """The names the symlink `name` leads to, to walk next. An absolute target inside the
+        product starts again from its top: the folders opened so far are closed."""
+        target = os.readlink(name, dir_fd=fds[-1])
+        if not os.path.isabs(target):
+            return [p for p in PurePosixPath(target).parts if p not in ("", ".")]
+        try:
+            steps = self._raw_names(target)
+        except self.failure:
+            raise self.failure(self._outside(shown, here)) from None
+        while len(fds) > 1:
+            self._close(fds.pop())
+        resolved.clear()
+        return steps
 
     @staticmethod
     def _outside(shown: str, link: str | None) -> str:

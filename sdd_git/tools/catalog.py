@@ -1,55 +1,33 @@
-"""Every model-facing tool by name, with its class. The runner's only list of what exists.
+"""Every model-facing tool by name with its class, and the other tables of tools, all derived
+from the tools' own declarations (`tools/toolbox.py`).
 
-A boundary rule may name only a tool in this table; a tool call naming anything else is rejected.
+A boundary rule may name only a tool in `TOOL_CLASSES`; a tool call naming anything else is
+rejected. A layer below tools (roles, the sandbox) or a hot path (the guard) reads the same
+facts from `sdd_git.toolnames`, which a test holds equal to these.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from sdd_git.toolnames import ToolClass as ToolClass
+from sdd_git.tools.codehost import ConnectorAlias
+from sdd_git.tools.connector import ConnectorTool
+from sdd_git.tools.toolbox import DECLARED
 
-ToolClass = Literal["read", "draft", "loop", "consequential"]
-
-TOOL_CLASSES: dict[str, ToolClass] = {
-    # Read: run without a stop.
-    "read_file": "read",
-    "list_files": "read",
-    "search_files": "read",
-    "git_status": "read",
-    "git_log": "read",
-    "git_diff": "read",
-    "read_record": "read",
-    "use_skill": "read",
-    # A connector's reads (and its chat drafts, kept locally for the person to send).
-    "connector_read": "read",
-    # Draft: write drafts only, never a decision.
-    "draft_reading": "draft",
-    "draft_scenarios": "draft",
-    "draft_plan": "draft",  # leads only: a plan binds nobody until the person accepts it
-    "propose_qa_result": "draft",
-    "remember": "draft",
-    "return_artifact": "draft",  # a network node's result, by reference; offered only there
-    # The accuracy loop.
-    "submit_draft": "loop",
-    "report_gaps": "loop",
-    "submit_revision": "loop",
-    # Consequential: stop unless the person allowed exactly this call.
-    "write_file": "consequential",
-    "delete_file": "consequential",
-    "run_command": "consequential",
-    "git_commit": "consequential",
-    "git_push": "consequential",
-    "git_tag": "consequential",
-    "open_pull_request": "consequential",
-    "merge_pull_request": "consequential",
-    "deploy": "consequential",
-    "handoff": "consequential",
-    "connector_act": "consequential",  # act as the person on a connector: every call stops
-}
-
+TOOL_CLASSES: dict[str, ToolClass] = {name: tool.tool_class for name, tool in DECLARED.items()}
+WRITE_PATH_ARGS: dict[str, tuple[str, ...]] = {n: t.writes for n, t in DECLARED.items() if t.writes}
+READ_PATH_ARGS: dict[str, tuple[str, ...]] = {n: t.reads for n, t in DECLARED.items() if t.reads}
 # Offered only to a run with a connector attached (`@NAME` in its task): a schema that can do
 # nothing costs a model context and a wasted turn.
-CONNECTOR_TOOLS = ("connector_read", "connector_act")
+CONNECTOR_TOOLS = tuple(n for n, t in DECLARED.items() if isinstance(t, ConnectorTool))
+CODE_HOST_TOOLS = tuple(n for n, t in DECLARED.items() if isinstance(t, ConnectorAlias))
+CHANGE_DRAFTS = tuple(
+    n
+    for n, t in DECLARED.items()
+    if t.tool_class == "draft" and "change" in t.schema.parameters.get("properties", {})
+)
+LOOP_TOOLS = tuple(name for name, kind in TOOL_CLASSES.items() if kind == "loop")
 
 
-def tool_class(name: str) -> ToolClass | None:
-    return TOOL_CLASSES.get(name)
+def offered_by_produces(produces: str) -> tuple[str, ...]:
+    """The tools a role's `produces` is offered beyond the read tools (and those every role has)."""
+    return tuple(name for name, tool in DECLARED.items() if produces in tool.produces)

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from sdd_git.tools.base import ToolContext, ToolOutcome
-from sdd_git.tools.catalog import ToolClass
-from sdd_git.tools.read import Args, BaseTool, make_schema, root_dir, text_property
+from pathlib import Path
+from typing import Any
+
+from sdd_git.sandbox.choose import NO_SANDBOX_WARNING
+from sdd_git.toolnames import ToolClass
+from sdd_git.tools.actionwords import command_words, with_purpose
+from sdd_git.tools.base import Args, BaseTool, ToolContext, ToolOutcome, root_dir
+from sdd_git.tools.schema import PURPOSE, make_schema
 
 COMMAND_TIMEOUT_SECONDS = 600.0
-PURPOSE = text_property("in plain words, why: shown to the person")
 
 
 class RunCommand(BaseTool):
-    name = "run_command"
+    produces = ("code",)
     tool_class: ToolClass = "consequential"
     schema = make_schema(
         "run_command",
@@ -75,4 +79,22 @@ class RunCommand(BaseTool):
                 "lost": list(done.lost),
                 "sandbox": done.sandbox,
             },
+            tampered=tuple(done.tampered),
+            lost=tuple(done.lost),
         )
+
+    def action(self, args: dict[str, Any], root: Path | None) -> str:
+        said = command_words(str(args.get("command", "")))
+        if args.get("network") is True:
+            said += ", with network access" if not said.endswith("\n") else "With network access"
+        return said
+
+    def describe(
+        self, args: dict[str, Any], root: Path | None = None, sandbox: str | None = None
+    ) -> str:
+        said = with_purpose(self.action(args, root), args)
+        if sandbox is not None and sandbox.startswith("none"):
+            said += f"\n{NO_SANDBOX_WARNING[0].upper()}{NO_SANDBOX_WARNING[1:]} ({sandbox[6:]})."
+        elif sandbox is not None:
+            said += f"\nSandbox: {sandbox} (the record, git and your home are read-only to it)."
+        return said.rstrip("\n")

@@ -14,14 +14,16 @@ it); every other failure is the connector's own words. Nothing is ever made up."
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from sdd_git.connectors.base import ACT, DRAFT, FORBIDDEN, ConnectorError, Missing
 from sdd_git.connectors.config import ConnectorConfig, find_connector
 from sdd_git.connectors.operations import classify
-from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
-from sdd_git.tools.catalog import ToolClass
-from sdd_git.tools.read import Args, BaseTool, bounded, make_schema, text_property
+from sdd_git.toolnames import ToolClass
+from sdd_git.tools.actionwords import connector_act_words
+from sdd_git.tools.base import Args, BaseTool, ToolContext, ToolFailed, ToolOutcome
+from sdd_git.tools.schema import PURPOSE, bounded, make_schema
 
 ANSWER_HEAD_BYTES = 20 * 1024
 ANSWER_TAIL_BYTES = 30 * 1024  # a log's end is where a build says why it failed
@@ -50,6 +52,15 @@ def missing_words(exc: Missing) -> str:
     return f"missing: {exc.source}" + (f" ({exc.why})" if exc.why else "")
 
 
+def checked_operation(config: ConnectorConfig, operation: str, given: dict[str, Any]) -> str:
+    """The operation's class in the one operation table. A forbidden one is refused here too:
+    the guard said so first, so this is never reached, and kept as a wall."""
+    verdict = classify(config.table_kind, operation, given, config.reads)
+    if verdict.kind == FORBIDDEN:
+        raise ToolFailed(f"{operation} on {config.name} is the person's: {verdict.why}")
+    return verdict.kind
+
+
 def head_and_tail(text: str) -> str:
     data = text.encode("utf-8")
     if len(data) <= ANSWER_HEAD_BYTES + ANSWER_TAIL_BYTES:
@@ -61,8 +72,6 @@ def head_and_tail(text: str) -> str:
 
 
 class ConnectorTool(BaseTool):
-    via = ""  # connector_read or connector_act
-
     def _checked(
         self, args: Args, context: ToolContext
     ) -> tuple[str, str, dict[str, Any], str, ConnectorConfig]:
@@ -73,10 +82,7 @@ class ConnectorTool(BaseTool):
                 f"naming it in the task (@{name})"
             )
         config = find_connector(context.root, name)
-        verdict = classify(config.table_kind, operation, given, config.reads)
-        if verdict.kind == FORBIDDEN:  # the guard said so first; never reached, kept as a wall
-            raise ToolFailed(f"{operation} on {name} is the person's: {verdict.why}")
-        return name, operation, given, verdict.kind, config
+        return name, operation, given, checked_operation(config, operation, given), config
 
     def _perform(
         self, context: ToolContext, config: ConnectorConfig, operation: str, given: dict[str, Any]
@@ -91,8 +97,6 @@ class ConnectorTool(BaseTool):
 
 
 class ConnectorRead(ConnectorTool):
-    name = "connector_read"
-    via = "connector_read"
     tool_class: ToolClass = "read"
     schema = make_schema(
         "connector_read",
@@ -123,8 +127,6 @@ class ConnectorRead(ConnectorTool):
 
 
 class ConnectorAct(ConnectorTool):
-    name = "connector_act"
-    via = "connector_act"
     tool_class: ToolClass = "consequential"
     schema = make_schema(
         "connector_act",
@@ -134,7 +136,7 @@ class ConnectorAct(ConnectorTool):
             "connector": _CONNECTOR,
             "operation": _OPERATION,
             "args": _ARGS,
-            "purpose": text_property("in plain words, why: shown to the person"),
+            "purpose": PURPOSE,
         },
         ("connector", "operation", "purpose"),
     )
@@ -150,14 +152,18 @@ class ConnectorAct(ConnectorTool):
             return self._perform(context, config, operation, given)
         except Missing as exc:
             words = missing_words(exc)
-            return ToolOutcome(
-                f"{words}. Nothing was done; tell the person, and never report it as done.",
-                {"done": False, "reason": words},
+            return ToolOutcome.nothing_done(
+                f"{words}. Nothing was done; tell the person, and never report it as done.", words
             )
         except ConnectorError as exc:
             raise ToolFailed(
                 "nothing was done: " + exc.message + (f" ({exc.hint})" if exc.hint else "")
             ) from None
+
+    def describe(
+        self, args: dict[str, Any], root: Path | None = None, sandbox: str | None = None
+    ) -> str:
+        return connector_act_words(args, root)
 
 
 def _draft(context: ToolContext, name: str, operation: str, given: dict[str, Any]) -> ToolOutcome:

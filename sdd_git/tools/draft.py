@@ -28,10 +28,11 @@ from sdd_git.records.scenarios import (
     scenarios_path,
 )
 from sdd_git.records.spec import parse_spec, read_spec, with_section_body
+from sdd_git.toolnames import ToolClass
 from sdd_git.tools import beneath
-from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
-from sdd_git.tools.catalog import ToolClass
-from sdd_git.tools.read import ID_CHARS, Args, BaseTool, bounded, change_exists, make_schema
+from sdd_git.tools.base import Args, BaseTool, ToolContext, ToolFailed, ToolOutcome
+from sdd_git.tools.read import change_exists
+from sdd_git.tools.schema import ID_CHARS, bounded, make_schema
 from sdd_git.yamlio import dump_yaml, parse_yaml, read_list
 
 READING_SECTION = "S1"
@@ -77,18 +78,21 @@ def appended_list_text(
     return dump_yaml(expected)
 
 
+CHANGE = bounded(ID_CHARS, "the change id, e.g. CH-0001")  # the run's own: the guard holds it
+
+
 class DraftTool(BaseTool):
     tool_class: ToolClass = "draft"
 
 
 class DraftReading(DraftTool):
-    name = "draft_reading"
+    produces = ("reading",)
     schema = make_schema(
         "draft_reading",
         "Draft the reading (section S1 of the change's spec): a short statement of what the "
         "person asked for, and its checks. The person accepts or corrects it.",
         {
-            "change": bounded(ID_CHARS, "the change id, e.g. CH-0001"),
+            "change": CHANGE,
             "text": {
                 "type": "string",
                 "description": "the reading in plain words, without headings or check lines",
@@ -164,13 +168,13 @@ class DraftReading(DraftTool):
 
 
 class DraftScenarios(DraftTool):
-    name = "draft_scenarios"
+    produces = ("scenario",)
     schema = make_schema(
         "draft_scenarios",
         "Add draft scenarios (things the person can try) to a change; "
         "the person accepts them, as required or optional.",
         {
-            "change": bounded(ID_CHARS, "the change id, e.g. CH-0001"),
+            "change": CHANGE,
             "scenarios": {
                 "type": "array",
                 "minItems": 1,
@@ -314,13 +318,13 @@ class DraftPlan(DraftTool):
     """A lead's plan for work that crosses scopes. Only leads are offered it (`produces: plan`);
     the plan binds nobody until the person accepts it by its hash."""
 
-    name = "draft_plan"
+    produces = ("plan",)
     schema = make_schema(
         "draft_plan",
         "Draft the plan of a change that crosses scopes: a tree of tasks, each for the owner "
         "role of one scope. The person accepts it before anyone works on it.",
         {
-            "change": bounded(ID_CHARS, "the change id, e.g. CH-0001"),
+            "change": CHANGE,
             "nodes": {
                 "type": "array",
                 "minItems": 1,
@@ -357,7 +361,6 @@ class DraftPlan(DraftTool):
 
 
 class ProposeQaResult(DraftTool):
-    name = "propose_qa_result"
     schema = make_schema(
         "propose_qa_result",
         "Propose a QA result (pass or fail) for a scenario; the person reviews it and records "
@@ -403,7 +406,6 @@ class ProposeQaResult(DraftTool):
 
 
 class Remember(DraftTool):
-    name = "remember"
     schema = make_schema(
         "remember",
         "Keep a short note in your own memory for later runs.",

@@ -341,6 +341,16 @@ def git_output(context: ToolContext, *args: str) -> str:
     return result.stdout
 
 
+def listed_names(context: ToolContext, *paths: str) -> list[str]:
+    """The files under the literal `paths` that git knows of: tracked, and untracked ones not
+    ignored (never an ignored one)."""
+    listing = git_output(
+        context, "--literal-pathspecs", "ls-files", "-z", "--cached", "--others",
+        "--exclude-standard", "--", *paths,
+    )  # fmt: skip
+    return [name for name in listing.split("\0") if name]
+
+
 def in_git_repo(context: ToolContext) -> bool:
     try:
         result = run_git(context, "rev-parse", "--is-inside-work-tree")

@@ -29,8 +29,9 @@ from sdd_git.roles.conversation import add_message
 from sdd_git.roles.profile import NAME_PATTERN
 from sdd_git.sink import RUN_ID_ENV
 from sdd_git.tools.act import ActTool
-from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
-from sdd_git.tools.read import ID_CHARS, NAME_CHARS, Args, bounded, make_schema, text_property
+from sdd_git.tools.actionwords import plain, quoted
+from sdd_git.tools.base import Args, ToolContext, ToolFailed, ToolOutcome
+from sdd_git.tools.schema import ID_CHARS, NAME_CHARS, bounded, make_schema, text_property
 
 CITE_SHAPES = "SPEC-0001#S1, SPEC-0001, D-0001, CH-0001, CH-0001/SC-1 or R-0001"
 _SECTION = re.compile(r"^(SPEC-\d{4,})#(S\d+)$")
@@ -62,7 +63,6 @@ def handoffs_folder(context: ToolContext) -> Path:
 
 
 class Handoff(ActTool):
-    name = "handoff"
     schema = HANDOFF_SCHEMA
 
     def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
@@ -78,10 +78,10 @@ class Handoff(ActTool):
             if cite not in cites:
                 cites.append(cite)
         if not messaging_on(context.root):
-            return ToolOutcome(
+            return _handed(
                 f"Not sent: messaging between roles is off (messaging: off in .sdd/config.yaml). "
                 f"Nothing was written to {receiver}, and it was not woken.",
-                {"handoff": {"to": receiver, "cites": cites, "sent": False}},
+                {"to": receiver, "cites": cites, "sent": False},
             )
         words = f"Handoff from {context.role} to {receiver}: {task}"
         if cites:
@@ -93,20 +93,25 @@ class Handoff(ActTool):
         received = add_message(context.root, receiver, context.mask, **fields)
         output = _wake(context, receiver, task, str(received["id"]))
         shown = output.relative_to(context.root.path).as_posix()
-        return ToolOutcome(
+        return _handed(
             f"Handed off to {receiver}: it wakes now in a run of its own (origin role), under its "
             "own boundary; nothing you were allowed travels with it. Both conversations show the "
             f"handoff ({received['id']} in the conversation of {receiver}).",
             {
-                "handoff": {
-                    "to": receiver,
-                    "cites": cites,
-                    "sent": True,
-                    "message": received["id"],
-                    "output": shown,
-                }
+                "to": receiver,
+                "cites": cites,
+                "sent": True,
+                "message": received["id"],
+                "output": shown,
             },
         )
+
+    def action(self, args: dict[str, Any], root: Path | None) -> str:
+        return f"Hand the task {quoted(args.get('task'))} to the role {plain(args.get('to'))}"
+
+
+def _handed(text: str, handoff: dict[str, Any]) -> ToolOutcome:
+    return ToolOutcome(text, {"handoff": handoff}, handoff=handoff)
 
 
 def _receiver(to: str, context: ToolContext) -> str:

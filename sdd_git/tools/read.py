@@ -1,8 +1,6 @@
 """Read tools: look at the product and its record, change nothing.
 
-This module also holds what every tool module shares: the small `BaseTool` (argument checks
-against the tool's own schema, masking of everything that leaves the tool) and the `Args`
-reader. Files are opened through `beneath` (never following a symlink out, or at all for a
+Files are opened through `beneath` (never following a symlink out, or at all for a
 write), and git through `gitcall` (which runs nothing a role wrote).
 """
 
@@ -12,21 +10,24 @@ import fnmatch
 import json
 import re
 import stat
-from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from sdd_git import beneath as record_files
-from sdd_git.errors import SddError
-from sdd_git.providers.base import ToolSchema
 from sdd_git.records import changes, decisions
 from sdd_git.records.spec import read_spec
 from sdd_git.root import Root
+from sdd_git.toolnames import ToolClass
 from sdd_git.tools import beneath
-from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
+from sdd_git.tools.base import Args, BaseTool, ToolContext, ToolFailed, ToolOutcome, root_dir
 from sdd_git.tools.beneath import Folder, Found
-from sdd_git.tools.catalog import ToolClass
-from sdd_git.tools.gitcall import git_output, has_head, in_git_repo, require_git_repo
+from sdd_git.tools.gitcall import (
+    git_output,
+    has_head,
+    in_git_repo,
+    listed_names,
+    require_git_repo,
+)
+from sdd_git.tools.schema import ID_CHARS, bounded, make_schema, text_property
 from sdd_git.yamlio import dump_yaml
 
 READ_CAP_BYTES = 200 * 1024
@@ -34,194 +35,6 @@ LIST_CAP_LINES = 2000
 SEARCH_CAP_MATCHES = 200
 SEARCH_MAX_FILE_BYTES = 10 * 1024 * 1024
 SEARCH_LINE_CHARS = 300
-
-
-# --- shared by every tool module ------------------------------------------------------------
-
-
-# Upper bounds on the length of ids and names, in characters. They are in the schema, so a
-# server that decodes under the schema's grammar (llama.cpp, vLLM, Ollama) cannot let a small
-# model write an id for minutes; and Args refuses a longer value from any server. Kept small:
-# llama.cpp spells a bound out as nested rules and refuses a grammar of a few thousand (a bound
-# of 1,024 on a path crashed llama-cpp-python 0.3.36), so paths and free text have none.
-ID_CHARS = 64  # a change, record, scenario, skill or tag name, a deploy target
-NAME_CHARS = 100  # a branch or remote name
-
-
-def bounded(chars: int, description: str) -> dict[str, Any]:
-    """A string property of at most `chars` characters."""
-    return {"type": "string", "maxLength": chars, "description": description}
-
-
-def text_property(description: str) -> dict[str, Any]:
-    """A string property."""
-    return {"type": "string", "description": description}
-
-
-def make_schema(
-    name: str, description: str, properties: dict[str, Any], required: tuple[str, ...] = ()
-) -> ToolSchema:
-    return ToolSchema(
-        name=name,
-        description=description,
-        parameters={
-            "type": "object",
-            "properties": properties,
-            "required": list(required),
-            "additionalProperties": False,
-        },
-    )
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
-
-
-def _check_length(tool: str, key: str, value: Any, schema: dict[str, Any]) -> None:
-    """A text longer than its schema's maxLength, or a list item longer than its items' one."""
-    limit = schema.get("maxLength")
-    if isinstance(value, str) and limit is not None and len(value) > limit:
-        raise ToolFailed(
-            f"{tool}: '{key}' is {len(value):,} characters; it takes at most {limit:,}"
-        )
-    limit = (schema.get("items") or {}).get("maxLength")
-    if isinstance(value, list) and limit is not None:
-        for index, item in enumerate(value, 1):
-            if isinstance(item, str) and len(item) > limit:
-                raise ToolFailed(
-                    f"{tool}: item {index} of '{key}' is {len(item):,} characters; "
-                    f"it takes at most {limit:,}"
-                )
-
-
-class Args:
-    """A tool call's arguments, checked against the tool's schema; each getter checks a type."""
-
-    def __init__(self, tool: str, raw: Any, schema: ToolSchema) -> None:
-        self.tool = tool
-        if not isinstance(raw, Mapping):
-            raise ToolFailed(f"{tool}: the arguments must be an object, not {_kind(raw)}")
-        properties: dict[str, Any] = schema.parameters.get("properties", {})
-        unknown = sorted(str(k) for k in raw if k not in properties)
-        if unknown:
-            takes = ", ".join(properties) or "no arguments"
-            raise ToolFailed(f"{tool}: unknown argument {', '.join(unknown)}; it takes {takes}")
-        for key, value in raw.items():
-            _check_length(tool, str(key), value, properties[key])
-        missing = [k for k in schema.parameters.get("required", []) if raw.get(k) is None]
-        if missing:
-            raise ToolFailed(f"{tool}: missing argument {', '.join(missing)}")
-        self.raw: dict[str, Any] = dict(raw)
-
-    def _fail(self, key: str, wanted: str) -> ToolFailed:
-        return ToolFailed(f"{self.tool}: '{key}' must be {wanted}, not {_kind(self.raw.get(key))}")
-
-    def text(self, key: str, *, blank_ok: bool = False) -> str:
-        value = self.raw.get(key)
-        if not isinstance(value, str):
-            raise self._fail(key, "text")
-        if not blank_ok and not value.strip():
-            raise ToolFailed(f"{self.tool}: '{key}' is empty")
-        return value
-
-    def opt_text(self, key: str) -> str | None:
-        if self.raw.get(key) is None:
-            return None
-        return self.text(key)
-
-    def integer(self, key: str, default: int | None = None, minimum: int = 1) -> int:
-        value = self.raw.get(key)
-        if value is None and default is not None:
-            return default
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise self._fail(key, "a whole number")
-        if value < minimum:
-            raise ToolFailed(f"{self.tool}: '{key}' must be at least {minimum}, not {value}")
-        return value
-
-    def text_list(self, key: str, *, empty_ok: bool = False) -> list[str]:
-        value = self.raw.get(key)
-        if not isinstance(value, list):
-            raise self._fail(key, "a list of text")
-        for index, item in enumerate(value, 1):
-            if not isinstance(item, str) or not item.strip():
-                raise ToolFailed(
-                    f"{self.tool}: item {index} of '{key}' must be non-empty text, "
-                    f"not {_kind(item)}"
-                )
-        if not value and not empty_ok:
-            raise ToolFailed(f"{self.tool}: '{key}' is an empty list")
-        return list(value)
-
-    def objects(self, key: str) -> list[dict[str, Any]]:
-        value = self.raw.get(key)
-        if not isinstance(value, list) or not value:
-            raise self._fail(key, "a non-empty list of objects")
-        for index, item in enumerate(value, 1):
-            if not isinstance(item, dict):
-                raise ToolFailed(
-                    f"{self.tool}: item {index} of '{key}' must be an object, not {_kind(item)}"
-                )
-        return list(value)
-
-
-def _mask_data(value: Any, mask: Callable[[str], str]) -> Any:
-    if isinstance(value, str):
-        return mask(value)
-    if isinstance(value, dict):
-        return {k: _mask_data(v, mask) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_mask_data(v, mask) for v in value]
-    return value
-
-
-class BaseTool:
-    """One tool: `execute` does the work; `run` checks the arguments and masks what leaves."""
-
-    name: str
-    tool_class: ToolClass
-    schema: ToolSchema
-
-    def run(self, args: dict[str, Any], context: ToolContext) -> ToolOutcome:
-        try:
-            if self.tool_class == "draft":
-                # Drafts land in sdd's own files and the record (memory, readings, scenarios,
-                # QA proposals): masked like a log, so no secret is kept there in any form.
-                args = _mask_data(args, context.mask)
-            outcome = self.execute(Args(self.name, args, self.schema), context)
-        except ToolFailed as exc:
-            raise ToolFailed(context.mask(str(exc))) from None
-        except SddError as exc:
-            raise ToolFailed(context.mask(exc.message)) from None
-        except UnicodeDecodeError as exc:
-            raise ToolFailed(
-                f"{self.name}: a file it needs is not UTF-8 text ({exc.reason})"
-            ) from None
-        except OSError as exc:
-            raise ToolFailed(context.mask(f"{self.name}: {exc}")) from None
-        data = _mask_data(outcome.data, context.mask) if outcome.data is not None else None
-        return ToolOutcome(context.mask(outcome.text), data)
-
-    def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
-        raise NotImplementedError
-
-
-def root_dir(context: ToolContext) -> Path:
-    return context.root.path.resolve()
 
 
 def cap_text(text: str, limit: int, what: str) -> str:
@@ -274,18 +87,7 @@ def listed_files(context: ToolContext, top: Folder, base: Found) -> list[str]:
     if not base.is_dir:
         return [] if _is_git_internal(base.rel) else [base.rel]
     if in_git_repo(context):
-        out = git_output(
-            context,
-            "--literal-pathspecs",
-            "ls-files",
-            "-z",
-            "--cached",
-            "--others",
-            "--exclude-standard",
-            "--",
-            base.rel,
-        )
-        names = {n for n in out.split("\0") if n and not _is_git_internal(n)}
+        names = {n for n in listed_names(context, base.rel) if not _is_git_internal(n)}
         return sorted(n for n in names if _listed(top, n))
     return [n for n in top.files(base.names) if _listed(top, n)]
 
@@ -313,7 +115,7 @@ class ReadTool(BaseTool):
 
 
 class ReadFile(ReadTool):
-    name = "read_file"
+    reads = ("path",)
     schema = make_schema(
         "read_file",
         "Read a text file of the product (path relative to the product folder); "
@@ -354,7 +156,7 @@ class ReadFile(ReadTool):
 
 
 class ListFiles(ReadTool):
-    name = "list_files"
+    reads = ("path",)
     schema = make_schema(
         "list_files",
         "List the product's files (ignored files and .git/ left out), optionally under a folder "
@@ -387,7 +189,7 @@ class ListFiles(ReadTool):
 
 
 class SearchFiles(ReadTool):
-    name = "search_files"
+    reads = ("path",)
     schema = make_schema(
         "search_files",
         "Search the product's text files for a Python regular expression; "
@@ -452,7 +254,6 @@ class SearchFiles(ReadTool):
 
 
 class GitStatus(ReadTool):
-    name = "git_status"
     schema = make_schema(
         "git_status", "Show the branch and which files are changed, staged or untracked.", {}
     )
@@ -467,7 +268,6 @@ class GitStatus(ReadTool):
 
 
 class GitLog(ReadTool):
-    name = "git_log"
     schema = make_schema(
         "git_log",
         "Show the latest commits, one line each.",
@@ -484,7 +284,6 @@ class GitLog(ReadTool):
 
 
 class GitDiff(ReadTool):
-    name = "git_diff"
     schema = make_schema(
         "git_diff",
         "Show what changed in tracked files since the last commit (staged and not), "
@@ -530,7 +329,6 @@ ID_SHAPES = "CH-0001, SPEC-0001, SPEC-0001#S1, D-0001 or R-0001"
 
 
 class ReadRecord(ReadTool):
-    name = "read_record"
     schema = make_schema(
         "read_record",
         "Read one record of the person's: a change (CH-0001), a spec (SPEC-0001), a spec "

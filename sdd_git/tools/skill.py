@@ -5,12 +5,12 @@ standard. A read tool: it changes nothing, and what it loads grants nothing (a s
 from __future__ import annotations
 
 from sdd_git.roles import skills
-from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
-from sdd_git.tools.read import ID_CHARS, Args, ReadTool, bounded, make_schema, root_dir
+from sdd_git.tools.base import Args, ToolContext, ToolFailed, ToolOutcome, root_dir
+from sdd_git.tools.read import ReadTool
+from sdd_git.tools.schema import ID_CHARS, bounded, make_schema
 
 
 class UseSkill(ReadTool):
-    name = "use_skill"
     schema = make_schema(
         "use_skill",
         "Load a skill's instructions by its name (the skills are listed in your instructions). "

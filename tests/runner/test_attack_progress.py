@@ -18,8 +18,8 @@ from sdd_git.root import Root
 from sdd_git.runner import run as run_module
 from sdd_git.runner import state as run_state
 from sdd_git.runner.run import RunRequest, answer, start
-from sdd_git.tools.base import ToolFailed
-from sdd_git.tools.read import ID_CHARS, NAME_CHARS, Args
+from sdd_git.tools.base import Args, ToolFailed
+from sdd_git.tools.schema import ID_CHARS, NAME_CHARS
 from sdd_git.tools.toolbox import TOOLS
 from tests.runner.scripted import accepted_change, events, kinds
 

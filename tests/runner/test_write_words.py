@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from sdd_git.root import Root
-from sdd_git.runner import words
 from sdd_git.runner.words import describe, heading
+from sdd_git.tools import actionwords as words
 from tests.conftest import SddRunner
 from tests.runner.scripted import accepted_change, script, write_call
 
