@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from sdd_git.netaddress import is_local
 from sdd_git.providers.base import Provider, ProviderError
 from sdd_git.root import Root
 
@@ -128,7 +129,7 @@ class ProviderSettings:
     @property
     def local(self) -> bool:
         """The server runs on this machine or the local network (Ollama, llama.cpp, LM Studio)."""
-        return bool(self.url) and _is_local(self.url)
+        return bool(self.url) and is_local(self.url)
 
     @property
     def ollama(self) -> bool:
@@ -462,19 +463,6 @@ def _where(url: str, *, default_port: bool = True) -> tuple[str, int | None]:
 def _host_text(url: str) -> str:
     parts = urlsplit(url if "://" in url else f"//{url}")
     return parts.netloc.rpartition("@")[2].lower() or url
-
-
-def _is_local(url: str) -> bool:
-    import ipaddress
-
-    host = _where(url)[0]
-    if host in ("localhost", "host.docker.internal") or host.endswith((".local", ".localhost")):
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return address.is_loopback or address.is_private or address.is_link_local
 
 
 # --- validation -------------------------------------------------------------------------------

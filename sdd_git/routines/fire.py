@@ -28,6 +28,7 @@ from sdd_git.routines.routine import Event, Routine, listens, main_branch
 from sdd_git.routines.source import PROTECTED, Source, branch_tip, check_source, shown_ref
 from sdd_git.runner.clock import Clock, system_clock
 from sdd_git.runner.runlog import runs_folder
+from sdd_git.timestamps import epoch as _epoch
 
 # Checking the run logs and starting a run takes well under a second; a holder that takes
 # longer is another fire of the same routine starting its run.
@@ -568,12 +569,6 @@ def record_event(root: Root, event: Event, *, keep_id: bool) -> Event:
             return read_event(path)
     write_text_atomic(events_folder(root) / f"{event.id}.json", event_text(root, event))
     return event
-
-
-def _epoch(at: str) -> float:
-    import calendar
-
-    return float(calendar.timegm(time.strptime(at, "%Y-%m-%dT%H:%M:%SZ")))
 
 
 def stops_of(root: Root, run_id: str) -> list[dict[str, Any]]:

@@ -6,7 +6,6 @@ log. Nothing else in sdd executes a tool.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +46,7 @@ from sdd_git.runner.state import (
     stop_requested,
     tool_result,
 )
+from sdd_git.timestamps import epoch as _epoch
 from sdd_git.trust.ledger import on_ci_engine
 
 OnEvent = Callable[[Event], None]  # told each run-log event as it is written
@@ -828,12 +828,6 @@ def _logged_stop(root: Root, shown: stops.Stop, state: RunState) -> stops.Stop:
         call_id=event.get("call_id"),
         change=state.change,
     )
-
-
-def _epoch(iso: str) -> float:
-    import calendar
-
-    return float(calendar.timegm(time.strptime(iso, "%Y-%m-%dT%H:%M:%SZ")))
 
 
 def _why_not_always(stop: stops.Stop) -> str:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from sdd_git import statefolders
 from sdd_git.errors import SddError
+from sdd_git.netaddress import is_local
 from sdd_git.providers.base import (
     Message,
     Provider,
@@ -185,19 +186,7 @@ def context_size(settings: object) -> int:
     if isinstance(configured, int) and not isinstance(configured, bool) and configured > 0:
         return configured
     base_url = str(getattr(settings, "base_url", None) or "")
-    return LOCAL_CONTEXT_TOKENS if _is_local(base_url) else REMOTE_CONTEXT_TOKENS
-
-
-def _is_local(base_url: str) -> bool:
-    from urllib.parse import urlsplit
-
-    host = (urlsplit(base_url).hostname or "").lower()
-    return (
-        host in ("localhost", "0.0.0.0", "::1", "host.docker.internal")
-        or host.startswith("127.")
-        or host.endswith((".local", ".localhost"))
-        or host.startswith(("10.", "192.168."))
-    )
+    return LOCAL_CONTEXT_TOKENS if is_local(base_url) else REMOTE_CONTEXT_TOKENS
 
 
 def approval_timeout(root: Root) -> float:

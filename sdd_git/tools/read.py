@@ -27,6 +27,7 @@ from sdd_git.tools.base import ToolContext, ToolFailed, ToolOutcome
 from sdd_git.tools.beneath import Folder, Found
 from sdd_git.tools.catalog import ToolClass
 from sdd_git.tools.gitcall import git_output, has_head, in_git_repo, require_git_repo
+from sdd_git.valuekind import json_kind as _kind
 from sdd_git.yamlio import dump_yaml
 
 READ_CAP_BYTES = 200 * 1024
@@ -71,22 +72,6 @@ def make_schema(
             "additionalProperties": False,
         },
     )
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
 
 
 def _check_length(tool: str, key: str, value: Any, schema: dict[str, Any]) -> None:
