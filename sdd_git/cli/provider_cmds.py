@@ -12,7 +12,7 @@ from sdd_git.cli.output import current_root, emit_json, json_option
 
 if TYPE_CHECKING:
     from sdd_git.providers.base import Provider
-    from sdd_git.providers.select import ProviderSettings
+    from sdd_git.providers.settings import ProviderSettings
 
 _ROLE_HELP = "Use this role's model: settings (over the config's)."
 # The one trivial tool `check` offers: a model that can call tools calls it with {"word": "pong"}.
