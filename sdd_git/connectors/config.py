@@ -195,7 +195,7 @@ def _refuse_misspelt(where: str, key: str, value: dict[str, Any], kind: str) -> 
     come from elsewhere. A plug-in's own keys are its own; only sdd's common keys are checked
     against them."""
     from sdd_git.config import did_you_mean
-    from sdd_git.connectors.registry import BUILTIN
+    from sdd_git.connectors.kinds import BUILTIN
 
     known = COMMON_KEYS + (BUILTIN_SETTING_KEYS if kind in BUILTIN else ())
     for name in value:
