@@ -15,7 +15,8 @@ PACKAGE = Path(sdd_git.__file__).parent
 LAYERS = {
     "errors": 0, "paths": 0, "atomicfile": 0, "lockfile": 0, "yamlio": 0, "parsecache": 0,
     "root": 0, "config": 0, "sink": 0, "masker": 0, "childenv": 0, "shown_text": 0, "__init__": 0,
-    "beneath": 0, "statefolders": 0,
+    "beneath": 0, "statefolders": 0, "masking": 0, "netaddress": 0, "timestamps": 0,
+    "valuekind": 0, "reaper": 0, "frontmatter": 0, "http": 1,
     "roles": 1, "records": 1, "tools": 1, "connectors": 1, "providers": 1, "sandbox": 1,
     "hoststubs": 1, "trust": 1, "cipins": 1,
     "runner": 2,

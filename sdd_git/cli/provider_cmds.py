@@ -29,9 +29,9 @@ def _mask(settings: ProviderSettings, data: Any) -> Any:
     import json
     import os
 
+    from sdd_git.connectors.tokens import masker_for
     from sdd_git.errors import SddError
     from sdd_git.root import find_root
-    from sdd_git.runner.masking import masker_for
 
     try:
         product = find_root(Path.cwd()).path

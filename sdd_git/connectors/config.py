@@ -228,8 +228,8 @@ def _secret_in(value: Any, path: str = "") -> str | None:
     (`token`, `api_token`, `pat`...) with a value, or a value shaped like a known token or
     holding one (`Bearer ghp_...`) under any key. `token_env`, `token_as` and `$VARIABLE`
     references name a secret without holding it."""
-    from sdd_git.connectors.secrets import is_secret_key, mask_returned
-    from sdd_git.masker import looks_like_credential
+    from sdd_git.masking.masker import looks_like_credential
+    from sdd_git.masking.returned import is_secret_key, mask_returned
 
     if isinstance(value, Mapping):
         for k, v in value.items():

@@ -159,7 +159,7 @@ def _shut(connection: Any) -> None:
 
 def _masked(session: Session, text: str) -> str:
     """The service's words, with its secrets and the session's (and the run's) masked."""
-    from sdd_git.connectors.secrets import mask_returned
+    from sdd_git.masking.returned import mask_returned
 
     return session.masked(mask_returned(text))
 
@@ -171,7 +171,7 @@ def _url(base: str, path: str, query: Mapping[str, Any] | None) -> str:
         # the token in clear.
         there, here = urlsplit(url), urlsplit(base)
         if (there.scheme, there.netloc) != (here.scheme, here.netloc):
-            from sdd_git.connectors.secrets import mask_returned
+            from sdd_git.masking.returned import mask_returned
 
             shown = mask_returned(f"{there.scheme}://{there.hostname or ''}")
             raise Unavailable(f"a link points away from the service ({shown})")

@@ -18,9 +18,9 @@ from typing import Any
 from sdd_git.connectors.base import Connector, Session
 from sdd_git.connectors.config import ConnectorConfig, find_connector, require_base_url
 from sdd_git.connectors.kinds import BUILTIN
-from sdd_git.connectors.secrets import session_mask
 from sdd_git.connectors.signin import Token, find_token
 from sdd_git.errors import RecordError
+from sdd_git.masking.returned import session_mask
 from sdd_git.root import Root
 
 ENTRY_POINT_GROUP = "sdd_git.connectors"

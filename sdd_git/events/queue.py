@@ -78,7 +78,7 @@ def write_event(
 def event_text(root: Root, event: Event) -> str:
     """The event's file, masked: a ref from outside (a CI run's URL, a path) can carry a
     secret, and no secret is kept under .sdd/ in any form."""
-    from sdd_git.runner.masking import masker_for
+    from sdd_git.connectors.tokens import masker_for
 
     return masker_for(root.path)(json.dumps(event.as_json(), sort_keys=True))
 

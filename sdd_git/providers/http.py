@@ -464,7 +464,7 @@ def _secrets(headers: Mapping[str, str]) -> list[str]:
 
 
 def _masker(secrets: list[str]) -> Callable[[str], str]:
-    from sdd_git.masker import Masker
+    from sdd_git.masking.masker import Masker
 
     return Masker(secrets)
 
