@@ -158,16 +158,8 @@ class StdlibTransport:
             timer.daemon = True
             timer.start()
         try:
-            if connection.sock is None:
-                try:
-                    connection.connect()
-                except http.client.InvalidURL:
-                    raise
-                except (OSError, http.client.HTTPException) as exc:
-                    self._drop(key)
-                    if isinstance(exc, ConnectionResetError) and not fresh:
-                        return None
-                    raise Unreachable(exc) from None
+            if connection.sock is None and not self._connect(key, connection, fresh):
+                return None
             try:
                 connection.request(method, target, body=body, headers=headers)
                 response = connection.getresponse()
@@ -193,6 +185,21 @@ class StdlibTransport:
         if response.will_close or not self.keep_alive:
             self._drop(key)
         return Answer(response.status, answer_headers, payload)
+
+    def _connect(self, key: _Key, connection: http.client.HTTPConnection, fresh: bool) -> bool:
+        """Open the connection; False when it was reset at once (try a fresh one, once)."""
+        import http.client
+
+        try:
+            connection.connect()
+        except http.client.InvalidURL:
+            raise
+        except (OSError, http.client.HTTPException) as exc:
+            self._drop(key)
+            if isinstance(exc, ConnectionResetError) and not fresh:
+                return False
+            raise Unreachable(exc) from None
+        return True
 
     def _read(self, response: http.client.HTTPResponse, deadline: float | None) -> bytes:
         import http.client
