@@ -27,6 +27,7 @@ from sdd_git.connectors.base import (
     NotSignedIn,
     Operation,
     Refused,
+    Result,
     Session,
 )
 from sdd_git.connectors.http import MAX_BODY, Answer, request
@@ -47,6 +48,34 @@ def operation_of(connector: str, operation: str) -> Operation:
             hint="operations: " + ", ".join(TABLE[connector]),
         )
     return found
+
+
+class ServiceConnector:
+    """A built-in service connector: its row of the operation table, and one handler per
+    operation, each given what `begin` makes of the call (a service's checked, signed call).
+    A change that is the person's is refused here too, whoever called."""
+
+    name: str
+    needs_token = True
+
+    def operations(self) -> Mapping[str, Operation]:
+        return TABLE[self.name]
+
+    def handlers(self) -> Mapping[str, Callable[[Any], Result]]:
+        raise NotImplementedError
+
+    def begin(self, session: Session, operation: str, args: Mapping[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def call(self, session: Session, operation: str, args: Mapping[str, Any]) -> Result:
+        refuse_forbidden(self.name, operation, args)
+        handler = self.handlers().get(operation)
+        if handler is None:
+            raise ConnectorError(
+                f"{self.name} has no operation '{operation}'",
+                hint="operations: " + ", ".join(TABLE[self.name]),
+            )
+        return handler(self.begin(session, operation, args))
 
 
 def refuse_forbidden(connector: str, operation: str, args: Mapping[str, Any]) -> None:
