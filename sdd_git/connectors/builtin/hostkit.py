@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from sdd_git.connectors.base import (
@@ -27,11 +27,13 @@ from sdd_git.connectors.base import (
     NotSignedIn,
     Operation,
     Refused,
-    Result,
     Session,
 )
 from sdd_git.connectors.http import MAX_BODY, Answer, request
 from sdd_git.connectors.operations import TABLE, forbidden_reason
+
+if TYPE_CHECKING:
+    from sdd_git.connectors.base import Result
 
 MAX_PAGES = 10  # pages followed at most for one read
 MAX_ITEMS = 100  # items one list read shows at most
@@ -106,6 +108,23 @@ def token_of(session: Session) -> str:
             f"{session.name} is not signed in", hint=f"sign in: sdd connect {session.name}"
         )
     return session.token
+
+
+def bearer_call(
+    session: Session,
+    method: str,
+    path: str,
+    source: str,
+    *,
+    query: Mapping[str, Any] | None = None,
+    body: Any = None,
+) -> Answer:
+    """A request signed with the session's token as a bearer; a GET's 403 is `Missing` (the
+    service hides what one may not see)."""
+    return request(
+        session, method, path, source=source, query=query, body=body,
+        headers={"Authorization": f"Bearer {token_of(session)}"}, missing_on_403=method == "GET",
+    )  # fmt: skip
 
 
 # -- arguments ---------------------------------------------------------------------------------

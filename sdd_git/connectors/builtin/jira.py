@@ -27,12 +27,12 @@ from typing import Any
 from sdd_git.connectors.base import (
     ConnectorError,
     Missing,
-    NotSignedIn,
     Operation,
     Refused,
     Result,
     Session,
 )
+from sdd_git.connectors.builtin.hostkit import token_of
 from sdd_git.connectors.builtin.trackerkit import (
     as_mapping,
     mapping_arg,
@@ -85,10 +85,7 @@ class JiraConnector:
 
 
 def _headers(session: Session) -> dict[str, str]:
-    if not session.token:
-        raise NotSignedIn(
-            f"{session.name} is not signed in", hint=f"sign in: sdd connect {session.name}"
-        )
+    token_of(session)  # signed in, or NotSignedIn
     email = session.settings.get("email")
     if isinstance(email, str) and email.strip():
         pair = f"{email.strip()}:{session.token}".encode()
