@@ -85,9 +85,9 @@ def main() -> None:
 
     from sdd_git.connectors.base import Session
     from sdd_git.connectors.builtin.jira import JiraConnector
+    from sdd_git.connectors.tokens import masker_for
     from sdd_git.root import init_root
     from sdd_git.runner import guard
-    from sdd_git.runner.masking import masker_for
     from sdd_git.tools.base import ToolContext
     from sdd_git.tools.catalog import TOOL_CLASSES
     from sdd_git.tools.toolbox import TOOLS

@@ -43,7 +43,7 @@ def change_new(
         if words is not None or bug or happened or expected:
             raise click.UsageError("--from takes the issue's words: give no WORDS and no --bug")
         from sdd_git.connectors.seed import start_change_from
-        from sdd_git.runner.masking import masker_for
+        from sdd_git.connectors.tokens import masker_for
 
         root = current_root()
         pack = start_change_from(root, source, masker_for(root.path), title=title)

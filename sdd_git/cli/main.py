@@ -248,9 +248,9 @@ def _fail(message: str, hint: str | None, code: int) -> Any:
     # `sdd --help` and `sdd role list` import nothing for it.
     from pathlib import Path
 
+    from sdd_git.connectors.tokens import masker_for
     from sdd_git.errors import SddError
     from sdd_git.root import find_root
-    from sdd_git.runner.masking import masker_for
 
     try:
         here = Path.cwd()

@@ -12,7 +12,7 @@ from sdd_git.cli.output import current_root, emit_json, json_option
 
 if TYPE_CHECKING:
     from sdd_git.providers.base import Provider
-    from sdd_git.providers.select import ProviderSettings
+    from sdd_git.providers.settings import ProviderSettings
 
 _ROLE_HELP = "Use this role's model: settings (over the config's)."
 # The one trivial tool `check` offers: a model that can call tools calls it with {"word": "pong"}.
@@ -29,9 +29,9 @@ def _mask(settings: ProviderSettings, data: Any) -> Any:
     import json
     import os
 
+    from sdd_git.connectors.tokens import masker_for
     from sdd_git.errors import SddError
     from sdd_git.root import find_root
-    from sdd_git.runner.masking import masker_for
 
     try:
         product = find_root(Path.cwd()).path

@@ -290,7 +290,7 @@ def _progress(as_json: bool) -> Any:
 
 
 def _masked(root: Root, data: Any) -> Any:
-    from sdd_git.runner.masking import masker_for
+    from sdd_git.connectors.tokens import masker_for
 
     return json.loads(masker_for(root.path)(json.dumps(data)))
 

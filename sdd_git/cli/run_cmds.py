@@ -19,7 +19,7 @@ from sdd_git.root import Root
 def _masked(root: Any, data: Any) -> Any:
     """`data` (text or a JSON document) with every secret within reach masked: what a model
     replied, or an error a server sent, may carry one to the person's screen and scripts."""
-    from sdd_git.runner.masking import masker_for
+    from sdd_git.connectors.tokens import masker_for
 
     return json.loads(masker_for(root.path if root else Path.cwd())(json.dumps(data)))
 

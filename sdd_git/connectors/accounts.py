@@ -20,7 +20,7 @@ from sdd_git.connectors.config import (
     ConnectorConfig,
     load_connectors,
 )
-from sdd_git.connectors.registry import BUILTIN, SERVICES
+from sdd_git.connectors.kinds import BUILTIN, SERVICES
 from sdd_git.connectors.signin import (
     borrow_token,
     delete_token,

@@ -11,10 +11,10 @@ from typing import Any
 from sdd_git.connectors.base import ConnectorError, Result, Session, Unavailable
 from sdd_git.connectors.config import ConnectorConfig, find_connector
 from sdd_git.connectors.registry import make_connector, session_for
-from sdd_git.connectors.secrets import is_secret_key, mask_returned
 from sdd_git.connectors.signin import find_token, require_token
 from sdd_git.errors import SddError
-from sdd_git.masker import MASK, looks_like_credential
+from sdd_git.masking.masker import MASK, looks_like_credential
+from sdd_git.masking.returned import is_secret_key, mask_returned
 from sdd_git.root import Root
 
 

@@ -195,7 +195,7 @@ def _refuse_misspelt(where: str, key: str, value: dict[str, Any], kind: str) -> 
     come from elsewhere. A plug-in's own keys are its own; only sdd's common keys are checked
     against them."""
     from sdd_git.config import did_you_mean
-    from sdd_git.connectors.registry import BUILTIN
+    from sdd_git.connectors.kinds import BUILTIN
 
     known = COMMON_KEYS + (BUILTIN_SETTING_KEYS if kind in BUILTIN else ())
     for name in value:
@@ -228,8 +228,8 @@ def _secret_in(value: Any, path: str = "") -> str | None:
     (`token`, `api_token`, `pat`...) with a value, or a value shaped like a known token or
     holding one (`Bearer ghp_...`) under any key. `token_env`, `token_as` and `$VARIABLE`
     references name a secret without holding it."""
-    from sdd_git.connectors.secrets import is_secret_key, mask_returned
-    from sdd_git.masker import looks_like_credential
+    from sdd_git.masking.masker import looks_like_credential
+    from sdd_git.masking.returned import is_secret_key, mask_returned
 
     if isinstance(value, Mapping):
         for k, v in value.items():

@@ -9,19 +9,14 @@ value, and the service's words pass through the session's masker first."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import re
-import socket
-import threading
-import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode, urljoin, urlsplit
 
 from sdd_git import __version__
 from sdd_git.connectors.base import Missing, NotSignedIn, Refused, Session, Unavailable
+from sdd_git.http import transport
 
 TIMEOUT_SECONDS = 30.0  # for each step: connecting, and each read of the answer
 # For the whole call: a server that drips its answer a byte at a time never trips the timeout
@@ -31,11 +26,8 @@ MAX_BODY = 8 * 1024 * 1024  # a log longer than this is cut, and said to be cut
 _SNIPPET = 300
 
 
-@dataclass(frozen=True)
-class Answer:
-    status: int
-    headers: dict[str, str]  # names in lower case
-    body: bytes
+class Answer(transport.Answer):
+    """An answer as a connector reads it: JSON that is not JSON is a connector error."""
 
     def json(self) -> Any:
         try:
@@ -43,16 +35,12 @@ class Answer:
         except ValueError:
             raise Unavailable("the service answered with something that is not JSON") from None
 
-    def text(self) -> str:
-        return self.body.decode("utf-8", errors="replace")
 
-    def next_link(self) -> str | None:
-        """The `rel="next"` URL of a Link header (GitHub, GitLab), or None."""
-        for part in self.headers.get("link", "").split(","):
-            match = re.search(r'<([^>]+)>\s*;\s*rel="?next"?', part)
-            if match:
-                return match.group(1)
-        return None
+def default_transport() -> transport.Transport:
+    """A connection for one call, closed after it (a test puts its own double here)."""
+    return transport.StdlibTransport(
+        TIMEOUT_SECONDS, keep_alive=False, deadline=DEADLINE_SECONDS, max_body=MAX_BODY
+    )
 
 
 def request(
@@ -73,27 +61,12 @@ def request(
     them is kept, e.g. JSON Patch). `source` names the record in a `missing:` answer ("issue
     acme/app#7"). With `redirect_ok` a 3xx answer is returned as it is, for the caller to
     decide where its Location may lead (redirects are never followed here)."""
-    import http.client
-
     url = _url(session.base_url, path, query)
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise Unavailable(f"{session.name}: base_url {session.base_url!r} is not an http(s) URL")
     sent = {"User-Agent": f"sdd/{__version__}", "Accept": "application/json", **(headers or {})}
-    payload: bytes | None = None
-    if body is not None:
-        given_type = any(name.lower() == "content-type" for name in sent)
-        if form:
-            payload = urlencode(body).encode()
-            if not given_type:
-                sent["Content-Type"] = "application/x-www-form-urlencoded"
-        else:
-            payload = json.dumps(body).encode()
-            if not given_type:
-                sent["Content-Type"] = "application/json; charset=utf-8"
-    connection_type = (
-        http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    )
+    payload = _payload(sent, body, form)
     if any("\r" in str(v) or "\n" in str(v) for v in sent.values()):
         # http.client would refuse it with the value in its error: a token with a line break.
         raise Unavailable(
@@ -101,65 +74,58 @@ def request(
             "copied with one?); nothing was sent",
             hint=f"sign in again: sdd connect {session.name}",
         )
-    connection = connection_type(parts.hostname, parts.port, timeout=TIMEOUT_SECONDS)
-    target = parts.path or "/"
-    if parts.query:
-        target += "?" + parts.query
-    deadline = time.monotonic() + DEADLINE_SECONDS
-    # Ends a call that is still going at its deadline, whatever step it is waiting in.
-    timer = threading.Timer(DEADLINE_SECONDS, _shut, (connection,))
-    timer.daemon = True
-    timer.start()
-    try:
-        connection.request(method, target, body=payload, headers=sent)
-        response = connection.getresponse()
-        chunks: list[bytes] = []
-        size = 0
-        while size <= MAX_BODY:
-            chunk = response.read1(min(65536, MAX_BODY + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-            if time.monotonic() > deadline:
-                raise TimeoutError("deadline")
-        if time.monotonic() >= deadline:
-            raise TimeoutError("deadline")  # the timer ended it: what came is not all of it
-        data = b"".join(chunks)
-        if size <= MAX_BODY and getattr(response, "length", None):
-            raise http.client.IncompleteRead(data)  # cut short: never read as the whole answer
-        answer = Answer(
-            response.status, {k.lower(): v for k, v in response.getheaders()}, data[:MAX_BODY]
-        )
-    except (OSError, ValueError, http.client.HTTPException) as exc:
-        if time.monotonic() >= deadline:
-            raise Unavailable(
-                f"{session.name}: {parts.scheme}://{parts.netloc} took longer than "
-                f"{DEADLINE_SECONDS:g} s to answer; the call was ended"
-            ) from None
-        raise Unavailable(
-            f"{session.name}: no answer from {parts.scheme}://{parts.netloc}: "
-            f"{type(exc).__name__}: {_masked(session, str(exc))[:_SNIPPET]}"
-        ) from None
-    finally:
-        timer.cancel()
-        connection.close()
+    answer = _sent(session, transport.Request(method, url, sent, payload))
     if redirect_ok and 300 <= answer.status < 400 and answer.headers.get("location"):
         return answer
     return _checked(session, answer, source, missing_on_403)
 
 
-def _shut(connection: Any) -> None:
-    """Wake whatever the call waits on at its deadline: the read gives up, and says so."""
-    sock = getattr(connection, "sock", None)
-    if sock is not None:
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)
+def _payload(sent: dict[str, str], body: Any, form: bool) -> bytes | None:
+    """The body's bytes, and its Content-Type into `sent` unless one is given."""
+    if body is None:
+        return None
+    given_type = any(name.lower() == "content-type" for name in sent)
+    if form:
+        if not given_type:
+            sent["Content-Type"] = "application/x-www-form-urlencoded"
+        return urlencode(body).encode()
+    if not given_type:
+        sent["Content-Type"] = "application/json; charset=utf-8"
+    return json.dumps(body).encode()
+
+
+def _sent(session: Session, request: transport.Request) -> Answer:
+    import http.client
+
+    parts = urlsplit(request.url)
+    sender = default_transport()
+    try:
+        got = sender.send(request)
+    except transport.DeadlinePassed:
+        raise Unavailable(
+            f"{session.name}: {parts.scheme}://{parts.netloc} took longer than "
+            f"{DEADLINE_SECONDS:g} s to answer; the call was ended"
+        ) from None
+    except (
+        transport.Unreachable,
+        transport.Timeout,
+        OSError,
+        ValueError,
+        http.client.HTTPException,
+    ) as exc:
+        cause = exc.cause if isinstance(exc, transport.Unreachable | transport.Timeout) else exc
+        raise Unavailable(
+            f"{session.name}: no answer from {parts.scheme}://{parts.netloc}: "
+            f"{type(cause).__name__}: {_masked(session, str(cause))[:_SNIPPET]}"
+        ) from None
+    finally:
+        sender.close()
+    return Answer(got.status, got.headers, got.body)
 
 
 def _masked(session: Session, text: str) -> str:
     """The service's words, with its secrets and the session's (and the run's) masked."""
-    from sdd_git.connectors.secrets import mask_returned
+    from sdd_git.masking.returned import mask_returned
 
     return session.masked(mask_returned(text))
 
@@ -171,7 +137,7 @@ def _url(base: str, path: str, query: Mapping[str, Any] | None) -> str:
         # the token in clear.
         there, here = urlsplit(url), urlsplit(base)
         if (there.scheme, there.netloc) != (here.scheme, here.netloc):
-            from sdd_git.connectors.secrets import mask_returned
+            from sdd_git.masking.returned import mask_returned
 
             shown = mask_returned(f"{there.scheme}://{there.hostname or ''}")
             raise Unavailable(f"a link points away from the service ({shown})")

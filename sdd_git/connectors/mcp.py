@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
+from sdd_git import reaper
 from sdd_git.childenv import CHILD_ENV  # all a stdio server gets of sdd's own environment
-from sdd_git.connectors import mcp_reaping
 from sdd_git.connectors.base import (
     ConnectorError,
     Missing,
@@ -357,9 +357,9 @@ def _run(session: Session, doing: str, work: Callable[[Any], Awaitable[T]]) -> T
             hint="pip install 'sdd-git[mcp]'",
         )
     progress = _Progress()
-    subreaper = mcp_reaping.become_subreaper()
-    before = set(mcp_reaping.children_of({os.getpid()})) if subreaper else set()
-    dumpable = mcp_reaping.set_dumpable(False)
+    subreaper = reaper.become_subreaper()
+    before = set(reaper.children_of({os.getpid()})) if subreaper else set()
+    dumpable = reaper.set_dumpable(False)
     with tempfile.TemporaryDirectory(prefix="sdd-mcp-") as scratch:
         pid_file = Path(scratch) / "pid"
         with open(Path(scratch) / "stderr", "w+", encoding="utf-8", errors="replace") as errlog:
@@ -378,11 +378,21 @@ def _run(session: Session, doing: str, work: Callable[[Any], Awaitable[T]]) -> T
                     mapped.args = (mapped.message,)
                 raise mapped from None
             finally:
-                mcp_reaping.end_group(pid_file)
+                _end_group(pid_file)
                 if subreaper:
-                    mcp_reaping.end_orphans(before)
+                    reaper.end_descendants(before)
                 if dumpable:
-                    mcp_reaping.set_dumpable(True)
+                    reaper.set_dumpable(True)
+
+
+def _end_group(pid_file: Path) -> None:
+    """Kill whatever is left of the server's process group (a helper it started and left).
+    The SDK already stopped the server itself; this catches what outlived it."""
+    try:
+        group = int(pid_file.read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return
+    reaper.kill_group(group)
 
 
 def _in_own_loop(make: Callable[[], Awaitable[T]]) -> T:

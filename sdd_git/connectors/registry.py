@@ -17,28 +17,13 @@ from typing import Any
 
 from sdd_git.connectors.base import Connector, Session
 from sdd_git.connectors.config import ConnectorConfig, find_connector, require_base_url
-from sdd_git.connectors.secrets import session_mask
+from sdd_git.connectors.kinds import BUILTIN
 from sdd_git.connectors.signin import Token, find_token
 from sdd_git.errors import RecordError
+from sdd_git.masking.returned import session_mask
 from sdd_git.root import Root
 
 ENTRY_POINT_GROUP = "sdd_git.connectors"
-BUILTIN: dict[str, str] = {
-    "github": "sdd_git.connectors.builtin.github:GitHubConnector",
-    "gitlab": "sdd_git.connectors.builtin.gitlab:GitLabConnector",
-    "jenkins": "sdd_git.connectors.builtin.jenkins:JenkinsConnector",
-    "artifactory": "sdd_git.connectors.builtin.artifactory:ArtifactoryConnector",
-    "jira": "sdd_git.connectors.builtin.jira:JiraConnector",
-    "aha": "sdd_git.connectors.builtin.aha:AhaConnector",
-    "asana": "sdd_git.connectors.builtin.asana:AsanaConnector",
-    "azure-devops": "sdd_git.connectors.builtin.azure_devops:AzureDevOpsConnector",
-    "slack": "sdd_git.connectors.builtin.slack:SlackConnector",
-    "teams": "sdd_git.connectors.builtin.teams:TeamsConnector",
-    "script": "sdd_git.connectors.script:ScriptConnector",
-    "mcp": "sdd_git.connectors.mcp:McpConnector",
-}
-# The services `sdd connectors` always lists, configured or not.
-SERVICES = tuple(kind for kind in BUILTIN if kind not in ("script", "mcp"))
 
 
 def make_connector(kind: str) -> Connector:

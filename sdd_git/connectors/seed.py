@@ -81,7 +81,7 @@ def _request(root: Root, config: ConnectorConfig, ref: str) -> tuple[str, dict[s
 def read_issue(root: Root, source: str, mask: Callable[[str], str]) -> Issue:
     """The issue `source` names, read through its connector; its words masked."""
     from sdd_git.connectors.calls import call_connector
-    from sdd_git.connectors.secrets import mask_returned
+    from sdd_git.masking.returned import mask_returned
 
     match = _SOURCE.match(source.strip())
     if match is None:

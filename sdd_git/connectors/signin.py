@@ -5,7 +5,7 @@ In order: the variable the config names (`token_env`: CI and tests), then the OS
 only when a token is looked up or stored: `sdd --help` and `sdd role list` never load it.
 
 A token is never written to the repository, a log, a transcript or a model request, and never
-given to a child process: `sdd_git.runner.masking` masks every connector token, and the run's
+given to a child process: `sdd_git.connectors.tokens` masks every connector token, and the run's
 child processes never get the variables that hold them. Borrowing a token from `gh` or `glab`
 runs them with a scrubbed environment and their output captured, never echoed."""
 

@@ -17,6 +17,7 @@ from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError
 from sdd_git.root import Root
 from sdd_git.routines.triggers import EVENT_KINDS, EVENT_SOURCES, Event, new_event_id
+from sdd_git.timestamps import epoch as _epoch
 
 
 def events_folder(root: Root) -> Path:
@@ -91,16 +92,10 @@ def record_event(root: Root, event: Event, *, keep_id: bool) -> Event:
     return event
 
 
-def _epoch(at: str) -> float:
-    import calendar
-
-    return float(calendar.timegm(time.strptime(at, "%Y-%m-%dT%H:%M:%SZ")))
-
-
 def event_text(root: Root, event: Event) -> str:
     """The event's file, masked: a ref from outside (a CI run's URL, a path) can carry a
     secret, and no secret is kept under .sdd/ in any form."""
-    from sdd_git.runner.masking import masker_for
+    from sdd_git.connectors.tokens import masker_for
 
     return masker_for(root.path)(json.dumps(event.as_json(), sort_keys=True))
 

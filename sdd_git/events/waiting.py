@@ -60,7 +60,7 @@ def _now() -> str:
 
 
 def _masked(root: Root, text: str) -> str:
-    from sdd_git.runner.masking import masker_for
+    from sdd_git.connectors.tokens import masker_for
 
     return masker_for(root.path)(text)
 

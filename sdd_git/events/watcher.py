@@ -71,7 +71,7 @@ class Watcher:
         quiet: float = QUIET_SECONDS,
         max_wait: float = MAX_WAIT_SECONDS,
     ) -> None:
-        from sdd_git.runner.masking import masker_for
+        from sdd_git.connectors.tokens import masker_for
 
         self.root = root
         mask = masker_for(root.path)

@@ -207,7 +207,7 @@ def _earlier_outcomes(root: Root, event: Event) -> list[dict[str, Any]]:
 
 
 def _masker(root: Root) -> Callable[[str], str]:
-    from sdd_git.runner.masking import masker_for
+    from sdd_git.connectors.tokens import masker_for
 
     return masker_for(root.path)
 

@@ -150,10 +150,10 @@ def load(root: Root, name: str) -> Group:
 def say(root: Root, name: str, text: str) -> tuple[dict[str, Any], Group]:
     """The person's message, into each member's conversation (person command). Gives back the
     group's record of the message and the group."""
+    from sdd_git.connectors.tokens import masker_for
     from sdd_git.records.decisions import now_iso
     from sdd_git.records.person import refuse_inside_run
     from sdd_git.runner import conversation
-    from sdd_git.runner.masking import masker_for
 
     refuse_inside_run()
     text = text.strip()

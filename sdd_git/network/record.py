@@ -60,8 +60,8 @@ def record_results(
     ]
     if not results:
         return
+    from sdd_git.connectors.tokens import masker_for
     from sdd_git.runner.clock import system_clock
-    from sdd_git.runner.masking import masker_for
     from sdd_git.runner.runlog import RunLog
 
     mask = masker_for(root.path)

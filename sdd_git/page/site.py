@@ -117,7 +117,7 @@ class Site:
     def logged(self, action: str, **args: Any) -> None:
         """Her action, as the page made it: one line in `.sdd/local/page.jsonl`, masked as a
         run log is (a secret she pasted into her words stays out of it)."""
-        from sdd_git.runner.masking import masker_for
+        from sdd_git.connectors.tokens import masker_for
 
         assert self.root is not None
         line = {

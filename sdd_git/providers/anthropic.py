@@ -20,7 +20,7 @@ from sdd_git.providers.base import (
 from sdd_git.providers.http import HttpClient, Sleep
 
 if TYPE_CHECKING:
-    from sdd_git.providers.select import ProviderSettings
+    from sdd_git.providers.settings import ProviderSettings
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"

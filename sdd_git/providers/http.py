@@ -20,14 +20,13 @@ import math
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sdd_git import __version__
 from sdd_git.providers.base import ProviderError
 
 if TYPE_CHECKING:
-    import http.client
+    from sdd_git.http.transport import Transport
 
 Sleep = Callable[[float], None]
 
@@ -51,25 +50,6 @@ _REJECTED = (400, 413, 422)
 _CONTEXT_WORDS = re.compile(r"context|too long|too many tokens|maximum.*tokens|n_ctx", re.I)
 
 
-@dataclass(frozen=True)
-class _Answer:
-    status: int
-    headers: dict[str, str]  # names in lower case
-    payload: bytes  # decompressed
-
-
-class _Timeout(Exception):
-    """No answer within the timeout, after the connection was made: the server is alive."""
-
-
-class _Unreachable(Exception):
-    """The connection could not be made at all."""
-
-    def __init__(self, cause: BaseException) -> None:
-        super().__init__(str(cause))
-        self.cause = cause
-
-
 class HttpClient:
     """One provider's HTTP: a kept-alive connection per (scheme, host, port), reused call after
     call. `retries` is the number of attempts in all. A 429, a 5xx or a connection reset is tried
@@ -86,6 +66,7 @@ class HttpClient:
         sleep: Sleep = time.sleep,
         key_env: str | None = None,
         timeout_setting: str = "provider.timeout",
+        transport: Transport | None = None,
     ) -> None:
         self.provider = provider
         self.timeout = timeout
@@ -94,12 +75,18 @@ class HttpClient:
         self.key_env = key_env
         self.timeout_setting = timeout_setting
         self._sleep = sleep
-        self._connections: dict[tuple[str, str, int, str], http.client.HTTPConnection] = {}
+        self._transport = transport
+
+    def _sender(self) -> Transport:
+        if self._transport is None:
+            from sdd_git.http.transport import StdlibTransport
+
+            self._transport = StdlibTransport(self.timeout)
+        return self._transport
 
     def close(self) -> None:
-        for connection in self._connections.values():
-            connection.close()
-        self._connections.clear()
+        if self._transport is not None:
+            self._transport.close()
 
     def post_json(
         self, url: str, body: dict[str, Any], headers: Mapping[str, str]
@@ -133,6 +120,8 @@ class HttpClient:
     ) -> dict[str, Any]:
         import http.client
 
+        from sdd_git.http.transport import Request, Timeout, Unreachable
+
         where = f"{self.provider} at {_shown(url)}"
         if url.split("://", 1)[0].lower() not in ("http", "https"):
             raise ProviderError(
@@ -151,7 +140,7 @@ class HttpClient:
         for attempt in range(1, attempts + 1):
             retry_after: str | None = None
             try:
-                answer = self._exchange(method, url, all_headers, data)
+                answer = self._sender().send(Request(method, url, all_headers, data))
             except http.client.InvalidURL as exc:
                 raise ProviderError(
                     f"{where}: not a valid URL ({exc})", hint="check base_url"
@@ -165,7 +154,7 @@ class HttpClient:
                     if self.key_env
                     else "check the API key and provider.headers",
                 ) from None
-            except _Timeout:
+            except Timeout:
                 # The server took the request and has not answered: it is alive, maybe still
                 # generating (a local model on a CPU can take minutes). Retrying would only
                 # queue the same work again.
@@ -176,7 +165,7 @@ class HttpClient:
                     f"(seconds; now {self.timeout:g}), e.g. provider: {{timeout: 600}} in "
                     ".sdd/config.yaml",
                 ) from None
-            except _Unreachable as exc:
+            except Unreachable as exc:
                 raise ProviderError(
                     f"cannot reach {self.provider} at {_shown(url)}: "
                     f"{_reason(exc.cause, self.timeout)}",
@@ -191,9 +180,10 @@ class HttpClient:
                 failure = "(the connection was reset)"
             else:
                 status = answer.status
+                payload = _decompressed(answer.body, answer.headers)
                 if 200 <= status < 300:
-                    return _decode(answer.payload, where, secrets)
-                detail = _server_message(answer.payload, secrets)
+                    return _decode(payload, where, secrets)
+                detail = _server_message(payload, secrets)
                 if status != 429 and status < 500:
                     raise _refusal(status, detail, answer.headers, where, self.key_env)
                 failure = f"(HTTP {status})" + (f": {detail}" if detail else "")
@@ -206,113 +196,6 @@ class HttpClient:
             hint="the server is overloaded or limiting the rate; try again later "
             "(provider.retries sets how often sdd tries again)",
         )
-
-    def _exchange(
-        self, method: str, url: str, headers: dict[str, str], data: bytes | None
-    ) -> _Answer:
-        """One request and its whole answer. A kept-alive connection the server has closed
-        meanwhile fails before any answer: that one is opened again and the request sent anew,
-        once, without counting as an attempt."""
-        import http.client
-        from urllib.parse import urlsplit
-
-        parts = urlsplit(url)
-        scheme = parts.scheme.lower()
-        host = parts.hostname or ""
-        port = parts.port or (443 if scheme == "https" else 80)
-        target = parts.path or "/"
-        if parts.query:
-            target += f"?{parts.query}"
-        proxy = _proxy_for(scheme, host)
-        if proxy and scheme == "http":
-            target = f"http://{parts.netloc.rpartition('@')[2]}{target}"  # a proxy wants it whole
-            headers = {**headers, **_proxy_credentials(proxy)}
-        key = (scheme, host, port, proxy or "")
-        for fresh in (False, True):
-            connection = self._connections.get(key)
-            reused = connection is not None and connection.sock is not None and not fresh
-            if connection is None or fresh:
-                if connection is not None:
-                    connection.close()
-                connection = self._connection(scheme, host, port, proxy)
-                self._connections[key] = connection
-            if connection.sock is None:
-                try:
-                    connection.connect()
-                except http.client.InvalidURL:
-                    raise
-                except (OSError, http.client.HTTPException) as exc:
-                    self._drop(key)
-                    if isinstance(exc, ConnectionResetError) and not fresh:
-                        continue
-                    raise _Unreachable(exc) from None
-            try:
-                connection.request(method, target, body=data, headers=headers)
-                response = connection.getresponse()
-                payload = response.read()
-            except TimeoutError:
-                self._drop(key)
-                raise _Timeout() from None
-            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
-                self._drop(key)
-                if reused:
-                    continue  # the server closed the idle connection: open a new one
-                raise
-            except BaseException:
-                self._drop(key)
-                raise
-            answer_headers = {name.lower(): value for name, value in response.getheaders()}
-            if response.will_close:
-                self._drop(key)
-            return _Answer(response.status, answer_headers, _decompressed(payload, answer_headers))
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _connection(
-        self, scheme: str, host: str, port: int, proxy: str | None
-    ) -> http.client.HTTPConnection:
-        import http.client
-        from urllib.parse import urlsplit
-
-        if proxy is None:
-            if scheme == "https":
-                return http.client.HTTPSConnection(host, port, timeout=self.timeout)
-            return http.client.HTTPConnection(host, port, timeout=self.timeout)
-        parts = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
-        proxy_host, proxy_port = parts.hostname or "", parts.port or 80
-        if scheme == "https":
-            # TLS to the server itself, through the proxy's CONNECT tunnel.
-            tunnel = http.client.HTTPSConnection(proxy_host, proxy_port, timeout=self.timeout)
-            tunnel.set_tunnel(host, port, headers=_proxy_credentials(proxy))
-            return tunnel
-        return http.client.HTTPConnection(proxy_host, proxy_port, timeout=self.timeout)
-
-    def _drop(self, key: tuple[str, str, int, str]) -> None:
-        connection = self._connections.pop(key, None)
-        if connection is not None:
-            connection.close()
-
-
-def _proxy_credentials(proxy: str) -> dict[str, str]:
-    from urllib.parse import unquote, urlsplit
-
-    parts = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
-    if not parts.username:
-        return {}
-    import base64
-
-    pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
-    return {"Proxy-Authorization": "Basic " + base64.b64encode(pair).decode()}
-
-
-def _proxy_for(scheme: str, host: str) -> str | None:
-    """The proxy urllib would use for this scheme and host, or None (NO_PROXY, or none set)."""
-    import urllib.request
-
-    proxies = urllib.request.getproxies()
-    proxy = proxies.get(scheme)
-    if not proxy or urllib.request.proxy_bypass(host):
-        return None
-    return proxy
 
 
 def _decompressed(payload: bytes, headers: Mapping[str, str]) -> bytes:
@@ -464,7 +347,7 @@ def _secrets(headers: Mapping[str, str]) -> list[str]:
 
 
 def _masker(secrets: list[str]) -> Callable[[str], str]:
-    from sdd_git.masker import Masker
+    from sdd_git.masking.masker import Masker
 
     return Masker(secrets)
 

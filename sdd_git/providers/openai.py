@@ -20,7 +20,7 @@ from sdd_git.providers.base import (
 from sdd_git.providers.http import HttpClient, Sleep, whole_characters
 
 if TYPE_CHECKING:
-    from sdd_git.providers.select import ProviderSettings
+    from sdd_git.providers.settings import ProviderSettings
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OLLAMA_PORT = 11434

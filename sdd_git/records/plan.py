@@ -29,6 +29,7 @@ from sdd_git.records.decisions import DECISION_ID, Decision, DecisionLog
 from sdd_git.roles.profile import NAME_PATTERN, Boundary, Rule
 from sdd_git.root import Root
 from sdd_git.toolnames import TOOL_CLASSES
+from sdd_git.valuekind import kind_of as _kind
 from sdd_git.yamlio import display, dump_yaml, parse_yaml
 
 PLAN_FILE = "plan.yaml"
@@ -574,22 +575,6 @@ def _check_cycles(reader: _Reader, plan: Plan) -> None:
         "these nodes wait for each other, so none could finish: " + "; ".join(said),
         "remove one of these needs to break the cycle",
     )
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "nothing"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return type(value).__name__
 
 
 # --- the file, its hash and its acceptance ----------------------------------------------------

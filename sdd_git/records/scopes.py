@@ -32,6 +32,7 @@ from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError, UsageError
 from sdd_git.records.person import person_write
 from sdd_git.root import Root
+from sdd_git.valuekind import shown_kind as _kind
 from sdd_git.yamlio import display, dump_yaml, parse_yaml, round_trip_load
 
 if TYPE_CHECKING:
@@ -208,18 +209,6 @@ def _parse(text: str, path: Path) -> ScopeTree:
             services.append(Service(service_name, owner))
         modules.append(Module(name, tuple(services)))
     return ScopeTree(product, tuple(modules), product_key)
-
-
-def _kind(value: object) -> str:
-    if isinstance(value, bool):
-        return f"{str(value).lower()} (a yes/no value)"
-    if isinstance(value, int | float):
-        return f"{value} (a number)"
-    if value is None:
-        return "nothing"
-    return {"dict": "a mapping", "list": "a list", "str": "text"}.get(
-        type(value).__name__, type(value).__name__
-    )
 
 
 def key_text(at: KeyPath) -> str:

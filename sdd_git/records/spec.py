@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sdd_git import frontmatter
 from sdd_git.errors import RecordError
 from sdd_git.yamlio import display, dump_yaml, parse_yaml
 
@@ -70,20 +71,20 @@ def section_hash(text: str) -> str:
 
 
 def parse_spec(path: Path, text: str) -> Spec:
-    if not text.startswith("---\n"):
+    try:
+        parts = frontmatter.split(text)
+    except frontmatter.NotOpened:
         raise RecordError(
             f"{display(path)}:1: a spec must start with a '---' line opening its front matter",
             hint="put the id, title, kind and change between two '---' lines at the top",
-        )
-    closing = text.find("\n---\n", 3)
-    if closing == -1 and text.endswith("\n---"):
-        closing = len(text) - 4
-    if closing == -1:
+        ) from None
+    except frontmatter.NotClosed:
         raise RecordError(
             f"{display(path)}:1: the front matter is never closed",
             hint="add a line '---' after the front matter",
-        )
-    meta = parse_yaml(text[4 : closing + 1], path, line_offset=1)
+        ) from None
+    text = parts.text
+    meta = parse_yaml(parts.front, path, line_offset=1)
     if not isinstance(meta, dict):
         raise RecordError(f"{display(path)}:2: the front matter must be `key: value` lines")
     spec_id = meta.get("id")
@@ -92,7 +93,7 @@ def parse_spec(path: Path, text: str) -> Spec:
             f"{display(path)}:2: key 'id' must be a spec id like SPEC-0001, found {spec_id!r}",
             hint="set 'id: SPEC-0001' (the file's own name) in the front matter",
         )
-    body_start = min(closing + 5, len(text))
+    body_start = parts.body_start
     return Spec(
         path=path, text=text, meta=meta, sections=_sections(path, spec_id, text, body_start)
     )

@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from sdd_git import frontmatter
 from sdd_git.errors import RecordError
 from sdd_git.paths import display
 from sdd_git.roles.hostagents import HOST_SOURCES, file_stem, identity, map_tools, tool_names
@@ -95,15 +96,10 @@ class ParsedRole:
     shape: str = "sdd"  # or "daemon" (an agentproto ROLE.md) or "host" (another host's agent)
 
 
-@dataclass(frozen=True)
-class _Split:
-    front: str  # the front matter text, without the --- lines
-    body: str  # everything after the closing --- line, byte for byte
-    body_line: int  # 1-based line where the body starts
-
-
-def split_front_matter(text: str, where: str) -> _Split:
-    if not text.startswith("---\n") and not text.startswith("---\r\n"):
+def split_front_matter(text: str, where: str) -> frontmatter.FrontMatter:
+    try:
+        return frontmatter.split(text)
+    except frontmatter.NotOpened:
         raise RoleFileError(
             [
                 Problem(
@@ -112,21 +108,15 @@ def split_front_matter(text: str, where: str) -> _Split:
                     "lines at the top, then the description",
                 )
             ]
-        )  # fmt: skip
-    match = re.search(r"^---[ \t]*\r?$", text[4:], re.MULTILINE)
-    if match is None:
+        ) from None  # fmt: skip
+    except frontmatter.NotClosed:
         raise RoleFileError(
             [
                 Problem(
                     where, 1, None, "the front matter is never closed", "add a line '---' after it"
                 )
             ]
-        )
-    front = text[4 : 4 + match.start()]
-    rest_start = 4 + match.end()
-    if text[rest_start : rest_start + 1] == "\n":
-        rest_start += 1
-    return _Split(front, text[rest_start:], text.count("\n", 0, rest_start) + 1)
+        ) from None
 
 
 def _flat_parse(front: str) -> dict[str, Any] | None:

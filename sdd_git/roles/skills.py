@@ -15,7 +15,6 @@ host still works here.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from typing import Any, Protocol
 
 import yaml
 
-from sdd_git import beneath
+from sdd_git import beneath, frontmatter
 from sdd_git.errors import RecordError
 from sdd_git.paths import display
 from sdd_git.roles.rolefile import Problem
@@ -135,15 +134,11 @@ class _Split:
 
 def _split(text: str) -> _Split | None:
     """The front matter between the opening and closing `---` lines, or None if there is none."""
-    text = text.removeprefix("\ufeff")
-    first, newline, rest = text.partition("\n")
-    if first.rstrip() != "---" or not newline:
+    try:
+        parts = frontmatter.split(text)
+    except (frontmatter.NotOpened, frontmatter.NotClosed):
         return None
-    match = re.search(r"^---[ \t]*\r?$", rest, re.MULTILINE)
-    if match is None:
-        return None
-    body = rest[match.end() :].lstrip("\r\n")
-    return _Split(rest[: match.start()], body.strip(), 2)
+    return _Split(parts.front, parts.body.strip(), frontmatter.FRONT_LINE)
 
 
 def _key_lines(front: str, first_line: int) -> dict[str, int]:

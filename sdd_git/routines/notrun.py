@@ -106,7 +106,7 @@ def log(
     """The run log of a routine that could not run, and (but for a rehearsal, whose error she
     reads on her screen) the note `sdd stops` lists. Gives back the run id."""
     from sdd_git.atomicfile import write_text_atomic
-    from sdd_git.runner.masking import masker_for
+    from sdd_git.connectors.tokens import masker_for
 
     mask = masker_for(root.path)  # an error may quote a server's answer, or a key's place
     reason, fix = mask(exc.message), mask(exc.hint or "")
@@ -132,8 +132,8 @@ def start_log(
 ) -> tuple[str, RunLog]:
     """A routine's run log that never reaches the runner (its source is missing, or it could not
     start), opened with the same `run_started` a real routine run has."""
+    from sdd_git.connectors.tokens import masker_for
     from sdd_git.runner.asked import asked_from
-    from sdd_git.runner.masking import masker_for
     from sdd_git.runner.runlog import RunLog, new_run_id
 
     run_id = new_run_id(clock())
@@ -202,8 +202,8 @@ def resolved(root: Root, role: str, routine: str, event_id: str) -> None:
 
 def dismiss(root: Root, note_id: str) -> NotRun:
     """Her "dismiss": the note leaves `sdd stops`; its run log says she dismissed it."""
+    from sdd_git.connectors.tokens import masker_for
     from sdd_git.records.person import refuse_inside_run
-    from sdd_git.runner.masking import masker_for
     from sdd_git.runner.runlog import RunLog, log_path
 
     refuse_inside_run()

@@ -129,7 +129,7 @@ def _connector_mentions(
     names something that is neither a role nor a tool. A name that is both a role and a
     connector is the role (a warning says so)."""
     from sdd_git.connectors.config import load_connectors
-    from sdd_git.connectors.registry import BUILTIN
+    from sdd_git.connectors.kinds import BUILTIN
 
     if not names and not roles:
         return (), "", []

@@ -4,7 +4,6 @@ as it was, and the tool calls still waiting; and a stop as the log recorded it w
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sdd_git.errors import RecordError
@@ -21,6 +20,7 @@ from sdd_git.runner.state import (
     provider_settings,
     read_only,
 )
+from sdd_git.timestamps import epoch as _epoch
 from sdd_git.trust.ledger import on_ci_engine
 
 if TYPE_CHECKING:
@@ -239,9 +239,3 @@ def logged_stop(root: Root, shown: stops.Stop, state: RunState) -> stops.Stop:
         call_id=event.call_id,
         change=state.change,
     )
-
-
-def _epoch(iso: str) -> float:
-    import calendar
-
-    return float(calendar.timegm(time.strptime(iso, "%Y-%m-%dT%H:%M:%SZ")))

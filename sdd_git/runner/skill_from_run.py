@@ -544,7 +544,7 @@ def _approvals(run: _Run) -> list[str]:
 
 
 def _mask(root: Root, text: str) -> str:
-    from sdd_git.runner.masking import masker_for
+    from sdd_git.connectors.tokens import masker_for
 
     return masker_for(root.path)(text)
 

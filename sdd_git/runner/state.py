@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from sdd_git import statefolders
 from sdd_git.errors import SddError
+from sdd_git.masking.masker import Masker
+from sdd_git.masking.reach import child_environment
+from sdd_git.netaddress import is_local
 from sdd_git.providers.base import (
     Message,
     Provider,
@@ -26,7 +29,6 @@ from sdd_git.root import Root
 from sdd_git.runner import logevents, stops
 from sdd_git.runner.boundary import BoundaryIndex
 from sdd_git.runner.clock import Clock, parse_duration
-from sdd_git.runner.masking import Masker, child_environment
 from sdd_git.runner.runlog import RunLog
 from sdd_git.tools.base import ToolContext
 from sdd_git.tools.catalog import CONNECTOR_TOOLS, LOOP_TOOLS, TOOL_CLASSES, offered_by_produces
@@ -155,8 +157,8 @@ def provider_settings(
     """The role's provider, a masker for everything the run writes or sends, the names of the
     variables that hold its key (kept out of child processes), and its context size in tokens.
     `keep` is the provider a resumed run started with (`providers.select.Kept`)."""
+    from sdd_git.connectors.tokens import connector_secret_names, masker_for
     from sdd_git.providers.select import make_provider, settings_for
-    from sdd_git.runner.masking import connector_secret_names, masker_for
     from sdd_git.trust.pending import require_settings
 
     # A key goes only to an address she confirmed: the settings' and the role's (checked with
@@ -177,19 +179,7 @@ def context_size(settings: object) -> int:
     if isinstance(configured, int) and not isinstance(configured, bool) and configured > 0:
         return configured
     base_url = str(getattr(settings, "base_url", None) or "")
-    return LOCAL_CONTEXT_TOKENS if _is_local(base_url) else REMOTE_CONTEXT_TOKENS
-
-
-def _is_local(base_url: str) -> bool:
-    from urllib.parse import urlsplit
-
-    host = (urlsplit(base_url).hostname or "").lower()
-    return (
-        host in ("localhost", "0.0.0.0", "::1", "host.docker.internal")
-        or host.startswith("127.")
-        or host.endswith((".local", ".localhost"))
-        or host.startswith(("10.", "192.168."))
-    )
+    return LOCAL_CONTEXT_TOKENS if is_local(base_url) else REMOTE_CONTEXT_TOKENS
 
 
 def approval_timeout(root: Root) -> float:

@@ -10,20 +10,18 @@ none nothing is kept), the tamper check puts the protected tree back after the c
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from sdd_git import reaper
 from sdd_git.sandbox import tamper
 from sdd_git.sandbox.choose import Sandbox, current
 from sdd_git.sandbox.policy import (
@@ -41,7 +39,6 @@ from sdd_git.sandbox.policy import (
 OUTPUT_HEAD_BYTES = 20 * 1024
 OUTPUT_TAIL_BYTES = 30 * 1024  # head + tail: the 50 KB of output a command gives back
 _LINGER_SECONDS = 2.0
-_PR_SET_CHILD_SUBREAPER = 36
 
 
 @dataclass(frozen=True)
@@ -145,76 +142,6 @@ def _scratch() -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-_subreaper_set = False
-
-
-def _become_subreaper() -> bool:
-    global _subreaper_set
-    if not sys.platform.startswith("linux"):
-        return False
-    if not _subreaper_set:
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            _subreaper_set = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-        except (OSError, AttributeError):
-            return False
-    return _subreaper_set
-
-
-def _children_of(pids: set[int]) -> dict[int, tuple[str, str]]:
-    """Processes whose parent is in `pids`: pid -> (name, state)."""
-    found: dict[int, tuple[str, str]] = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return found
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                raw = handle.read()
-        except OSError:
-            continue
-        name = raw[raw.find(b"(") + 1 : raw.rfind(b")")].decode(errors="replace")
-        fields = raw.rsplit(b")", 1)[1].split()
-        if int(fields[1]) in pids:
-            found[int(entry)] = (name, fields[0].decode())
-    return found
-
-
-def _kill_descendants() -> bool:
-    """Kill and reap every process left below sdd (orphans reparented to it as subreaper, and
-    their children). True when one of them was still running the command's work (not a zombie,
-    and not bubblewrap's own monitor on its way out)."""
-    running = False
-    for _ in range(20):
-        level = _children_of({os.getpid()})
-        found: dict[int, tuple[str, str]] = {}
-        while level:
-            found.update(level)
-            level = {p: v for p, v in _children_of(set(level)).items() if p not in found}
-        if not found:
-            return running
-        running = running or any(state != "Z" and name != "bwrap" for name, state in found.values())
-        for pid in found:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        deadline = time.monotonic() + 1.0
-        waiting = set(found)
-        while waiting and time.monotonic() < deadline:
-            for pid in list(waiting):
-                try:
-                    done, _status = os.waitpid(pid, os.WNOHANG)
-                except ChildProcessError:  # not ours to reap: its own parent will
-                    done = pid
-                if done:
-                    waiting.discard(pid)
-            if waiting:
-                time.sleep(0.005)
-    return running
-
-
 def _launch(
     box: Sandbox, policy: Policy, command: str, env: Mapping[str, str], scratch: Path
 ) -> tuple[list[str], Callable[[], None] | None, dict[str, str], Callable[[], None]]:
@@ -254,7 +181,7 @@ def run(
         watched = protected_tree(policy, box)
         site = site_folders() if box.name != "bwrap" else []
         before = tamper.take(watched, site)
-        reaping = _become_subreaper()
+        reaping = reaper.become_subreaper()
         argv, preexec, child_env, cleanup = _launch(box, policy, command, env, scratch)
         try:
             process = subprocess.Popen(
@@ -279,18 +206,18 @@ def run(
             code: int | None = process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
-            _kill_group(process.pid)
+            reaper.kill_group(process.pid)
             process.wait()
             code = None
         except BaseException as exc:  # Ctrl-C or SIGTERM reached sdd, not the command's session
             # The command runs in its own session, so the signal never reaches it: it and all it
             # started are killed here, and the tamper check below still runs before sdd exits.
             interrupted = exc
-            _kill_group(process.pid)
+            reaper.kill_group(process.pid)
             process.wait()
             code = None
-        _kill_group(process.pid)  # whatever it left in its group goes too
-        lingering = _kill_descendants() if reaping else False
+        reaper.kill_group(process.pid)  # whatever it left in its group goes too
+        lingering = reaper.end_descendants() if reaping else False
         reader.join(timeout=_LINGER_SECONDS)
         if reader.is_alive():
             lingering = True
@@ -330,8 +257,3 @@ def _shown(policy: Policy, name: str) -> str:
     return (
         path.relative_to(policy.product).as_posix() if path.is_relative_to(policy.product) else name
     )
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)

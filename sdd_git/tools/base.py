@@ -18,6 +18,7 @@ from sdd_git.errors import SddError
 from sdd_git.providers.base import ToolSchema
 from sdd_git.root import Root
 from sdd_git.toolnames import ToolClass
+from sdd_git.valuekind import json_kind as _kind
 
 
 class ToolFailed(Exception):
@@ -80,22 +81,6 @@ class Tool(Protocol):
     def describe(
         self, args: dict[str, Any], root: Path | None = None, sandbox: str | None = None
     ) -> str: ...
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
 
 
 def _check_length(tool: str, key: str, value: Any, schema: dict[str, Any]) -> None:

@@ -169,7 +169,7 @@ class ConnectorAct(ConnectorTool):
 def _draft(context: ToolContext, name: str, operation: str, given: dict[str, Any]) -> ToolOutcome:
     """A chat message a role wrote: kept as a draft, posted only by the person's `sdd send`."""
     from sdd_git.connectors.drafts import keep_draft, shown_channel
-    from sdd_git.connectors.secrets import mask_returned
+    from sdd_git.masking.returned import mask_returned
 
     channel, text = given.get("channel"), given.get("text")
     if not isinstance(channel, str) or not channel.strip():

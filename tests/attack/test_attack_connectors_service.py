@@ -37,7 +37,7 @@ from sdd_git.connectors.builtin.github import GitHubConnector
 from sdd_git.connectors.builtin.jenkins import JenkinsConnector
 from sdd_git.connectors.operations import TABLE
 from sdd_git.connectors.registry import make_connector
-from sdd_git.connectors.secrets import session_mask
+from sdd_git.masking.returned import session_mask
 from sdd_git.root import Root
 from tests.conftest import SddRunner
 from tests.connectors import (

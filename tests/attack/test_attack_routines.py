@@ -1115,8 +1115,8 @@ def test_route_a_crash_after_the_claim_never_runs_the_event_again(
 ) -> None:
     """A run log whose run_started claims the event, and nothing after it (the process died
     before its first provider call): firing the event again runs nothing."""
+    from sdd_git.connectors.tokens import masker_for
     from sdd_git.runner.logevents import RunStarted
-    from sdd_git.runner.masking import masker_for
     from sdd_git.runner.runlog import RunLog
 
     log = RunLog.open(root, "run-20261130-090000-aaaaaa", masker_for(root.path), time.time)

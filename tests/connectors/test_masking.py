@@ -11,11 +11,12 @@ from urllib.parse import quote
 
 import pytest
 
-from sdd_git.connectors.secrets import mask_returned
 from sdd_git.connectors.signin import store_token
+from sdd_git.connectors.tokens import masker_for
+from sdd_git.masking.reach import child_environment
+from sdd_git.masking.returned import mask_returned
 from sdd_git.roles.registry import find_role
 from sdd_git.root import Root
-from sdd_git.runner.masking import child_environment, masker_for
 from sdd_git.runner.state import provider_settings
 from tests.conftest import SddRunner
 from tests.connectors.core_support import (

@@ -322,8 +322,8 @@ def test_a_child_the_server_leaves_running_is_ended_with_it(tmp_path: Path) -> N
 
 def test_a_secret_the_server_returns_is_masked_by_the_core_masker() -> None:
     # The connector returns the server's text as it is; the core masks every result before a
-    # role reads it (connectors.secrets.mask_returned, then the session's masker).
-    from sdd_git.connectors.secrets import mask_returned
+    # role reads it (masking.returned.mask_returned, then the session's masker).
+    from sdd_git.masking.returned import mask_returned
 
     result = McpConnector().call(session(stdio()), "leak", {})
     assert LEAKED in result.text

@@ -19,14 +19,9 @@ from sdd_git.connectors.config import (
     load_connectors,
     repository_from_remote,
 )
+from sdd_git.connectors.kinds import BUILTIN, SERVICES
 from sdd_git.connectors.operations import TABLE
-from sdd_git.connectors.registry import (
-    BUILTIN,
-    ENTRY_POINT_GROUP,
-    SERVICES,
-    load_connector,
-    make_connector,
-)
+from sdd_git.connectors.registry import ENTRY_POINT_GROUP, load_connector, make_connector
 from sdd_git.connectors.script import ScriptConnector
 from sdd_git.errors import RecordError
 from sdd_git.root import Root

@@ -14,16 +14,11 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
+from sdd_git.masking.files import parse_dotenv
+from sdd_git.masking.masker import MASK, Masker, looks_like_credential
+from sdd_git.masking.names import is_secret_name
+from sdd_git.masking.reach import child_environment, collect_secrets
 from sdd_git.root import Root
-from sdd_git.runner.masking import (
-    MASK,
-    Masker,
-    child_environment,
-    collect_secrets,
-    is_secret_name,
-    looks_like_credential,
-    parse_dotenv,
-)
 from tests.conftest import SddRunner
 
 SECRET = 's3cr3t/Value+=&"x'
@@ -373,7 +368,7 @@ def test_help_imports_no_masking(tmp_path: Path) -> None:
         "import sys\n"
         "from sdd_git.cli.main import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-        "print('sdd_git.runner.masking' in sys.modules, file=sys.stderr)\n"
+        "print('sdd_git.masking.reach' in sys.modules, file=sys.stderr)\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=True

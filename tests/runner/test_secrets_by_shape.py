@@ -14,14 +14,9 @@ import pytest
 import yaml
 
 from sdd_git.childenv import CHILD_ENV
+from sdd_git.masking.masker import MASK, Masker
+from sdd_git.masking.reach import child_environment, collect_secrets, config_variables
 from sdd_git.root import Root
-from sdd_git.runner.masking import (
-    MASK,
-    Masker,
-    child_environment,
-    collect_secrets,
-    config_variables,
-)
 from tests.conftest import SddRunner
 from tests.runner.scripted import accepted_change, script, transcript
 from tests.trusthelp import confirm

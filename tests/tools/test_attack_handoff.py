@@ -215,7 +215,7 @@ def test_group_say_by_run_command_is_refused(root: Root, sdd: Any) -> None:
     import subprocess
     import sys
 
-    from sdd_git.runner.masking import child_environment
+    from sdd_git.masking.reach import child_environment
 
     env = dict(child_environment(__import__("os").environ, "run-x", []))
     done = subprocess.run(

@@ -19,7 +19,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from sdd_git.connectors.base import ConnectorError, Missing, NotSignedIn, Operation, Result, Session
+from sdd_git.connectors.base import ConnectorError, Missing, Operation, Result, Session
+from sdd_git.connectors.builtin.hostkit import bearer_call as _call
 from sdd_git.connectors.builtin.trackerkit import (
     as_mapping,
     html_to_text,
@@ -30,7 +31,6 @@ from sdd_git.connectors.builtin.trackerkit import (
     text_arg,
     text_to_html,
 )
-from sdd_git.connectors.http import Answer, request
 from sdd_git.connectors.operations import TABLE
 
 FEATURE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_]*(-[A-Za-z0-9_]+)*")  # 1007868956, PRJ1-12
@@ -54,25 +54,6 @@ class AhaConnector:
         if operation == "comment_feature":
             return _comment_feature(session, args)
         raise ConnectorError(f"aha has no operation '{operation}'")
-
-
-def _call(
-    session: Session,
-    method: str,
-    path: str,
-    source: str,
-    *,
-    query: Mapping[str, Any] | None = None,
-    body: Any = None,
-) -> Answer:
-    if not session.token:
-        raise NotSignedIn(
-            f"{session.name} is not signed in", hint=f"sign in: sdd connect {session.name}"
-        )
-    return request(
-        session, method, path, source=source, query=query, body=body,
-        headers={"Authorization": f"Bearer {session.token}"}, missing_on_403=method == "GET",
-    )  # fmt: skip
 
 
 def _feature_id(args: Mapping[str, Any], operation: str) -> tuple[str, str]:

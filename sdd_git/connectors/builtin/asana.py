@@ -21,7 +21,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from sdd_git.connectors.base import ConnectorError, Missing, NotSignedIn, Operation, Result, Session
+from sdd_git.connectors.base import ConnectorError, Missing, Operation, Result, Session
+from sdd_git.connectors.builtin.hostkit import bearer_call
 from sdd_git.connectors.builtin.trackerkit import (
     flat_text,
     mapping_arg,
@@ -31,7 +32,6 @@ from sdd_git.connectors.builtin.trackerkit import (
     shorten,
     text_arg,
 )
-from sdd_git.connectors.http import Answer, request
 from sdd_git.connectors.operations import TABLE
 
 GID = re.compile(r"[0-9]{1,32}")
@@ -77,15 +77,7 @@ def _call(
     query: Mapping[str, Any] | None = None,
     body: Any = None,
 ) -> Any:
-    if not session.token:
-        raise NotSignedIn(
-            f"{session.name} is not signed in", hint=f"sign in: sdd connect {session.name}"
-        )
-    answer: Answer = request(
-        session, method, path, source=source, query=query, body=body,
-        headers={"Authorization": f"Bearer {session.token}"}, missing_on_403=method == "GET",
-    )  # fmt: skip
-    return answer.json()
+    return bearer_call(session, method, path, source, query=query, body=body).json()
 
 
 def _data(found: Any, session: Session, source: str) -> Mapping[str, Any]:

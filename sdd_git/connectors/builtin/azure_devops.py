@@ -26,11 +26,11 @@ from sdd_git.connectors.base import (
     ConnectorError,
     Missing,
     NotSignedIn,
-    Operation,
     Result,
     Session,
 )
 from sdd_git.connectors.builtin.hostkit import (
+    ServiceConnector,
     describe_excerpt,
     excerpt_of,
     follow_pages,
@@ -38,7 +38,6 @@ from sdd_git.connectors.builtin.hostkit import (
     positive_int,
     record,
     record_of,
-    refuse_forbidden,
     said,
     segment,
     shorten,
@@ -51,7 +50,6 @@ from sdd_git.connectors.builtin.trackerkit import (
     text_to_html,
 )
 from sdd_git.connectors.http import Answer, request
-from sdd_git.connectors.operations import TABLE
 
 NAME = "azure-devops"
 API = "7.1"
@@ -66,22 +64,14 @@ LOGS_SHOWN = 2
 FAILED = ("failed", "partiallySucceeded", "canceled")
 
 
-class AzureDevOpsConnector:
+class AzureDevOpsConnector(ServiceConnector):
     name = NAME
-    needs_token = True
 
-    def operations(self) -> Mapping[str, Operation]:
-        return TABLE[NAME]
+    def handlers(self) -> Mapping[str, Callable[[_Call], Result]]:
+        return _HANDLERS
 
-    def call(self, session: Session, operation: str, args: Mapping[str, Any]) -> Result:
-        refuse_forbidden(NAME, operation, args)
-        handler = _HANDLERS.get(operation)
-        if handler is None:
-            raise ConnectorError(
-                f"azure-devops has no operation '{operation}'",
-                hint="operations: " + ", ".join(TABLE[NAME]),
-            )
-        return handler(_Call(session, operation, args))
+    def begin(self, session: Session, operation: str, args: Mapping[str, Any]) -> _Call:
+        return _Call(session, operation, args)
 
 
 class _Call:

@@ -25,13 +25,13 @@ from urllib.parse import urlsplit, urlunsplit
 from sdd_git.connectors.base import (
     ConnectorError,
     Missing,
-    Operation,
     Result,
     Session,
     Unavailable,
 )
 from sdd_git.connectors.builtin.hostkit import (
     Listed,
+    ServiceConnector,
     describe_excerpt,
     excerpt_of,
     follow_pages,
@@ -42,7 +42,6 @@ from sdd_git.connectors.builtin.hostkit import (
     positive_int,
     record,
     record_of,
-    refuse_forbidden,
     said,
     segment,
     short_sha,
@@ -51,7 +50,6 @@ from sdd_git.connectors.builtin.hostkit import (
     token_of,
 )
 from sdd_git.connectors.http import Answer, request
-from sdd_git.connectors.operations import TABLE
 
 NAME = "github"
 API_VERSION = "2022-11-28"
@@ -66,22 +64,14 @@ LOGS_SHOWN = 2  # failing jobs whose log a run's read includes
 RUNS_SHOWN = 30
 
 
-class GitHubConnector:
+class GitHubConnector(ServiceConnector):
     name = NAME
-    needs_token = True
 
-    def operations(self) -> Mapping[str, Operation]:
-        return TABLE[NAME]
+    def handlers(self) -> Mapping[str, Callable[[_Call], Result]]:
+        return _HANDLERS
 
-    def call(self, session: Session, operation: str, args: Mapping[str, Any]) -> Result:
-        refuse_forbidden(NAME, operation, args)
-        handler = _HANDLERS.get(operation)
-        if handler is None:
-            raise ConnectorError(
-                f"github has no operation '{operation}'",
-                hint="operations: " + ", ".join(TABLE[NAME]),
-            )
-        return handler(_Call(session, operation, args))
+    def begin(self, session: Session, operation: str, args: Mapping[str, Any]) -> _Call:
+        return _Call(session, operation, args)
 
 
 class _Call:

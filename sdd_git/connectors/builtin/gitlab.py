@@ -16,9 +16,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import quote
 
-from sdd_git.connectors.base import ConnectorError, Missing, Operation, Result, Session
+from sdd_git.connectors.base import ConnectorError, Missing, Result, Session
 from sdd_git.connectors.builtin.hostkit import (
     Listed,
+    ServiceConnector,
     describe_excerpt,
     excerpt_of,
     follow_pages,
@@ -28,7 +29,6 @@ from sdd_git.connectors.builtin.hostkit import (
     positive_int,
     record,
     record_of,
-    refuse_forbidden,
     said,
     short_sha,
     shorten,
@@ -36,7 +36,6 @@ from sdd_git.connectors.builtin.hostkit import (
     token_of,
 )
 from sdd_git.connectors.http import Answer, request
-from sdd_git.connectors.operations import TABLE
 
 NAME = "gitlab"
 PATH_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}")
@@ -48,22 +47,14 @@ LOGS_SHOWN = 2
 PIPELINES_SHOWN = 30
 
 
-class GitLabConnector:
+class GitLabConnector(ServiceConnector):
     name = NAME
-    needs_token = True
 
-    def operations(self) -> Mapping[str, Operation]:
-        return TABLE[NAME]
+    def handlers(self) -> Mapping[str, Callable[[_Call], Result]]:
+        return _HANDLERS
 
-    def call(self, session: Session, operation: str, args: Mapping[str, Any]) -> Result:
-        refuse_forbidden(NAME, operation, args)
-        handler = _HANDLERS.get(operation)
-        if handler is None:
-            raise ConnectorError(
-                f"gitlab has no operation '{operation}'",
-                hint="operations: " + ", ".join(TABLE[NAME]),
-            )
-        return handler(_Call(session, operation, args))
+    def begin(self, session: Session, operation: str, args: Mapping[str, Any]) -> _Call:
+        return _Call(session, operation, args)
 
 
 def project_segment(project: str, operation: str) -> str:

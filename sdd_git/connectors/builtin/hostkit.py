@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from sdd_git.connectors.base import (
@@ -31,6 +31,9 @@ from sdd_git.connectors.base import (
 )
 from sdd_git.connectors.http import MAX_BODY, Answer, request
 from sdd_git.connectors.operations import TABLE, forbidden_reason
+
+if TYPE_CHECKING:
+    from sdd_git.connectors.base import Result
 
 MAX_PAGES = 10  # pages followed at most for one read
 MAX_ITEMS = 100  # items one list read shows at most
@@ -47,6 +50,34 @@ def operation_of(connector: str, operation: str) -> Operation:
             hint="operations: " + ", ".join(TABLE[connector]),
         )
     return found
+
+
+class ServiceConnector:
+    """A built-in service connector: its row of the operation table, and one handler per
+    operation, each given what `begin` makes of the call (a service's checked, signed call).
+    A change that is the person's is refused here too, whoever called."""
+
+    name: str
+    needs_token = True
+
+    def operations(self) -> Mapping[str, Operation]:
+        return TABLE[self.name]
+
+    def handlers(self) -> Mapping[str, Callable[[Any], Result]]:
+        raise NotImplementedError
+
+    def begin(self, session: Session, operation: str, args: Mapping[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def call(self, session: Session, operation: str, args: Mapping[str, Any]) -> Result:
+        refuse_forbidden(self.name, operation, args)
+        handler = self.handlers().get(operation)
+        if handler is None:
+            raise ConnectorError(
+                f"{self.name} has no operation '{operation}'",
+                hint="operations: " + ", ".join(TABLE[self.name]),
+            )
+        return handler(self.begin(session, operation, args))
 
 
 def refuse_forbidden(connector: str, operation: str, args: Mapping[str, Any]) -> None:
@@ -77,6 +108,23 @@ def token_of(session: Session) -> str:
             f"{session.name} is not signed in", hint=f"sign in: sdd connect {session.name}"
         )
     return session.token
+
+
+def bearer_call(
+    session: Session,
+    method: str,
+    path: str,
+    source: str,
+    *,
+    query: Mapping[str, Any] | None = None,
+    body: Any = None,
+) -> Answer:
+    """A request signed with the session's token as a bearer; a GET's 403 is `Missing` (the
+    service hides what one may not see)."""
+    return request(
+        session, method, path, source=source, query=query, body=body,
+        headers={"Authorization": f"Bearer {token_of(session)}"}, missing_on_403=method == "GET",
+    )  # fmt: skip
 
 
 # -- arguments ---------------------------------------------------------------------------------

@@ -23,25 +23,23 @@ from sdd_git.connectors.base import (
     ConnectorError,
     Missing,
     NotSignedIn,
-    Operation,
     Result,
     Session,
 )
 from sdd_git.connectors.builtin.hostkit import (
+    ServiceConnector,
     describe_excerpt,
     excerpt_of,
     items,
     positive_int,
     record,
     record_of,
-    refuse_forbidden,
     said,
     segments,
     text,
     token_of,
 )
 from sdd_git.connectors.http import Answer, request
-from sdd_git.connectors.operations import TABLE
 
 NAME = "jenkins"
 # Characters Jenkins itself refuses in a job's name (jenkins.model.Jenkins.checkGoodName).
@@ -60,22 +58,14 @@ REPORT_TREE = (
 )
 
 
-class JenkinsConnector:
+class JenkinsConnector(ServiceConnector):
     name = NAME
-    needs_token = True
 
-    def operations(self) -> Mapping[str, Operation]:
-        return TABLE[NAME]
+    def handlers(self) -> Mapping[str, Callable[[_Call], Result]]:
+        return _HANDLERS
 
-    def call(self, session: Session, operation: str, args: Mapping[str, Any]) -> Result:
-        refuse_forbidden(NAME, operation, args)
-        handler = _HANDLERS.get(operation)
-        if handler is None:
-            raise ConnectorError(
-                f"jenkins has no operation '{operation}'",
-                hint="operations: " + ", ".join(TABLE[NAME]),
-            )
-        return handler(_Call(session, operation, args))
+    def begin(self, session: Session, operation: str, args: Mapping[str, Any]) -> _Call:
+        return _Call(session, operation, args)
 
 
 def job_path(job: str, operation: str) -> str:

@@ -27,12 +27,12 @@ from typing import Any
 from sdd_git.connectors.base import (
     ConnectorError,
     Missing,
-    NotSignedIn,
     Operation,
     Refused,
     Result,
     Session,
 )
+from sdd_git.connectors.builtin.hostkit import token_of
 from sdd_git.connectors.builtin.trackerkit import (
     as_mapping,
     mapping_arg,
@@ -85,10 +85,7 @@ class JiraConnector:
 
 
 def _headers(session: Session) -> dict[str, str]:
-    if not session.token:
-        raise NotSignedIn(
-            f"{session.name} is not signed in", hint=f"sign in: sdd connect {session.name}"
-        )
+    token_of(session)  # signed in, or NotSignedIn
     email = session.settings.get("email")
     if isinstance(email, str) and email.strip():
         pair = f"{email.strip()}:{session.token}".encode()
@@ -154,21 +151,7 @@ def _block(node: Mapping[str, Any], indent: str) -> str:
         level = _number(attrs.get("level"), 1)
         return indent + "#" * level + " " + _inline(content)
     if kind in ("bulletList", "orderedList", "taskList", "decisionList"):
-        start = _number(attrs.get("order"), 1)
-        lines = []
-        for number, item in enumerate(content if isinstance(content, list) else [], start):
-            if not isinstance(item, Mapping):
-                continue
-            if kind == "orderedList":
-                mark = f"{number}. "
-            elif item.get("type") == "taskItem":
-                state = (item.get("attrs") or {}).get("state")
-                mark = "[x] " if state == "DONE" else "[ ] "
-            else:
-                mark = "- "
-            body = _item(item, indent + " " * len(mark))
-            lines.append(indent + mark + body.lstrip())
-        return "\n".join(lines)
+        return _list(str(kind), attrs, content, indent)
     if kind in ("listItem", "taskItem", "decisionItem"):
         return _item(node, indent)
     if kind == "codeBlock":
@@ -186,21 +169,43 @@ def _block(node: Mapping[str, Any], indent: str) -> str:
         inner = _blocks(content, indent)
         return (indent + str(title) + "\n" + inner) if title else inner
     if kind == "table":
-        rows = []
-        for row in content if isinstance(content, list) else []:
-            cells = row.get("content") if isinstance(row, Mapping) else None
-            texts = [
-                " ".join(_blocks(c.get("content"), "", " ").split())
-                for c in (cells if isinstance(cells, list) else [])
-                if isinstance(c, Mapping)
-            ]
-            rows.append(indent + "| " + " | ".join(texts) + " |")
-        return "\n".join(rows)
+        return _table(content, indent)
     if isinstance(content, list):  # a panel, a layout, a block this reader does not name
         if all(isinstance(n, Mapping) and _is_inline(n) for n in content):
             return indent + _inline(content)
         return _blocks(content, indent)
     return indent + _inline([node]) if _is_inline(node) else ""
+
+
+def _list(kind: str, attrs: Mapping[str, Any], content: Any, indent: str) -> str:
+    start = _number(attrs.get("order"), 1)
+    lines = []
+    for number, item in enumerate(content if isinstance(content, list) else [], start):
+        if not isinstance(item, Mapping):
+            continue
+        if kind == "orderedList":
+            mark = f"{number}. "
+        elif item.get("type") == "taskItem":
+            state = (item.get("attrs") or {}).get("state")
+            mark = "[x] " if state == "DONE" else "[ ] "
+        else:
+            mark = "- "
+        body = _item(item, indent + " " * len(mark))
+        lines.append(indent + mark + body.lstrip())
+    return "\n".join(lines)
+
+
+def _table(content: Any, indent: str) -> str:
+    rows = []
+    for row in content if isinstance(content, list) else []:
+        cells = row.get("content") if isinstance(row, Mapping) else None
+        texts = [
+            " ".join(_blocks(c.get("content"), "", " ").split())
+            for c in (cells if isinstance(cells, list) else [])
+            if isinstance(c, Mapping)
+        ]
+        rows.append(indent + "| " + " | ".join(texts) + " |")
+    return "\n".join(rows)
 
 
 def _number(value: Any, default: int) -> int:
@@ -229,37 +234,41 @@ def _is_inline(node: Mapping[str, Any]) -> bool:
 def _inline(nodes: Any) -> str:
     if not isinstance(nodes, list):
         return ""
-    out = []
-    for node in nodes:
-        if not isinstance(node, Mapping):
-            continue
-        kind = node.get("type")
-        attrs = as_mapping(node.get("attrs"))
-        if kind == "text":
-            text = str(node.get("text") or "")
-            for mark in node.get("marks") or []:
-                if isinstance(mark, Mapping) and mark.get("type") == "link":
-                    href = (mark.get("attrs") or {}).get("href")
-                    if href and href != text:
-                        text = f"{text} ({href})"
-            out.append(text)
-        elif kind == "hardBreak":
-            out.append("\n")
-        elif kind == "mention":
-            out.append(str(attrs.get("text") or "@someone"))
-        elif kind == "emoji":
-            out.append(str(attrs.get("text") or attrs.get("shortName") or ""))
-        elif kind == "inlineCard":
-            out.append(str(attrs.get("url") or ""))
-        elif kind == "date":
-            out.append(_date(attrs.get("timestamp")))
-        elif kind == "status":
-            out.append(f"[{attrs.get('text') or ''}]")
-        elif kind in ("mediaInline",):
-            out.append("[attachment]")
-        elif isinstance(node.get("content"), list):
-            out.append(_inline(node.get("content")))
-    return "".join(out)
+    return "".join(_inline_one(node) for node in nodes if isinstance(node, Mapping))
+
+
+def _inline_one(node: Mapping[str, Any]) -> str:
+    kind = node.get("type")
+    attrs = as_mapping(node.get("attrs"))
+    if kind == "text":
+        return _linked_text(node)
+    if kind == "hardBreak":
+        return "\n"
+    if kind == "mention":
+        return str(attrs.get("text") or "@someone")
+    if kind == "emoji":
+        return str(attrs.get("text") or attrs.get("shortName") or "")
+    if kind == "inlineCard":
+        return str(attrs.get("url") or "")
+    if kind == "date":
+        return _date(attrs.get("timestamp"))
+    if kind == "status":
+        return f"[{attrs.get('text') or ''}]"
+    if kind == "mediaInline":
+        return "[attachment]"
+    if isinstance(node.get("content"), list):
+        return _inline(node.get("content"))
+    return ""
+
+
+def _linked_text(node: Mapping[str, Any]) -> str:
+    text = str(node.get("text") or "")
+    for mark in node.get("marks") or []:
+        if isinstance(mark, Mapping) and mark.get("type") == "link":
+            href = (mark.get("attrs") or {}).get("href")
+            if href and href != text:
+                text = f"{text} ({href})"
+    return text
 
 
 def _date(timestamp: Any) -> str:

@@ -33,6 +33,7 @@ from sdd_git.connectors.base import (
     Session,
     Unavailable,
 )
+from sdd_git.connectors.builtin.hostkit import token_of
 from sdd_git.connectors.builtin.trackerkit import shorten, text_arg
 from sdd_git.connectors.http import request
 from sdd_git.connectors.operations import TABLE
@@ -117,10 +118,7 @@ def _method(
     body: Any = None,
 ) -> Mapping[str, Any]:
     """One Web API method; `ok: false` mapped to the connector errors."""
-    if not session.token:
-        raise NotSignedIn(
-            f"{session.name} is not signed in", hint=f"sign in: sdd connect {session.name}"
-        )
+    token_of(session)  # signed in, or NotSignedIn
     answer = request(
         session, http_method, f"/{method}", source=source, query=query, body=body,
         headers={"Authorization": f"Bearer {session.token}"},

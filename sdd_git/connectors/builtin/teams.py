@@ -24,12 +24,12 @@ from typing import Any
 from sdd_git.connectors.base import (
     ConnectorError,
     Missing,
-    NotSignedIn,
     Operation,
     Refused,
     Result,
     Session,
 )
+from sdd_git.connectors.builtin.hostkit import token_of
 from sdd_git.connectors.builtin.trackerkit import segment, text_to_html
 from sdd_git.connectors.http import request
 from sdd_git.connectors.operations import TABLE
@@ -75,10 +75,7 @@ class TeamsConnector:
 
 
 def _headers(session: Session) -> dict[str, str]:
-    if not session.token:
-        raise NotSignedIn(
-            f"{session.name} is not signed in", hint=f"sign in: sdd connect {session.name}"
-        )
+    token_of(session)  # signed in, or NotSignedIn
     return {"Authorization": f"Bearer {session.token}"}
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from sdd_git.masker import MASK, Masker, looks_like_credential, url_credentials
+from sdd_git.masking.masker import MASK, Masker, looks_like_credential, url_credentials
 
 # Credentials whose shape says what they are.
 _KNOWN = re.compile(

@@ -2,7 +2,7 @@
 messages to a model, provider errors, stderr all go through it).
 
 It lives in the foundation because every layer masks: a provider masks its own errors before they
-leave it, the runner its logs, the CLI stderr. `sdd_git.runner.masking` holds where the secrets
+leave it, the runner its logs, the CLI stderr. `sdd_git.masking.reach` holds where the secrets
 come from (`collect_secrets`). It is plain standard-library code.
 
 What it hides: each secret's exact value, each line of a multi-line value, and the forms a value
