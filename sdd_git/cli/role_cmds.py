@@ -428,9 +428,9 @@ def role_trust(name: str, yes: bool) -> None:
 
     A file that is not shipped with sdd (this repo's roles, another host's agent files, your
     packs) grants only once you confirm it, and only while it stays as you confirmed it."""
-    from sdd_git.records.person import refuse_inside_run
     from sdd_git.roles import manage
     from sdd_git.roles.registry import find_role
+    from sdd_git.sink import refuse_inside_run
     from sdd_git.trust.words import role_changes
 
     refuse_inside_run()  # before the question: a role run never gets to answer it

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError, UsageError
-from sdd_git.records.person import person_write
 from sdd_git.root import Root
+from sdd_git.sink import person_write
 from sdd_git.yamlio import display, dump_yaml, parse_yaml, round_trip_load
 
 if TYPE_CHECKING:
