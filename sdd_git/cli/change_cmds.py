@@ -109,24 +109,7 @@ def _render(view: dict[str, Any]) -> None:
     if view["scenarios"]:
         echo("scenarios:")
     for row in view["scenarios"]:
-        if row["accepted_by"]:
-            kind = "required" if row["required"] else "optional"
-            state = f"accepted ({kind}) by {row['accepted_by']}"
-            if row["changed_since_accepted"]:
-                state += ", changed since"
-        else:
-            state = "draft"
-        result = row["result"]
-        outcome = f'{result["result"]}: "{result["words"]}"' if result else "no result yet"
-        if row["failure_accepted_by"]:
-            outcome += f" (failure accepted by {row['failure_accepted_by']})"
-        echo(f"  {row['id']} {row['title']}: {state}; {outcome}")
-        echo(f"    sha256: {row['hash']}")
-        for key in ("steps", "expected"):  # with the title, what that sha256 covers
-            first, *more = str(row[key]).splitlines() or [""]
-            echo(f"      {key}: {first}")
-            for line in more:
-                echo(f"        {line}")
+        _render_scenario(row)
     proposal = view["proposal"]
     if proposal is not None:
         echo("a role proposed another reading (your words stay the reading until you choose):")
@@ -145,6 +128,28 @@ def _render(view: dict[str, Any]) -> None:
         replaced = f" (replaced by {entry['replaced_by']})" if entry["replaced_by"] else ""
         subject = entry.get("section") or entry.get("scenario") or entry.get("release") or ""
         echo(f'  {entry["id"]} {entry["kind"]} {subject}{replaced}: "{entry["words"]}"')
+
+
+def _render_scenario(row: dict[str, Any]) -> None:
+    echo = click.echo
+    if row["accepted_by"]:
+        kind = "required" if row["required"] else "optional"
+        state = f"accepted ({kind}) by {row['accepted_by']}"
+        if row["changed_since_accepted"]:
+            state += ", changed since"
+    else:
+        state = "draft"
+    result = row["result"]
+    outcome = f'{result["result"]}: "{result["words"]}"' if result else "no result yet"
+    if row["failure_accepted_by"]:
+        outcome += f" (failure accepted by {row['failure_accepted_by']})"
+    echo(f"  {row['id']} {row['title']}: {state}; {outcome}")
+    echo(f"    sha256: {row['hash']}")
+    for key in ("steps", "expected"):  # with the title, what that sha256 covers
+        first, *more = str(row[key]).splitlines() or [""]
+        echo(f"      {key}: {first}")
+        for line in more:
+            echo(f"        {line}")
 
 
 @click.group()
