@@ -16,6 +16,18 @@ def current_root() -> Root:
     return find_root(Path.cwd())
 
 
+def current_root_unless(named: object) -> Root | None:
+    """The root here; outside one, None where she named what to read (else the error)."""
+    from sdd_git.errors import SddError
+
+    try:
+        return current_root()
+    except SddError:
+        if named is None:
+            raise
+        return None
+
+
 def emit_json(document: Any) -> None:
     click.echo(json.dumps(document, indent=2, ensure_ascii=False))
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from sdd_git.cli.output import current_root, emit_json, json_option, say, table
+from sdd_git.cli.output import current_root, current_root_unless, emit_json, json_option, say, table
 
 if TYPE_CHECKING:
     from sdd_git.roles.manage import Added, Confirm
@@ -65,7 +65,7 @@ def _list_row(r: RoleProfile, roles: tuple[RoleProfile, ...]) -> dict[str, Any]:
         "name": r.name,
         "label": r.label,
         "job": r.job,
-        "level": int(r.level) if float(r.level).is_integer() else r.level,
+        "level": r.level_shown,
         "delegation": r.delegation,
         "spawnable": spawnable(r, roles),
         "pinned": r.pinned,
@@ -464,16 +464,9 @@ def role_trust(name: str, yes: bool) -> None:
 @click.argument("path", required=False, type=click.Path(path_type=Path))
 def role_validate(path: Path | None) -> None:
     """Check role files (default: every role and template of this repo)."""
-    from sdd_git.errors import SddError
     from sdd_git.roles.manage import validate
-    from sdd_git.root import find_root
 
-    try:
-        root = find_root(Path.cwd())
-    except SddError:
-        if path is None:
-            raise
-        root = None
+    root = current_root_unless(path)
     results = validate(root, path)
     failed = 0
     for checked in results:

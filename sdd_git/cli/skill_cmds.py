@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from sdd_git.cli.output import current_root, emit_json, json_option, say, table
+from sdd_git.cli.output import current_root, current_root_unless, emit_json, json_option, say, table
 
 
 def _warn(lines: tuple[str, ...] | list[str]) -> None:
@@ -81,16 +81,9 @@ def skill_show(name: str, as_json: bool) -> None:
 def skill_validate(path: Path | None) -> None:
     """Check SKILL.md files against the Agent Skills standard (default: the product's and its
     templates'). Errors name file, line and key."""
-    from sdd_git.errors import SddError
     from sdd_git.roles.skills import check_file, discover, files_to_check, for_role
-    from sdd_git.root import find_root
 
-    try:
-        root = find_root(Path.cwd())
-    except SddError:
-        if path is None:
-            raise
-        root = None
+    root = current_root_unless(path)
     paths = files_to_check(root.path if root else None, path)
     if path is not None and not paths:
         click.echo(f"error: no SKILL.md in {path}", err=True)

@@ -118,15 +118,20 @@ class RoleProfile:
     grant_sha256: str | None = field(default=None, compare=False)
 
     @property
+    def level_shown(self) -> int | float:
+        """The level as she writes it: 10, not 10.0."""
+        return int(self.level) if float(self.level).is_integer() else self.level
+
+    @property
     def level_text(self) -> str:
-        return str(int(self.level)) if float(self.level).is_integer() else str(self.level)
+        return str(self.level_shown)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "label": self.label,
             "job": self.job,
-            "level": int(self.level) if float(self.level).is_integer() else self.level,
+            "level": self.level_shown,
             "delegation": self.delegation,
             "spawnable_roles": list(self.spawnable_roles)
             if self.spawnable_roles is not None

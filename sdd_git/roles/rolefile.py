@@ -553,7 +553,7 @@ def render_role(profile: RoleProfile) -> str:
         "role": profile.name,
         "label": profile.label,
         "job": profile.job,
-        "level": int(profile.level) if float(profile.level).is_integer() else profile.level,
+        "level": profile.level_shown,
         "toolPolicy.delegation": profile.delegation,
     }
     if profile.spawnable_roles is not None:
