@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from sdd_git.cli.output import current_root, emit_json, json_option, say, table
+from sdd_git.cli.output import current_root, emit_json, json_option, say, shown_in_full, table
 
 
 @click.group()
@@ -67,11 +67,8 @@ def change_list(as_json: bool) -> None:
     from sdd_git.records import changes
 
     packs = changes.list_all(current_root())
-    if as_json:
-        emit_json([p.as_dict() for p in packs])
-        return
-    if not packs:
-        say('no change packs yet; start one with sdd change new "WORDS"')
+    empty = 'no change packs yet; start one with sdd change new "WORDS"'
+    if shown_in_full(packs, as_json, lambda p: p.as_dict(), empty):
         return
     table([(p.id, p.stage, p.kind, p.title) for p in packs], ("ID", "STAGE", "KIND", "TITLE"))
 

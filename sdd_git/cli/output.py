@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,20 @@ def current_root_unless(named: object) -> Root | None:
 
 def emit_json(document: Any) -> None:
     click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+
+
+def shown_in_full(
+    items: Sequence[Any], as_json: bool, to_json: Callable[[Any], Any], empty: str
+) -> bool:
+    """--json: the items as JSON; none: `empty` said. True when the command has nothing more to
+    show."""
+    if as_json:
+        emit_json([to_json(item) for item in items])
+        return True
+    if not items:
+        say(empty)
+        return True
+    return False
 
 
 def say(text: str) -> None:

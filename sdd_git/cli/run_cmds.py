@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from sdd_git.cli.output import current_root, emit_json, json_option, say, table
+from sdd_git.cli.output import current_root, emit_json, json_option, say, shown_in_full, table
 from sdd_git.cli.role_cmds import role
 from sdd_git.root import Root
 
@@ -297,11 +297,7 @@ def role_runs(name: str | None, as_json: bool) -> None:
     from sdd_git.runner.history import STATUS_WORDS, runs
 
     found = runs(current_root(), name)
-    if as_json:
-        emit_json([r.as_json() for r in found])
-        return
-    if not found:
-        say("no runs yet")
+    if shown_in_full(found, as_json, lambda r: r.as_json(), "no runs yet"):
         return
     table(
         [
