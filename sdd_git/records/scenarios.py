@@ -10,7 +10,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +48,7 @@ class QaResult:
     at: str
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "scenario": self.scenario,
-            "result": self.result,
-            "words": self.words,
-            "at": self.at,
-        }
+        return asdict(self)
 
 
 def scenarios_path(change_folder: Path) -> Path:

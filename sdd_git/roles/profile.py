@@ -127,21 +127,19 @@ class RoleProfile:
         return str(self.level_shown)
 
     def as_dict(self) -> dict[str, Any]:
+        def same(*keys: str) -> dict[str, Any]:
+            return {key: getattr(self, key) for key in keys}
+
         return {
-            "name": self.name,
-            "label": self.label,
-            "job": self.job,
+            **same("name", "label", "job"),
             "level": self.level_shown,
             "delegation": self.delegation,
             "spawnable_roles": list(self.spawnable_roles)
             if self.spawnable_roles is not None
             else None,
-            "produces": self.produces,
-            "scope": self.scope,
+            **same("produces", "scope"),
             "skills": list(self.skills),
-            "model": self.model,
-            "pinned": self.pinned,
-            "hidden": self.hidden,
+            **same("model", "pinned", "hidden"),
             "boundary": self.boundary.as_dict(),
             "deferred_tools": self.deferred_tools,
             "tools": list(self.tools) if self.tools is not None else None,
