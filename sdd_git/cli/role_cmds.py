@@ -298,15 +298,8 @@ def role_edit(
     from sdd_git.roles import manage
 
     root = current_root()
-    updates: dict[str, Any] = {}
-    for key, value in (
-        ("job", job),
-        ("label", label),
-        ("toolPolicy.delegation", delegation),
-        ("produces", produces),
-    ):
-        if value is not None:
-            updates[key] = value
+    given = {"job": job, "label": label, "toolPolicy.delegation": delegation, "produces": produces}
+    updates: dict[str, Any] = {key: value for key, value in given.items() if value is not None}
     if level is not None:
         updates["level"] = int(level) if level.is_integer() else level
     if updates or description is not None:

@@ -26,6 +26,7 @@ from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError
 from sdd_git.records import changes, decisions
 from sdd_git.records.decisions import DECISION_ID, Decision, DecisionLog
+from sdd_git.records.yamllines import kind_words
 from sdd_git.roles.profile import NAME_PATTERN, Boundary, Rule
 from sdd_git.root import Root
 from sdd_git.tools.catalog import TOOL_CLASSES
@@ -185,7 +186,7 @@ def parse_plan(
             (),
             None,
             None,
-            f"a plan is a mapping with the key 'nodes', not {_kind(data)}",
+            f"a plan is a mapping with the key 'nodes', not {kind_words(data)}",
             "write the plan as nodes: [{id: N1, scope: ..., owner: ..., task: ..., returns: ...}]",
         )
     for extra in sorted(str(k) for k in data if k != "nodes"):
@@ -221,7 +222,7 @@ def _node(reader: _Reader, item: Any, at: Where, depth: int, parent: str | None)
             at,
             shown,
             None,
-            f"a node is a mapping of keys to values, not {_kind(item)}",
+            f"a node is a mapping of keys to values, not {kind_words(item)}",
             "write the node as {id: N1, scope: ..., owner: ..., task: ..., returns: ...}",
         )
     for extra in sorted(str(k) for k in item if k not in NODE_KEYS):
@@ -303,7 +304,7 @@ def _node(reader: _Reader, item: Any, at: Where, depth: int, parent: str | None)
             (*at, "children"),
             node_id,
             "children",
-            f"must be a list of nodes, not {_kind(raw_children)}",
+            f"must be a list of nodes, not {kind_words(raw_children)}",
             "write children: [{id: N2, ...}], or leave children out",
         )
     if raw_children and depth >= MAX_DEPTH:
@@ -340,7 +341,7 @@ def _needs(reader: _Reader, value: Any, at: Where, node_id: str) -> tuple[str, .
             at,
             node_id,
             "needs",
-            f"must be a list of node or decision ids, not {_kind(value)}",
+            f"must be a list of node or decision ids, not {kind_words(value)}",
             "write needs: [N1, D-0001], or needs: [] when nothing comes first",
         )
     seen: list[str] = []
@@ -375,7 +376,7 @@ def _boundary(reader: _Reader, value: Any, at: Where, node_id: str) -> dict[str,
             at,
             node_id,
             "boundary",
-            f"must be a mapping, not {_kind(value)}",
+            f"must be a mapping, not {kind_words(value)}",
             "write boundary: {ask_first: [{tool: git_push}]}, or leave it out",
         )
     for extra in sorted(str(k) for k in value if k not in BOUNDARY_KEYS):
@@ -574,22 +575,6 @@ def _check_cycles(reader: _Reader, plan: Plan) -> None:
         "these nodes wait for each other, so none could finish: " + "; ".join(said),
         "remove one of these needs to break the cycle",
     )
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "nothing"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return type(value).__name__
 
 
 # --- the file, its hash and its acceptance ----------------------------------------------------

@@ -9,6 +9,25 @@ from typing import Any
 
 KeyPath = tuple[str | int, ...]
 
+_KIND_WORDS: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (bool, "true/false"),  # before int: a bool is an int to Python, never to her
+    ((int, float), "a number"),
+    (str, "text"),
+    (list, "a list"),
+)
+
+
+def kind_words(value: Any, none: str = "nothing", mapping: str = "a mapping") -> str:
+    """What a value is, in the words of a message: `a list`, `text`, `true/false`. A JSON
+    reader says `null` and `an object` instead of `nothing` and `a mapping`."""
+    if value is None:
+        return none
+    if isinstance(value, dict):
+        return mapping
+    return next(
+        (words for kind, words in _KIND_WORDS if isinstance(value, kind)), type(value).__name__
+    )
+
 
 def key_text(at: KeyPath) -> str:
     """`modules[1].services[0].name`: the key a message points at."""
