@@ -127,19 +127,22 @@ class RoleProfile:
         return str(self.level_shown)
 
     def as_dict(self) -> dict[str, Any]:
-        def same(*keys: str) -> dict[str, Any]:
-            return {key: getattr(self, key) for key in keys}
-
+        # A literal, not a loop over fields: listing 1,000 roles builds one per role.
         return {
-            **same("name", "label", "job"),
-            "level": self.level_shown,
+            "name": self.name,
+            "label": self.label,
+            "job": self.job,
+            "level": int(self.level) if float(self.level).is_integer() else self.level,
             "delegation": self.delegation,
             "spawnable_roles": list(self.spawnable_roles)
             if self.spawnable_roles is not None
             else None,
-            **same("produces", "scope"),
+            "produces": self.produces,
+            "scope": self.scope,
             "skills": list(self.skills),
-            **same("model", "pinned", "hidden"),
+            "model": self.model,
+            "pinned": self.pinned,
+            "hidden": self.hidden,
             "boundary": self.boundary.as_dict(),
             "deferred_tools": self.deferred_tools,
             "tools": list(self.tools) if self.tools is not None else None,

@@ -31,22 +31,27 @@ from sdd_git.trust.words import mapping_changes, role_changes
 SHIPPED_SOURCES = frozenset({"builtin", "template"})
 # Files outside the product that can carry a role (the person's own packs, packages' packs).
 PACK_SOURCES = frozenset({"user", "package"})
-_SAME_AS_SHOWN = ("delegation", "spawnable_roles", "produces", "scope", "skills", "model")
 
 
 def surface(profile: RoleProfile) -> dict[str, Any]:
     """The grant surface of a profile as parsed, before any trust is applied."""
     rules = profile.trust.rules if profile.trust is not None else profile.boundary.always_allow
-    shown = profile.as_dict()  # level stays as parsed: 1.0 and 1 are not one digest
     return {
         "level": profile.level,
-        **{key: shown[key] for key in _SAME_AS_SHOWN},
+        "delegation": profile.delegation,
+        "spawnable_roles": list(profile.spawnable_roles)
+        if profile.spawnable_roles is not None
+        else None,
+        "produces": profile.produces,
+        "scope": profile.scope,
+        "skills": list(profile.skills),
+        "model": profile.model,
         "hidden": profile.trust.hidden if profile.trust is not None else profile.hidden,
         "boundary": {
             "always_allow": [r.as_dict() for r in rules],
             "ask_first": [r.as_dict() for r in profile.boundary.ask_first],
         },
-        "tools": shown["tools"],
+        "tools": list(profile.tools) if profile.tools is not None else None,
     }
 
 
