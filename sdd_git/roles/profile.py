@@ -126,13 +126,9 @@ class RoleProfile:
     def level_text(self) -> str:
         return str(self.level_shown)
 
-    def as_dict(self) -> dict[str, Any]:
-        # A literal, not a loop over fields: listing 1,000 roles builds one per role.
+    def shared_fields(self) -> dict[str, Any]:
+        """The keys as_dict and her ledger's grant surface (roles/trust.py) write alike."""
         return {
-            "name": self.name,
-            "label": self.label,
-            "job": self.job,
-            "level": int(self.level) if float(self.level).is_integer() else self.level,
             "delegation": self.delegation,
             "spawnable_roles": list(self.spawnable_roles)
             if self.spawnable_roles is not None
@@ -141,6 +137,16 @@ class RoleProfile:
             "scope": self.scope,
             "skills": list(self.skills),
             "model": self.model,
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        # A literal, not a loop over fields: listing 1,000 roles builds one per role.
+        return {
+            "name": self.name,
+            "label": self.label,
+            "job": self.job,
+            "level": int(self.level) if float(self.level).is_integer() else self.level,
+            **self.shared_fields(),
             "pinned": self.pinned,
             "hidden": self.hidden,
             "boundary": self.boundary.as_dict(),
