@@ -40,8 +40,8 @@ from sdd_git.cipins import (
     bare_installs,
 )
 from sdd_git.errors import SddError, UsageError
-from sdd_git.records.person import refuse_inside_run
 from sdd_git.root import Root
+from sdd_git.sink import refuse_inside_run
 
 HOSTS: tuple[str, ...] = ("copilot", "claude", "grok", "ollama", "kilo")
 

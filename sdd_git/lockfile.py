@@ -87,7 +87,7 @@ def _refuse_odd(path: Path) -> None:
         )
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -117,7 +117,7 @@ def gone(holder: dict[str, object]) -> bool:
         return False
     started = holder.get("started")
     reused = isinstance(started, int) and _start_time(pid) not in (None, started)
-    return not _pid_alive(pid) or reused
+    return not pid_alive(pid) or reused
 
 
 def describe_holder(path: Path) -> tuple[str, bool]:

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from sdd_git.cli.output import current_root, emit_json, json_option, say, table
+from sdd_git.cli.output import current_root, emit_json, json_option, say, shown_in_full, table
 
 
 @click.group()
@@ -67,11 +67,8 @@ def change_list(as_json: bool) -> None:
     from sdd_git.records import changes
 
     packs = changes.list_all(current_root())
-    if as_json:
-        emit_json([p.as_dict() for p in packs])
-        return
-    if not packs:
-        say('no change packs yet; start one with sdd change new "WORDS"')
+    empty = 'no change packs yet; start one with sdd change new "WORDS"'
+    if shown_in_full(packs, as_json, lambda p: p.as_dict(), empty):
         return
     table([(p.id, p.stage, p.kind, p.title) for p in packs], ("ID", "STAGE", "KIND", "TITLE"))
 
@@ -109,24 +106,7 @@ def _render(view: dict[str, Any]) -> None:
     if view["scenarios"]:
         echo("scenarios:")
     for row in view["scenarios"]:
-        if row["accepted_by"]:
-            kind = "required" if row["required"] else "optional"
-            state = f"accepted ({kind}) by {row['accepted_by']}"
-            if row["changed_since_accepted"]:
-                state += ", changed since"
-        else:
-            state = "draft"
-        result = row["result"]
-        outcome = f'{result["result"]}: "{result["words"]}"' if result else "no result yet"
-        if row["failure_accepted_by"]:
-            outcome += f" (failure accepted by {row['failure_accepted_by']})"
-        echo(f"  {row['id']} {row['title']}: {state}; {outcome}")
-        echo(f"    sha256: {row['hash']}")
-        for key in ("steps", "expected"):  # with the title, what that sha256 covers
-            first, *more = str(row[key]).splitlines() or [""]
-            echo(f"      {key}: {first}")
-            for line in more:
-                echo(f"        {line}")
+        _render_scenario(row)
     proposal = view["proposal"]
     if proposal is not None:
         echo("a role proposed another reading (your words stay the reading until you choose):")
@@ -145,6 +125,28 @@ def _render(view: dict[str, Any]) -> None:
         replaced = f" (replaced by {entry['replaced_by']})" if entry["replaced_by"] else ""
         subject = entry.get("section") or entry.get("scenario") or entry.get("release") or ""
         echo(f'  {entry["id"]} {entry["kind"]} {subject}{replaced}: "{entry["words"]}"')
+
+
+def _render_scenario(row: dict[str, Any]) -> None:
+    echo = click.echo
+    if row["accepted_by"]:
+        kind = "required" if row["required"] else "optional"
+        state = f"accepted ({kind}) by {row['accepted_by']}"
+        if row["changed_since_accepted"]:
+            state += ", changed since"
+    else:
+        state = "draft"
+    result = row["result"]
+    outcome = f'{result["result"]}: "{result["words"]}"' if result else "no result yet"
+    if row["failure_accepted_by"]:
+        outcome += f" (failure accepted by {row['failure_accepted_by']})"
+    echo(f"  {row['id']} {row['title']}: {state}; {outcome}")
+    echo(f"    sha256: {row['hash']}")
+    for key in ("steps", "expected"):  # with the title, what that sha256 covers
+        first, *more = str(row[key]).splitlines() or [""]
+        echo(f"      {key}: {first}")
+        for line in more:
+            echo(f"        {line}")
 
 
 @click.group()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from sdd_git.cli.output import current_root, emit_json, json_option, say, table
+from sdd_git.cli.output import current_root, emit_json, json_option, say, shown_in_full, table
 
 
 @click.command("connect")
@@ -80,11 +80,8 @@ def drafts_command(as_json: bool, include_sent: bool) -> None:
     from sdd_git.runner.words import visible
 
     found = list_drafts(current_root(), include_sent=include_sent)
-    if as_json:
-        emit_json([d.as_json() for d in found])
-        return
-    if not found:
-        say("no drafts waiting; a role's chat message lands here, and you send it with sdd send")
+    empty = "no drafts waiting; a role's chat message lands here, and you send it with sdd send"
+    if shown_in_full(found, as_json, lambda d: d.as_json(), empty):
         return
     for draft in found:
         # A role wrote the text and the channel: shown with every control character escaped,

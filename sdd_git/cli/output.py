@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +16,34 @@ def current_root() -> Root:
     return find_root(Path.cwd())
 
 
+def current_root_unless(named: object) -> Root | None:
+    """The root here; outside one, None where she named what to read (else the error)."""
+    from sdd_git.errors import SddError
+
+    try:
+        return current_root()
+    except SddError:
+        if named is None:
+            raise
+        return None
+
+
 def emit_json(document: Any) -> None:
     click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+
+
+def shown_in_full(
+    items: Sequence[Any], as_json: bool, to_json: Callable[[Any], Any], empty: str
+) -> bool:
+    """--json: the items as JSON; none: `empty` said. True when the command has nothing more to
+    show."""
+    if as_json:
+        emit_json([to_json(item) for item in items])
+        return True
+    if not items:
+        say(empty)
+        return True
+    return False
 
 
 def say(text: str) -> None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from sdd_git.cli.output import current_root, emit_json, json_option, say, table
+from sdd_git.cli.output import current_root, current_root_unless, emit_json, json_option, say, table
 
 if TYPE_CHECKING:
     from sdd_git.roles.manage import Added, Confirm
@@ -65,7 +65,7 @@ def _list_row(r: RoleProfile, roles: tuple[RoleProfile, ...]) -> dict[str, Any]:
         "name": r.name,
         "label": r.label,
         "job": r.job,
-        "level": int(r.level) if float(r.level).is_integer() else r.level,
+        "level": r.level_shown,
         "delegation": r.delegation,
         "spawnable": spawnable(r, roles),
         "pinned": r.pinned,
@@ -298,15 +298,8 @@ def role_edit(
     from sdd_git.roles import manage
 
     root = current_root()
-    updates: dict[str, Any] = {}
-    for key, value in (
-        ("job", job),
-        ("label", label),
-        ("toolPolicy.delegation", delegation),
-        ("produces", produces),
-    ):
-        if value is not None:
-            updates[key] = value
+    given = {"job": job, "label": label, "toolPolicy.delegation": delegation, "produces": produces}
+    updates: dict[str, Any] = {key: value for key, value in given.items() if value is not None}
     if level is not None:
         updates["level"] = int(level) if level.is_integer() else level
     if updates or description is not None:
@@ -428,9 +421,9 @@ def role_trust(name: str, yes: bool) -> None:
 
     A file that is not shipped with sdd (this repo's roles, another host's agent files, your
     packs) grants only once you confirm it, and only while it stays as you confirmed it."""
-    from sdd_git.records.person import refuse_inside_run
     from sdd_git.roles import manage
     from sdd_git.roles.registry import find_role
+    from sdd_git.sink import refuse_inside_run
     from sdd_git.trust.words import role_changes
 
     refuse_inside_run()  # before the question: a role run never gets to answer it
@@ -464,16 +457,9 @@ def role_trust(name: str, yes: bool) -> None:
 @click.argument("path", required=False, type=click.Path(path_type=Path))
 def role_validate(path: Path | None) -> None:
     """Check role files (default: every role and template of this repo)."""
-    from sdd_git.errors import SddError
     from sdd_git.roles.manage import validate
-    from sdd_git.root import find_root
 
-    try:
-        root = find_root(Path.cwd())
-    except SddError:
-        if path is None:
-            raise
-        root = None
+    root = current_root_unless(path)
     results = validate(root, path)
     failed = 0
     for checked in results:

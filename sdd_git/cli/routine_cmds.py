@@ -93,8 +93,8 @@ def routine_create(
     yes: bool,
 ) -> None:
     """Create a routine for ROLE: shows every field, then asks (--yes without a terminal)."""
-    from sdd_git.records.person import refuse_inside_run
     from sdd_git.routines import manage
+    from sdd_git.sink import refuse_inside_run
 
     refuse_inside_run()  # before the question: a role run never gets to answer it
     root = current_root()
@@ -204,9 +204,9 @@ def routine_pause(name: str) -> None:
 def routine_resume(name: str, yes: bool) -> None:
     """Resume a paused routine. One you have not confirmed (it came with a template or a merge)
     is shown first, every field, and counts once you say yes."""
-    from sdd_git.records.person import refuse_inside_run
     from sdd_git.routines.manage import set_paused
     from sdd_git.routines.routine import find_routine, pending_item
+    from sdd_git.sink import refuse_inside_run
     from sdd_git.trust.pending import ledger_for
 
     refuse_inside_run()  # before the question: a role run never gets to answer it
@@ -231,8 +231,8 @@ def routine_resume(name: str, yes: bool) -> None:
 @click.option("--yes", is_flag=True, help="Do not ask (needed with no terminal).")
 def routine_delete(name: str, yes: bool) -> None:
     """Remove a routine's file. Its past runs stay in the run logs."""
-    from sdd_git.records.person import refuse_inside_run
     from sdd_git.routines import manage
+    from sdd_git.sink import refuse_inside_run
 
     refuse_inside_run()
     root = current_root()
@@ -345,9 +345,9 @@ def routine_fire(
     """Run a routine now for an event (what hooks, the watcher and CI call). Exit 0 done,
     3 stopped (nobody answers in CI: the stop expires), 1 failed or source missing."""
     from sdd_git.events.queue import mark_done, record_event
-    from sdd_git.records.person import refuse_inside_run
     from sdd_git.routines.fire import event_from_data, fire, summary_markdown
     from sdd_git.routines.routine import find_routine
+    from sdd_git.sink import refuse_inside_run
     from sdd_git.trust.pending import WaitsForHer
 
     refuse_inside_run()
@@ -418,9 +418,9 @@ def _test_event(root: Root, found: Routine, event_json: str | None) -> Event:
 def routine_test(name: str, event_json: str | None, as_json: bool) -> None:
     """A dry run against the current source: the role is called, no consequential action
     runs, even one its boundary always allows."""
-    from sdd_git.records.person import refuse_inside_run
     from sdd_git.routines.fire import fire
     from sdd_git.routines.routine import find_routine
+    from sdd_git.sink import refuse_inside_run
 
     refuse_inside_run()
     _refuse_no_agent("sdd routine test")
@@ -492,7 +492,7 @@ def routine_export(name: str, engine: str | None, out: Path | None) -> None:
 
     if engine is None:
         raise UsageError("say which engine", hint="add --github-actions, --gitlab-ci or --jenkins")
-    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.sink import refuse_inside_run
 
     if out is not None:
         refuse_inside_run()  # before anything is read: a role run writes no CI file

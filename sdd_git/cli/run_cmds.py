@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from sdd_git.cli.output import current_root, emit_json, json_option, say, table
+from sdd_git.cli.output import current_root, emit_json, json_option, say, shown_in_full, table
 from sdd_git.cli.role_cmds import role
 from sdd_git.root import Root
 
@@ -254,9 +254,9 @@ def role_run(
 ) -> None:
     """Give a role a task; it works until it replies or stops for you (exit 3)."""
     from sdd_git.errors import UsageError
-    from sdd_git.records.person import refuse_inside_run
     from sdd_git.runner.conversation import Attachment
     from sdd_git.runner.run import RunRequest, start
+    from sdd_git.sink import refuse_inside_run
 
     refuse_inside_run()
     _refuse_no_agent("sdd role run")
@@ -297,11 +297,7 @@ def role_runs(name: str | None, as_json: bool) -> None:
     from sdd_git.runner.history import STATUS_WORDS, runs
 
     found = runs(current_root(), name)
-    if as_json:
-        emit_json([r.as_json() for r in found])
-        return
-    if not found:
-        say("no runs yet")
+    if shown_in_full(found, as_json, lambda r: r.as_json(), "no runs yet"):
         return
     table(
         [
@@ -339,8 +335,8 @@ def role_log(run_id: str, as_json: bool) -> None:
 @click.argument("text")
 def role_say(name: str, text: str) -> None:
     """Another instruction to the role's run in progress, read between provider calls."""
-    from sdd_git.records.person import refuse_inside_run
     from sdd_git.runner.control import say as deliver
+    from sdd_git.sink import refuse_inside_run
 
     refuse_inside_run()
     run_id = deliver(current_root(), name, text)
@@ -351,8 +347,8 @@ def role_say(name: str, text: str) -> None:
 @click.argument("target", metavar="RUN|NAME")
 def role_stop(target: str) -> None:
     """ "Stop now": end the run's turn. What is done stays done."""
-    from sdd_git.records.person import refuse_inside_run
     from sdd_git.runner.control import stop_now
+    from sdd_git.sink import refuse_inside_run
 
     refuse_inside_run()
     run_id = stop_now(current_root(), target)
@@ -365,8 +361,8 @@ def role_stop(target: str) -> None:
 @click.option("--edit", is_flag=True, help="Open the memory in $EDITOR.")
 def role_memory(name: str, forget: int | None, edit: bool) -> None:
     """Read or correct a role's memory. Memory never changes the spec or a QA result."""
-    from sdd_git.records.person import refuse_inside_run
     from sdd_git.runner import conversation
+    from sdd_git.sink import refuse_inside_run
 
     root = current_root()
     if forget is not None:

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import click
 
-from sdd_git.cli.output import current_root, emit_json, json_option, say, table
+from sdd_git.cli.output import (
+    current_root,
+    current_root_unless,
+    emit_json,
+    json_option,
+    say,
+    shown_in_full,
+    table,
+)
 
 
 def _warn(lines: tuple[str, ...] | list[str]) -> None:
@@ -30,11 +38,8 @@ def skill_list(as_json: bool) -> None:
     catalog = discover(root.path)
     _warn(catalog.warnings)
     found = sorted(catalog.skills.values(), key=lambda s: s.name)
-    if as_json:
-        emit_json([s.as_json(root.path) for s in found])
-        return
-    if not found:
-        say("no skills yet: add a folder with a SKILL.md to .sdd/skills/ (or .agents/skills/)")
+    empty = "no skills yet: add a folder with a SKILL.md to .sdd/skills/ (or .agents/skills/)"
+    if shown_in_full(found, as_json, lambda s: s.as_json(root.path), empty):
         return
     table(
         [(s.name, s.source, " ".join(s.description.split())[:70]) for s in found],
@@ -81,16 +86,9 @@ def skill_show(name: str, as_json: bool) -> None:
 def skill_validate(path: Path | None) -> None:
     """Check SKILL.md files against the Agent Skills standard (default: the product's and its
     templates'). Errors name file, line and key."""
-    from sdd_git.errors import SddError
     from sdd_git.roles.skills import check_file, discover, files_to_check, for_role
-    from sdd_git.root import find_root
 
-    try:
-        root = find_root(Path.cwd())
-    except SddError:
-        if path is None:
-            raise
-        root = None
+    root = current_root_unless(path)
     paths = files_to_check(root.path if root else None, path)
     if path is not None and not paths:
         click.echo(f"error: no SKILL.md in {path}", err=True)

@@ -53,12 +53,10 @@ def trust_review(as_json: bool) -> None:
 @click.option("--all", "everything", is_flag=True, help="Confirm every file `review` lists.")
 def trust_accept(paths: tuple[str, ...], everything: bool) -> None:
     """Confirm files as `sdd trust review` shows them; what waited on them then runs."""
-    from sdd_git.errors import UsageError
     from sdd_git.events.confirm import accept
 
-    if bool(paths) == everything:
-        raise UsageError("name the files to confirm, or give --all", hint="sdd trust review")
-    confirmed, released = accept(current_root(), None if everything else list(paths))
+    named = _named_or_all(paths, everything, "name the files to confirm, or give --all")
+    confirmed, released = accept(current_root(), named)
     for item in confirmed:
         say(f"confirmed {item.words()}")
     if not confirmed:
@@ -82,10 +80,17 @@ def trust_forget(paths: tuple[str, ...]) -> None:
 @click.option("--all", "everything", is_flag=True, help="Drop everything that waits.")
 def trust_drop(ids: tuple[str, ...], everything: bool) -> None:
     """Drop events that wait for your confirmation: they never run."""
-    from sdd_git.errors import UsageError
     from sdd_git.events.confirm import drop
 
-    if bool(ids) == everything:
-        raise UsageError("name what to drop, or give --all", hint="sdd trust review")
-    for entry in drop(current_root(), None if everything else list(ids)):
+    named = _named_or_all(ids, everything, "name what to drop, or give --all")
+    for entry in drop(current_root(), named):
         say(f"dropped: {entry.what}")
+
+
+def _named_or_all(named: tuple[str, ...], everything: bool, refusal: str) -> list[str] | None:
+    """What she named, or None for --all; one of the two, never both or neither."""
+    from sdd_git.errors import UsageError
+
+    if bool(named) == everything:
+        raise UsageError(refusal, hint="sdd trust review")
+    return None if everything else list(named)

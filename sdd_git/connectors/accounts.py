@@ -52,7 +52,7 @@ def connect(
     """Sign connector `name` in: its token into the OS keyring, its entry into the config when
     it has none. `ask` reads the token on hidden input when `token_from` is not given (and
     refuses when there is no terminal to read it on)."""
-    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.sink import refuse_inside_run
 
     refuse_inside_run()
     config = load_connectors(root).get(name)
@@ -113,7 +113,7 @@ def _write_entry(root: Root, name: str, base_url: str | None) -> bool:
     from ruamel.yaml.comments import CommentedMap
 
     from sdd_git.atomicfile import write_text_atomic
-    from sdd_git.records.person import person_write
+    from sdd_git.sink import person_write
     from sdd_git.yamlio import parse_yaml, round_trip_load
 
     with person_write(root):
@@ -155,7 +155,7 @@ class Disconnected:
 
 def disconnect(root: Root, name: str) -> Disconnected:
     """Remove connector `name`'s token from the keyring. Its config entry (no secret) stays."""
-    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.sink import refuse_inside_run
 
     refuse_inside_run()
     config = load_connectors(root).get(name)

@@ -152,7 +152,7 @@ def send(root: Root, draft_id: str) -> Draft:
     from sdd_git.connectors.registry import make_connector, session_for
     from sdd_git.connectors.signin import find_token, require_token
     from sdd_git.masking.returned import mask_returned
-    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.sink import refuse_inside_run
 
     refuse_inside_run()
     draft = load_draft(root, draft_id)

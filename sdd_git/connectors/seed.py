@@ -109,7 +109,7 @@ def start_change_from(
 ) -> ChangePack:
     """Read the issue, then start the change with its words; nothing is made if it is missing."""
     from sdd_git.records import changes
-    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.sink import refuse_inside_run
 
     refuse_inside_run()  # before the read: a role's child process reads nothing this way
     issue = read_issue(root, source, mask)

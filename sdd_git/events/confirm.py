@@ -184,7 +184,7 @@ def accept(
 ) -> tuple[list[Unconfirmed], list[waiting.Waiting]]:
     """Confirm the files named (None: every one), as `review` shows them now; then what waited
     on them runs. A name that matches nothing is an error, and nothing is confirmed."""
-    from sdd_git.records.person import person_write
+    from sdd_git.sink import person_write
     from sdd_git.trust.state import refuse_tracked_state
 
     refuse_tracked_state(root, "confirming")  # what would run then must be sdd's own state
@@ -216,7 +216,7 @@ def accept(
 
 def forget(root: Root, paths: Iterable[str]) -> list[str]:
     """Un-confirm: the files named count again only once she confirms them."""
-    from sdd_git.records.person import person_write
+    from sdd_git.sink import person_write
 
     wanted = [p.strip().removeprefix("./") for p in paths]
     with person_write(root):
@@ -233,7 +233,7 @@ def forget(root: Root, paths: Iterable[str]) -> list[str]:
 
 
 def drop(root: Root, ids: list[str] | None) -> list[waiting.Waiting]:
-    from sdd_git.records.person import person_write
+    from sdd_git.sink import person_write
     from sdd_git.trust.state import refuse_tracked_state
 
     refuse_tracked_state(root, "dropping what waits")

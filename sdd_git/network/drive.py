@@ -304,7 +304,7 @@ def _require_confirmed(root: Root, plan: Plan) -> None:
 def drive(root: Root, change: str, say: Say | None = None) -> Finished:
     """Run rounds until no node can go on without her; leaves nothing running behind it."""
     from sdd_git.network.route import decide
-    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.sink import refuse_inside_run
     from sdd_git.trust.state import refuse_tracked_state
 
     refuse_inside_run()

@@ -80,7 +80,7 @@ def create(
 ) -> Group:
     """A new group of one change or one connection spec (person command)."""
     from sdd_git.records.decisions import now_iso
-    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.sink import refuse_inside_run
 
     refuse_inside_run()
     if (change is None) == (connection is None):
@@ -152,8 +152,8 @@ def say(root: Root, name: str, text: str) -> tuple[dict[str, Any], Group]:
     group's record of the message and the group."""
     from sdd_git.connectors.tokens import masker_for
     from sdd_git.records.decisions import now_iso
-    from sdd_git.records.person import refuse_inside_run
     from sdd_git.runner import conversation
+    from sdd_git.sink import refuse_inside_run
 
     refuse_inside_run()
     text = text.strip()

@@ -18,10 +18,10 @@ from sdd_git.network.owner import fingerprint, owner_of
 
 def main(argv: list[str]) -> int:
     from sdd_git.records import decisions
-    from sdd_git.records.person import refuse_inside_run
     from sdd_git.records.plan import acceptance_of, plan_path, read_plan
     from sdd_git.root import find_root
     from sdd_git.runner.run import RunRequest, start
+    from sdd_git.sink import refuse_inside_run
 
     try:
         refuse_inside_run()

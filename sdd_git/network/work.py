@@ -33,8 +33,8 @@ def work(
 ) -> RunOutcome | Finished:
     """Run the change's route once: a reading or plan already waiting for her is shown again
     without a model call; otherwise the route's role runs, with the route in its log."""
-    from sdd_git.records.person import refuse_inside_run
     from sdd_git.runner.run import RunRequest, start
+    from sdd_git.sink import refuse_inside_run
 
     refuse_inside_run()
     _require_parts(root)

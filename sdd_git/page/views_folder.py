@@ -68,7 +68,8 @@ async def folder_choose(request: Request) -> Response:
     form = await form_of(request)
     raw, kind = form.get("folder", "").strip(), form.get("kind", "new")
     product = form.get("product", "").strip() or None
-    if not raw:
+
+    def refused(error: str, hint: str | None = None) -> Response:
         return site.render(
             request,
             "folder.html",
@@ -76,8 +77,12 @@ async def folder_choose(request: Request) -> Response:
             folder=raw,
             kind=kind,
             product=product or "",
-            error="write the folder's path",
+            error=error,
+            hint=hint,
         )
+
+    if not raw:
+        return refused("write the folder's path")
     folder = Path(raw).expanduser()
     if not folder.is_absolute():
         base = site.start_folder or Path.cwd()
@@ -85,26 +90,9 @@ async def folder_choose(request: Request) -> Response:
     try:
         chosen = await run_in_threadpool(_choose, folder.resolve(), kind, product)
     except SddError as exc:
-        return site.render(
-            request,
-            "folder.html",
-            status=400,
-            folder=raw,
-            kind=kind,
-            product=product or "",
-            error=exc.message,
-            hint=exc.hint,
-        )
+        return refused(exc.message, exc.hint)
     except OSError as exc:
-        return site.render(
-            request,
-            "folder.html",
-            status=400,
-            folder=raw,
-            kind=kind,
-            product=product or "",
-            error=f"{exc.strerror or exc} ({folder})",
-        )
+        return refused(f"{exc.strerror or exc} ({folder})")
     site.root = find_root(chosen)
     site.logged("init", folder=str(chosen), kind=kind, product=product)
     return see_other("/")

@@ -215,7 +215,7 @@ async def _memory_action(
     change: Callable[[Root, str, int], tuple[dict[str, Any], str]],
 ) -> Response:
     """One change to a role's memory, on item `number` of the form: logged, then shown."""
-    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.sink import refuse_inside_run
 
     site = site_of(request)
     root = root_of(request)
@@ -267,9 +267,9 @@ async def routine_pause(request: Request) -> Response:
 
 async def routine_test(request: Request) -> Response:
     """`sdd routine test NAME`: a dry run; no consequential action runs."""
-    from sdd_git.records.person import refuse_inside_run
     from sdd_git.routines.fire import fire, synthetic_event
     from sdd_git.routines.routine import find_routine
+    from sdd_git.sink import refuse_inside_run
 
     site = site_of(request)
     root = root_of(request)

@@ -10,7 +10,6 @@ from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError, UsageError
 from sdd_git.records import changes, decisions
 from sdd_git.records.decisions import Decision
-from sdd_git.records.person import person_write
 from sdd_git.records.scenarios import (
     QaResult,
     Scenario,
@@ -25,6 +24,7 @@ from sdd_git.records.scenarios import (
 )
 from sdd_git.records.spec import Spec, parse_spec, read_spec, with_section_body
 from sdd_git.root import Root
+from sdd_git.sink import person_write
 from sdd_git.yamlio import display, dump_yaml, refuse_surrogates
 
 _SECTION_REF = re.compile(r"^(SPEC-\d{4,})#(S\d+)$")

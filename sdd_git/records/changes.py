@@ -197,8 +197,8 @@ def create(
         raise UsageError("--happened and --expected belong to a bug", hint="add --bug")
     # Imported here: `sdd change list`, the hot path, needs none of the writing machinery.
     from sdd_git.atomicfile import write_text_atomic
-    from sdd_git.records.person import person_write
     from sdd_git.records.spec import new_spec_text
+    from sdd_git.sink import person_write
     from sdd_git.yamlio import dump_yaml
 
     with person_write(root):

@@ -1,23 +1,11 @@
-"""The one door to writing the person's record: never inside a role run, always under the lock."""
+"""`sdd init` as a person command. The door to writing her record (person_write,
+refuse_inside_run) lives in sdd_git.sink, below roles and records."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from pathlib import Path
 
-from sdd_git import lockfile
 from sdd_git.root import InitReport, Root
-from sdd_git.sink import RUN_ID_ENV, refuse_inside_run
-
-__all__ = ["RUN_ID_ENV", "init", "person_write", "refuse_inside_run"]
-
-
-@contextlib.contextmanager
-def person_write(root: Root) -> Iterator[None]:
-    refuse_inside_run()
-    with lockfile.hold(root.record_lock):
-        yield
 
 
 def init(folder: Path, product: str | None) -> InitReport:

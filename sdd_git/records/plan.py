@@ -29,7 +29,7 @@ from sdd_git.records.decisions import DECISION_ID, Decision, DecisionLog
 from sdd_git.roles.profile import NAME_PATTERN, Boundary, Rule
 from sdd_git.root import Root
 from sdd_git.toolnames import TOOL_CLASSES
-from sdd_git.valuekind import kind_of as _kind
+from sdd_git.valuekind import kind_of
 from sdd_git.yamlio import display, dump_yaml, parse_yaml
 
 PLAN_FILE = "plan.yaml"
@@ -186,7 +186,7 @@ def parse_plan(
             (),
             None,
             None,
-            f"a plan is a mapping with the key 'nodes', not {_kind(data)}",
+            f"a plan is a mapping with the key 'nodes', not {kind_of(data)}",
             "write the plan as nodes: [{id: N1, scope: ..., owner: ..., task: ..., returns: ...}]",
         )
     for extra in sorted(str(k) for k in data if k != "nodes"):
@@ -222,7 +222,7 @@ def _node(reader: _Reader, item: Any, at: Where, depth: int, parent: str | None)
             at,
             shown,
             None,
-            f"a node is a mapping of keys to values, not {_kind(item)}",
+            f"a node is a mapping of keys to values, not {kind_of(item)}",
             "write the node as {id: N1, scope: ..., owner: ..., task: ..., returns: ...}",
         )
     for extra in sorted(str(k) for k in item if k not in NODE_KEYS):
@@ -304,7 +304,7 @@ def _node(reader: _Reader, item: Any, at: Where, depth: int, parent: str | None)
             (*at, "children"),
             node_id,
             "children",
-            f"must be a list of nodes, not {_kind(raw_children)}",
+            f"must be a list of nodes, not {kind_of(raw_children)}",
             "write children: [{id: N2, ...}], or leave children out",
         )
     if raw_children and depth >= MAX_DEPTH:
@@ -341,7 +341,7 @@ def _needs(reader: _Reader, value: Any, at: Where, node_id: str) -> tuple[str, .
             at,
             node_id,
             "needs",
-            f"must be a list of node or decision ids, not {_kind(value)}",
+            f"must be a list of node or decision ids, not {kind_of(value)}",
             "write needs: [N1, D-0001], or needs: [] when nothing comes first",
         )
     seen: list[str] = []
@@ -376,7 +376,7 @@ def _boundary(reader: _Reader, value: Any, at: Where, node_id: str) -> dict[str,
             at,
             node_id,
             "boundary",
-            f"must be a mapping, not {_kind(value)}",
+            f"must be a mapping, not {kind_of(value)}",
             "write boundary: {ask_first: [{tool: git_push}]}, or leave it out",
         )
     for extra in sorted(str(k) for k in value if k not in BOUNDARY_KEYS):

@@ -12,9 +12,9 @@ from sdd_git.errors import UsageError
 from sdd_git.records import changes
 from sdd_git.records.acceptance import READING_SECTION, same_as_read, spec_of
 from sdd_git.records.changes import ChangePack
-from sdd_git.records.person import person_write
 from sdd_git.records.spec import Spec, parse_spec, read_spec, with_section_body
 from sdd_git.root import Root
+from sdd_git.sink import person_write
 
 PROPOSAL_FILE = "reading-proposal.md"
 _LIMIT = 1 << 20

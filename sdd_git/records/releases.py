@@ -14,9 +14,9 @@ from typing import Any
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import GateError, NoSpecError, UsageError
 from sdd_git.records import changes, decisions
-from sdd_git.records.person import person_write
 from sdd_git.records.scenarios import ScenarioStatus, statuses
 from sdd_git.root import Root
+from sdd_git.sink import person_write
 from sdd_git.yamlio import dump_yaml
 
 _RELEASE_FILE = re.compile(r"^R-(\d{4,})\.md$")

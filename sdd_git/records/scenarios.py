@@ -9,7 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +36,8 @@ class Scenario:
         return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "steps": self.steps,
-            "expected": self.expected,
-            "required": self.proposed_required,
-        }
+        shown = {key: getattr(self, key) for key in ("id", "title", "steps", "expected")}
+        return {**shown, "required": self.proposed_required}
 
 
 @dataclass(frozen=True)
@@ -52,12 +48,7 @@ class QaResult:
     at: str
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "scenario": self.scenario,
-            "result": self.result,
-            "words": self.words,
-            "at": self.at,
-        }
+        return asdict(self)
 
 
 def scenarios_path(change_folder: Path) -> Path:
@@ -77,13 +68,20 @@ def _text(item: dict[str, Any], key: str, where: str) -> str:
     return value
 
 
+def _mappings(path: Path, change_folder: Path, what: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The file's entries, each with the words that point at it; one that is not a mapping
+    stops the read."""
+    for index, item in enumerate(read_list(path, change_folder.parents[1])):
+        where = f"{display(path)}: {what} #{index + 1}"
+        if not isinstance(item, dict):
+            raise RecordError(f"{where} is not a mapping of keys to values")
+        yield where, item
+
+
 def load_scenarios(change_folder: Path) -> list[Scenario]:
     path = scenarios_path(change_folder)
     scenarios: list[Scenario] = []
-    for index, item in enumerate(read_list(path, change_folder.parents[1])):
-        where = f"{display(path)}: scenario #{index + 1}"
-        if not isinstance(item, dict):
-            raise RecordError(f"{where} is not a mapping of keys to values")
+    for where, item in _mappings(path, change_folder, "scenario"):
         scenario_id = item.get("id")
         if not isinstance(scenario_id, str) or not SCENARIO_ID.match(scenario_id):
             raise RecordError(f"{where}: key 'id' must look like SC-1, found {scenario_id!r}")
@@ -119,10 +117,7 @@ def next_scenario_id(scenarios: list[Scenario]) -> str:
 def load_results(change_folder: Path) -> list[QaResult]:
     path = qa_path(change_folder)
     results: list[QaResult] = []
-    for index, item in enumerate(read_list(path, change_folder.parents[1])):
-        where = f"{display(path)}: result #{index + 1}"
-        if not isinstance(item, dict):
-            raise RecordError(f"{where} is not a mapping of keys to values")
+    for where, item in _mappings(path, change_folder, "result"):
         result = item.get("result")
         if result not in RESULTS:
             raise RecordError(f"{where}: key 'result' must be pass or fail, found {result!r}")

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import io
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -30,8 +29,16 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError, UsageError
-from sdd_git.records.person import person_write
+from sdd_git.records.yamlcomments import (
+    append_item,
+    comments_kept,
+    editor_for,
+    list_at,
+    remove_item,
+)
+from sdd_git.records.yamllines import KeyPath, key_text, line_of
 from sdd_git.root import Root
+from sdd_git.sink import person_write
 from sdd_git.valuekind import shown_kind as _kind
 from sdd_git.yamlio import display, dump_yaml, parse_yaml, round_trip_load
 
@@ -48,8 +55,6 @@ PRODUCT_LEAD_TEMPLATE = "product-lead"
 _MODULE_KEYS = ("name", "services")
 _SERVICE_KEYS = ("name", "owner")
 _NAME_RULE = "lowercase letters, digits and '-', starting with a letter or digit, at most 40"
-
-KeyPath = tuple[str | int, ...]
 
 
 @dataclass(frozen=True)
@@ -211,14 +216,6 @@ def _parse(text: str, path: Path) -> ScopeTree:
     return ScopeTree(product, tuple(modules), product_key)
 
 
-def key_text(at: KeyPath) -> str:
-    """`modules[1].services[0].name`: the key a message points at."""
-    text = ""
-    for part in at:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
-    return text
-
-
 class _Where:
     """Turns a problem at a key path into an error naming the file, the line and the key.
 
@@ -280,45 +277,6 @@ class _Where:
             )
         seen[raw] = what
         return raw
-
-
-def line_of(text: str, at: KeyPath) -> int:
-    """The 1-based line of the key at `at` (or of the deepest part of it that exists)."""
-    node = _compose(text)
-    line = 1
-    for part in at:
-        if node is None:
-            break
-        line = node.start_mark.line + 1
-        node, key_line = _child(node, part)
-        if key_line is not None:
-            line = key_line
-    if node is not None and not at:
-        line = node.start_mark.line + 1
-    return line
-
-
-def _compose(text: str) -> Any:
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        return yaml.compose(text, Loader=loader)
-    except yaml.YAMLError:
-        return None
-
-
-def _child(node: Any, part: str | int) -> tuple[Any, int | None]:
-    import yaml
-
-    if isinstance(part, int) and isinstance(node, yaml.SequenceNode) and part < len(node.value):
-        child = node.value[part]
-        return child, child.start_mark.line + 1
-    if isinstance(part, str) and isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            if getattr(key, "value", None) == part:
-                return value, key.start_mark.line + 1
-    return None, None
 
 
 # --- resolving ---------------------------------------------------------------------------------
@@ -413,7 +371,7 @@ def add_module(root: Root, name: str) -> Module:
         module = Module(name)
 
         def edit(document: Any) -> None:
-            _append(_list_at(document, "modules"), {"name": name, "services": []})
+            append_item(list_at(document, "modules"), {"name": name, "services": []})
 
         _write(root, text, replace(tree, modules=(*tree.modules, module)), edit)
         return module
@@ -440,7 +398,7 @@ def add_service(root: Root, name: str, module: str, owner: str | None = None) ->
 
         def edit(document: Any) -> None:
             entry = {"name": name} if owner is None else {"name": name, "owner": owner}
-            _append(_list_at(document["modules"][index], "services"), entry)
+            append_item(list_at(document["modules"][index], "services"), entry)
 
         _write(root, text, after, edit)
         return service
@@ -472,7 +430,7 @@ def remove(root: Root, name: str) -> Scope:
             after = replace(tree, modules=tuple(m for m in tree.modules if m is not module))
 
             def edit(document: Any) -> None:
-                _remove(document, "modules", index)
+                remove_item(document, "modules", index)
 
         else:
             holder = tree.holder(scope.name)
@@ -488,7 +446,7 @@ def remove(root: Root, name: str) -> Scope:
             )
 
             def edit(document: Any) -> None:
-                _remove(document["modules"][index], "services", number)
+                remove_item(document["modules"][index], "services", number)
 
         _write(root, text, after, edit, removed=at)
         return scope
@@ -566,7 +524,7 @@ def _write(
     from ruamel.yaml.comments import CommentedMap
 
     path = root.product
-    editor = _editor(text, path)
+    editor = editor_for(text, path)
     document = round_trip_load(editor, text, path)
     if document is None:
         document = CommentedMap()
@@ -585,7 +543,7 @@ def _write(
         raise cannot from None
     if written.modules != after.modules or _others(text, path) != _others(new_text, path):
         raise cannot
-    if not _comments_kept(text, new_text, removed):
+    if not comments_kept(text, new_text, removed):
         raise RecordError(
             f"{display(path)}: could not edit this file without losing one of your comments; "
             "nothing was written",
@@ -602,213 +560,3 @@ def _write(
 def _others(text: str, path: Path) -> dict[str, Any]:
     data = parse_yaml(text, path) or {}
     return {key: value for key, value in data.items() if key != "modules"}
-
-
-# --- round trips that keep comments ------------------------------------------------------------
-#
-# ruamel.yaml keeps the comment lines that follow an item in the last leaf of that item. Left
-# there, a new item appended after it would land below them (a file's closing comment would no
-# longer close it), and removing the item would drop them. The helpers below move those lines
-# to where they still read the same, and `_comments_kept` checks the outcome.
-
-
-def _editor(text: str, path: Path) -> Any:
-    """A round-trip YAML whose indentation reproduces `text`, so untouched lines stay as they
-    are. Ties go to the layout of CONTRACT's example (`  - name:` under `modules:`)."""
-    from ruamel.yaml import YAML
-
-    best: tuple[int, Any] | None = None
-    original = text.splitlines()
-    layouts = [(m, o, gap) for gap in (2, 4) for m in (2, 4) for o in (2, 0, 4)]
-    for mapping, offset, gap in layouts:
-        editor = YAML(typ="rt")
-        editor.width = 4096
-        editor.preserve_quotes = True
-        editor.brace_single_entry_mapping_in_flow_sequence = True  # `[{name: x}]` as written
-        editor.indent(mapping=mapping, sequence=offset + gap, offset=offset)
-        buffer = io.StringIO()
-        editor.dump(round_trip_load(editor, text, path), buffer)
-        rendered = buffer.getvalue().splitlines()
-        if rendered == original:
-            return editor
-        same = sum(1 for a, b in zip(rendered, original, strict=False) if a == b)
-        if best is None or same > best[0]:
-            best = (same, editor)
-    assert best is not None
-    return best[1]
-
-
-def _list_at(mapping: Any, key: str) -> Any:
-    """The list under `key`, made (empty) where the key is missing or null."""
-    from ruamel.yaml.comments import CommentedSeq
-
-    value = mapping.get(key)
-    if not isinstance(value, CommentedSeq):
-        value = CommentedSeq()
-        mapping[key] = value
-    return value
-
-
-def _append(seq: Any, fields: dict[str, Any]) -> None:
-    from ruamel.yaml.comments import CommentedMap
-
-    from sdd_git.roles.roleedit import same_in_both
-
-    # Words YAML 1.1 reads as something else (`no`, `2024`) are quoted.
-    item = CommentedMap((key, same_in_both(value)) for key, value in fields.items())
-    if seq:
-        flow = bool(seq.fa.flow_style())
-        following = "" if flow else _take_following(seq[-1])
-    else:
-        flow = False
-        following = _take_following_empty(seq)
-        seq.fa.set_block_style()  # `modules: []` grows into a block list
-    if flow:
-        item.fa.set_flow_style()
-    seq.append(item)
-    _give_following(item, following)
-
-
-def _remove(parent: Any, key: str, index: int) -> None:
-    seq = parent[key]
-    following = "" if seq.fa.flow_style() else _take_following(seq[index])
-    del seq[index]
-    if not seq:
-        # An empty list is written `[]` on its key's line. The comment lines that were above
-        # the item, those after it, and ruamel's end comments (which an empty list drops) all
-        # follow it, starting on that line.
-        above = (seq.ca.comment or [None, None])[1] or []
-        lines = "".join(" " * getattr(t, "column", 0) + str(t.value) for t in above)
-        lines += following + "".join(str(token.value) for token in (seq.ca.end or []))
-        seq.ca.end = []
-        seq.fa.set_flow_style()
-        slots = parent.ca.items.setdefault(key, [None, None, None, None])
-        slots[3] = None
-        seq.ca.comment = None
-        if lines.strip():
-            token = _token(lines.lstrip(" "))
-            seq.ca.comment = [token, None]
-            slots[2] = token
-    elif index > 0:
-        _give_following(seq[index - 1], following)
-    elif following.strip():
-        # The lines sat above the item that is now first: keep them there.
-        comment = seq.ca.comment
-        if not comment:
-            seq.ca.comment = comment = [None, None]
-        if comment[1] is None:
-            comment[1] = []
-        comment[1].append(_token(following))
-        # The loader keeps these lines both on the list and on its key; the writer reads one
-        # or the other depending on what else the list holds, so both get them.
-        parent.ca.items.setdefault(key, [None, None, None, None])[3] = comment[1]
-
-
-def _token(value: str) -> Any:
-    from ruamel.yaml.error import CommentMark
-    from ruamel.yaml.tokens import CommentToken
-
-    return CommentToken(value, CommentMark(0), None)
-
-
-def _tail_slot(node: Any) -> tuple[list[Any], int] | None:
-    """Where ruamel keeps the comment of the last line of a block item: its slot list and index."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
-    def nested(value: Any) -> bool:
-        return (
-            isinstance(value, CommentedMap | CommentedSeq)
-            and bool(value)
-            and (not value.fa.flow_style())
-        )
-
-    if isinstance(node, CommentedMap) and node:
-        key = list(node)[-1]
-        if nested(node[key]):
-            return _tail_slot(node[key])
-        return node.ca.items.setdefault(key, [None, None, None, None]), 2
-    if isinstance(node, CommentedSeq) and node:
-        if nested(node[-1]):
-            return _tail_slot(node[-1])
-        return node.ca.items.setdefault(len(node) - 1, [None, None, None, None]), 0
-    return None
-
-
-def _split_off(token: Any) -> str:
-    """Keep the comment on the token's own line; hand back the whole lines after it."""
-    if token is None:
-        return ""
-    value = str(token.value)
-    cut = value.find("\n")
-    if cut < 0:
-        return ""
-    token.value = value[: cut + 1]
-    return value[cut + 1 :]
-
-
-def _take_following(node: Any) -> str:
-    slot = _tail_slot(node)
-    return _split_off(slot[0][slot[1]]) if slot is not None else ""
-
-
-def _take_following_empty(seq: Any) -> str:
-    # An empty `[]` keeps its line's comment, and the lines after it, on itself.
-    comment = seq.ca.comment
-    return _split_off(comment[0]) if comment else ""
-
-
-def _give_following(node: Any, lines: str) -> None:
-    if not lines:
-        return
-    slot = _tail_slot(node)
-    if slot is None:  # pragma: no cover - items here always have a name
-        return
-    slots, index = slot
-    token = slots[index]
-    if token is None:
-        slots[index] = _token("\n" + lines)
-        return
-    if not str(token.value).endswith("\n"):
-        token.value = str(token.value) + "\n"
-    token.value = str(token.value) + lines
-
-
-def _comments_kept(before: str, after: str, removed: KeyPath | None) -> bool:
-    """Every whole-line comment of `before` is still in `after`, but those inside the removed
-    entry. A comment that moved to the end of a line (`services: [] # ...`) still counts."""
-    gone_lines: range = range(0)
-    if removed is not None:
-        node = _compose(before)
-        for part in removed:
-            node, _ = _child(node, part)
-        if node is not None:
-            gone_lines = range(node.start_mark.line, _last_line(node) + 1)
-    wanted = Counter(
-        line.strip()
-        for number, line in enumerate(before.splitlines())
-        if line.strip().startswith("#") and number not in gone_lines
-    )
-    found: Counter[str] = Counter()
-    for line in after.splitlines():
-        for start in (m.start() for m in re.finditer("#", line)):
-            if start == 0 or line[start - 1].isspace():
-                found[line[start:].strip()] += 1
-    return not (wanted - found)
-
-
-def _last_line(node: Any) -> int:
-    """The 0-based line of the last thing written in `node` (a block's own end mark runs on past
-    the comments after it)."""
-    import yaml
-
-    if isinstance(node, yaml.ScalarNode) or getattr(node, "flow_style", False):
-        end = node.end_mark
-        return int(
-            end.line - 1 if end.column == 0 and end.line > node.start_mark.line else end.line
-        )
-    children: list[Any] = []
-    if isinstance(node, yaml.SequenceNode):
-        children = list(node.value)
-    elif isinstance(node, yaml.MappingNode):
-        children = [part for pair in node.value for part in pair]
-    return max((_last_line(child) for child in children), default=int(node.start_mark.line))

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from sdd_git.errors import GateError
 from sdd_git.records import changes, decisions
 from sdd_git.records.changes import STAGES, ChangePack
-from sdd_git.records.person import person_write
 from sdd_git.records.scenarios import statuses
 from sdd_git.records.spec import read_spec
 from sdd_git.root import Root
+from sdd_git.sink import person_write
 
 
 @dataclass(frozen=True)

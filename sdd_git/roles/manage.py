@@ -26,7 +26,6 @@ from sdd_git import beneath
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError, UsageError
 from sdd_git.paths import display
-from sdd_git.records.person import person_write, refuse_inside_run
 from sdd_git.roles.hostagents import HOST_SOURCES, agent_files, file_stem, host_of, identity
 from sdd_git.roles.profile import NAME_PATTERN, PRODUCES, RoleProfile, Rule
 from sdd_git.roles.registry import BUILTIN_NAMES, find_role, repo_role_path
@@ -43,6 +42,7 @@ from sdd_git.roles.templates import find_template, is_shipped
 from sdd_git.roles.trust import confirm as confirm_role
 from sdd_git.roles.trust import confirming, surface
 from sdd_git.root import Root
+from sdd_git.sink import person_write, refuse_inside_run
 from sdd_git.trust.words import role_changes
 
 Confirm = Callable[[list[str], Path], bool]

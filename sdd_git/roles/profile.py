@@ -118,15 +118,17 @@ class RoleProfile:
     grant_sha256: str | None = field(default=None, compare=False)
 
     @property
-    def level_text(self) -> str:
-        return str(int(self.level)) if float(self.level).is_integer() else str(self.level)
+    def level_shown(self) -> int | float:
+        """The level as she writes it: 10, not 10.0."""
+        return int(self.level) if float(self.level).is_integer() else self.level
 
-    def as_dict(self) -> dict[str, Any]:
+    @property
+    def level_text(self) -> str:
+        return str(self.level_shown)
+
+    def shared_fields(self) -> dict[str, Any]:
+        """The keys as_dict and her ledger's grant surface (roles/trust.py) write alike."""
         return {
-            "name": self.name,
-            "label": self.label,
-            "job": self.job,
-            "level": int(self.level) if float(self.level).is_integer() else self.level,
             "delegation": self.delegation,
             "spawnable_roles": list(self.spawnable_roles)
             if self.spawnable_roles is not None
@@ -135,6 +137,16 @@ class RoleProfile:
             "scope": self.scope,
             "skills": list(self.skills),
             "model": self.model,
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        # A literal, not a loop over fields: listing 1,000 roles builds one per role.
+        return {
+            "name": self.name,
+            "label": self.label,
+            "job": self.job,
+            "level": int(self.level) if float(self.level).is_integer() else self.level,
+            **self.shared_fields(),
             "pinned": self.pinned,
             "hidden": self.hidden,
             "boundary": self.boundary.as_dict(),

@@ -190,83 +190,100 @@ def _ledger(root: Root | None, warnings: list[str]) -> Ledger | None:
     return found
 
 
-def load_registry(root: Root | None, repo: bool = True) -> Registry:
-    """Every role; `repo=False` leaves out the repo's own roles, to find what they shadow."""
-    cache = RoleCache(root)
-    cap = cache.roles_config(root).max_grantable_delegation if root is not None else None
-    warnings: list[str] = []
-    chosen: dict[str, RoleProfile] = {r.name: r for r in BUILTINS}
-    ledgers: list[Ledger | None] = []  # her ledger, read once when the first file is offered
+class _Gathering:
+    """The roles chosen so far, offered source by source in the order in which they win."""
 
-    broken: set[str] = set()  # a name whose file did not load: no later source stands in for it
+    def __init__(self, root: Root | None, cache: RoleCache, warnings: list[str]) -> None:
+        self.root = root
+        self.cache = cache
+        self.warnings = warnings
+        self.cap = cache.roles_config(root).max_grantable_delegation if root is not None else None
+        self.chosen: dict[str, RoleProfile] = {r.name: r for r in BUILTINS}
+        self.ledgers: list[
+            Ledger | None
+        ] = []  # her ledger, read once when the first file is offered
+        self.broken: set[str] = set()  # a name whose file did not load: no later source stands in
 
-    def offer(profile: RoleProfile | None, where: str | Path) -> None:
+    def offer(self, profile: RoleProfile | None, where: str | Path) -> None:
         if profile is None:
             if isinstance(where, Path):
-                broken.add(where.parent.name)
+                self.broken.add(where.parent.name)
             return
-        if profile.name in broken:
+        if profile.name in self.broken:
             return
         if profile.name in BUILTIN_NAMES:
-            warnings.append(
+            self.warnings.append(
                 f"warning: ignored {_text(where)}: '{profile.name}' is a built-in role "
                 "and cannot be shadowed"
             )
             return
-        if profile.name not in chosen:
-            key = key_for(root, profile, where)
+        if profile.name not in self.chosen:
+            key = key_for(self.root, profile, where)
             if key is not None:
-                if not ledgers:
-                    ledgers.append(_ledger(root, warnings))
-                profile = apply_ledger(profile, key, ledgers[0])
-            chosen[profile.name] = _cap(profile, cap, where, warnings)
+                if not self.ledgers:
+                    self.ledgers.append(_ledger(self.root, self.warnings))
+                profile = apply_ledger(profile, key, self.ledgers[0])
+            self.chosen[profile.name] = _cap(profile, self.cap, where, self.warnings)
 
-    def offer_files(base: Path, source: str, within: Path | None = None) -> None:
-        # os-level listing and string paths: pathlib's glob and sorting cost more than the
-        # rest of listing 1,000 roles.
-        if within is not None:
-            # The product's own roles: a role folder that is a link (or lies behind one) is
-            # skipped and said, never followed.
-            try:
-                listed = beneath.entries(within, base)
-            except beneath.Refused as exc:
-                warnings.append(f"warning: skipped the repo's roles: {exc.message}")
-                return
-            names = [n for n in listed.folders if not n.startswith(".")]
-            warnings.extend(f"warning: skipped {why}" for why in listed.refused)
-        else:
-            try:
-                names = sorted(n for n in os.listdir(base) if not n.startswith("."))
-            except OSError:
-                return
+    def offer_files(self, base: Path, source: str, within: Path | None = None) -> None:
+        names = _role_folders(base, within, self.warnings)
         folder = str(base)
         for name in names:
             path = Path(os.path.join(folder, name, "ROLE.md"))
             key = f"{source}:{name if source == 'repo' else path}"
             # Paths are shown only in warnings: making 3,000 of them relative costs more than
             # the whole listing.
-            offer(_load(cache, key, path, source, warnings, within=within), path)
+            self.offer(_load(self.cache, key, path, source, self.warnings, within=within), path)
 
-    if root is not None and repo:
-        offer_files(root.sdd / "roles", "repo", root.path)
-    if root is not None:
+    def offer_agent_files(self, root: Root) -> None:
         # Another host's agent files, read where they are; a repo role of the same name (the
         # copy `sdd role add` makes) runs in place of one.
         for path, source in agent_files(root.path):
-            profile = _load(cache, f"{source}:{path}", path, source, warnings, within=root.path)
+            key = f"{source}:{path}"
+            profile = _load(self.cache, key, path, source, self.warnings, within=root.path)
             if profile is None:
-                broken.add(identity(file_stem(path)))
+                self.broken.add(identity(file_stem(path)))
             else:
-                offer(profile, path)
-    offer_files(sdd_home() / "roles", "user")
+                self.offer(profile, path)
+
+
+def _role_folders(base: Path, within: Path | None, warnings: list[str]) -> list[str]:
+    # os-level listing and string paths: pathlib's glob and sorting cost more than the
+    # rest of listing 1,000 roles.
+    if within is None:
+        try:
+            return sorted(n for n in os.listdir(base) if not n.startswith("."))
+        except OSError:
+            return []
+    # The product's own roles: a role folder that is a link (or lies behind one) is
+    # skipped and said, never followed.
+    try:
+        listed = beneath.entries(within, base)
+    except beneath.Refused as exc:
+        warnings.append(f"warning: skipped the repo's roles: {exc.message}")
+        return []
+    warnings.extend(f"warning: skipped {why}" for why in listed.refused)
+    return [n for n in listed.folders if not n.startswith(".")]
+
+
+def load_registry(root: Root | None, repo: bool = True) -> Registry:
+    """Every role; `repo=False` leaves out the repo's own roles, to find what they shadow."""
+    cache = RoleCache(root)
+    warnings: list[str] = []
+    gathering = _Gathering(root, cache, warnings)
+    if root is not None and repo:
+        gathering.offer_files(root.sdd / "roles", "repo", root.path)
+    if root is not None:
+        gathering.offer_agent_files(root)
+    gathering.offer_files(sdd_home() / "roles", "user")
     for where, text in _entry_point_texts(warnings):
-        offer(_load(cache, f"package:{where}", where, "package", warnings, text), where)
-    offer_files(shipped_dir(), "template")
+        gathering.offer(_load(cache, f"package:{where}", where, "package", warnings, text), where)
+    gathering.offer_files(shipped_dir(), "template")
     cache.save(prune=True)
     from sdd_git.roles import view
 
     # Her pins and hides of the roles whose file is not the repo's own (roles/view.py).
-    return Registry(view.load(root).apply_all(chosen.values()), tuple(warnings))
+    return Registry(view.load(root).apply_all(gathering.chosen.values()), tuple(warnings))
 
 
 def find_pack(root: Root | None, name: str) -> RoleProfile | None:

@@ -8,8 +8,6 @@ The two foreign shapes load unchanged, each with one warning; sdd itself writes 
 
 from __future__ import annotations
 
-import contextlib
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,11 +18,10 @@ import yaml
 from sdd_git import frontmatter
 from sdd_git.errors import RecordError
 from sdd_git.paths import display
+from sdd_git.roles import rolefields
 from sdd_git.roles.hostagents import HOST_SOURCES, file_stem, identity, map_tools, tool_names
 from sdd_git.roles.profile import (
-    DELEGATION,
     NAME_PATTERN,
-    PRODUCES,
     Boundary,
     RoleProfile,
     Rule,
@@ -57,7 +54,6 @@ KNOWN_KEYS = frozenset(
     }
 )
 _DAEMON_KEYS = frozenset({"role", "level", "toolPolicy.delegation", "skills", "spawnableRoles"})
-_SCOPE = re.compile(r"^(product|module:[a-z0-9-]+|service:[a-z0-9-]+)$")
 _SENTENCE = re.compile(r"^(.+?[.!?])(\s|$)", re.DOTALL)
 
 
@@ -321,12 +317,6 @@ def _flag(data: dict[str, Any], key: str, checker: _Checker) -> bool:
     return value
 
 
-def _shown_value(value: Any) -> str:
-    """A value as the hint shows it after the right key: short, on one line."""
-    text = " ".join(str(value).split()) if not isinstance(value, dict | list) else "..."
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
 def _first_sentence(body: str) -> str:
     text = " ".join(body.split())
     match = _SENTENCE.match(text)
@@ -342,7 +332,6 @@ def parse_role(
     data, flat = _load_front(split.front, where, 2)
     checker = _Checker(where)
     body = split.body
-    description = body.strip()
 
     shape = "sdd"
     host_tools: list[str] | None = None
@@ -358,137 +347,17 @@ def parse_role(
         )
         data = {**data, "job": _first_sentence(body)}
 
-    name = data.get("role")
-    if not isinstance(name, str) or not NAME_PATTERN.match(name):
-        checker.error(
-            "role",
-            f"the name must be lowercase letters, digits and '-', 1-40 characters, not {name!r}"
-            if name is not None
-            else "is missing",
-            "add 'role: builder' (the role's name, as its folder is named)",
-        )
-        name = folder_name or "unnamed"
-    elif folder_name is not None and name != folder_name:
-        checker.error(
-            "role",
-            f"the name '{name}' does not match its folder '{folder_name}'",
-            f"rename the folder or write role: {folder_name}",
-        )
-
-    job = data.get("job")
-    if job is None:
-        checker.error(
-            "job" if "job" in data else None,
-            "key 'job' is missing: a role has one job",
-            "add a line like 'job: Implement accepted spec sections for the expenses service'",
-        )
-        job = ""
-    elif not isinstance(job, str) or not job.strip():
-        checker.error(
-            "job", "is blank: a role has one job", "write the role's one job after 'job:'"
-        )
-        job = ""
-
-    level_raw = data.get("level")
-    level = 0.0
-    if level_raw is None:
-        checker.error(None, "key 'level' is missing", "add 'level: 0' (higher is more privileged)")
-    else:
-        if flat and isinstance(level_raw, str):
-            with contextlib.suppress(ValueError):
-                level_raw = float(level_raw)
-        if isinstance(level_raw, bool) or not isinstance(level_raw, int | float):
-            checker.error(
-                "level", f"must be a number, not {level_raw!r}", "write a number, e.g. level: 10"
-            )
-        elif not math.isfinite(level_raw):
-            checker.error("level", "must be a finite number", "write a number, e.g. level: 10")
-        else:
-            level = float(level_raw)
-
-    delegation = data.get("toolPolicy.delegation")
-    delegation_key = "toolPolicy.delegation"
-    nested = data.get("toolPolicy")
-    if delegation is None and isinstance(nested, dict):
-        delegation = nested.get("delegation")
-    if delegation is None:
-        checker.error(
-            None,
-            "key 'toolPolicy.delegation' is missing",
-            "add 'toolPolicy.delegation: deny' (or allow, to let the role delegate)",
-        )
-        delegation = "deny"
-    elif delegation not in DELEGATION:
-        checker.error(
-            delegation_key,
-            f"must be allow or deny, not {delegation!r}",
-            "write toolPolicy.delegation: deny",
-        )
-        delegation = "deny"
-
-    # A role that does not say what it produces is offered read and draft tools only (None):
-    # never every tool. `produces: other` says so on purpose. Another host's agent file that
-    # lists its `tools:` has said what it may use; that list is its allowlist.
-    produces: str | None = data.get("produces")
-    if produces is None and shape == "host" and host_tools is not None and "*" not in host_tools:
-        # A `*` names no tool: it is every tool, as no `tools:` at all is to both hosts, and
-        # grants no more than a file that lists none.
-        produces = "other"
-    if produces is not None and produces not in PRODUCES:
-        checker.error(
-            "produces", f"{produces!r} is not known", "use one of: " + ", ".join(PRODUCES)
-        )
-        produces = None
-
-    scope = data.get("scope")
-    if scope is not None and (not isinstance(scope, str) or not _SCOPE.match(scope)):
-        checker.error(
-            "scope", f"{scope!r} is not a scope", "use product, module:NAME or service:NAME"
-        )
-        scope = None
-
-    label = data.get("label", name)
-    if not isinstance(label, str) or not label.strip():
-        checker.error("label", "must be text", "write label: Builder")
-        label = name
-
-    model = data.get("model")
-    if model is not None and not isinstance(model, dict):
-        checker.error(
-            "model", "must be a mapping or null", "write model: {kind: anthropic, model: ...}"
-        )
-        model = None
-
-    deferred = data.get("deferredTools")
-    if deferred is not None and not isinstance(deferred, bool):
-        checker.error("deferredTools", "must be true or false", "write deferredTools: true")
-        deferred = None
-
-    boundary_raw = data.get("boundary") or {}
-    if not isinstance(boundary_raw, dict):
-        checker.error(
-            "boundary", "must be a mapping", "write boundary: {always_allow: [], ask_first: []}"
-        )
-        boundary_raw = {}
-    for extra in sorted(set(boundary_raw) - {"always_allow", "ask_first"}, key=str):
-        # Never ignored: a boundary holds stops, and `ask_frist:` or `ask:` read as nothing
-        # would let `always_allow` run what she meant to be asked about first.
-        from sdd_git.config import did_you_mean
-
-        meant = did_you_mean(str(extra), ("always_allow", "ask_first")) or "ask_first"
-        checker.error(
-            f"boundary.{extra}",
-            f"unknown key '{extra}' in the boundary: a boundary has only always_allow and "
-            "ask_first",
-            f"rename it: {meant}: {_shown_value(boundary_raw[extra])}",
-        )
-    boundary = Boundary(
-        always_allow=_rules(
-            boundary_raw.get("always_allow"), checker, "boundary.always_allow", True
-        ),
-        ask_first=_rules(boundary_raw.get("ask_first"), checker, "boundary.ask_first", False),
-    )
-
+    # The checks run in this order so that her problems are listed in it.
+    name = rolefields.role_name(data, folder_name, checker)
+    job = rolefields.job(data, checker)
+    level = rolefields.level(data, flat, checker)
+    delegation = rolefields.delegation(data, checker)
+    produces = rolefields.produces(data, shape, host_tools, checker)
+    scope = rolefields.scope(data, checker)
+    label = rolefields.label(data, name, checker)
+    model = rolefields.model(data, checker)
+    deferred = rolefields.deferred(data, checker)
+    boundary = _boundary(data, checker)
     if shape == "host":
         tools = _host_tools(host_tools, host_denied, checker)
         if tools is not None and delegation == "deny":
@@ -497,30 +366,16 @@ def parse_role(
             tools = tuple(t for t in tools if t != "handoff")
     else:
         tools = _sdd_tools(data.get("tools"), checker)
-
     if shape == "sdd":
-        from sdd_git.config import did_you_mean
-
-        for key in sorted(set(data) - KNOWN_KEYS, key=str):
-            close = did_you_mean(str(key), sorted(KNOWN_KEYS))
-            if close is None:  # another tool's own key (colour, icon): harmless, said once
-                checker.warn(str(key), f"unknown key '{key}' is ignored", "check its spelling")
-                continue
-            # A misspelt key of sdd's is never ignored: the role would load without what she
-            # wrote (`prodcues: code`, `spawnableRole: []`), and be another role than hers.
-            checker.error(
-                str(key),
-                f"unknown key '{key}': did you mean '{close}'?",
-                f"rename it: {close}: {_shown_value(data[key])}",
-            )
+        rolefields.unknown_keys(data, KNOWN_KEYS, checker)
 
     profile = RoleProfile(
         name=name,
-        label=label.strip() if isinstance(label, str) else name,
-        job=job.strip() if isinstance(job, str) else "",
+        label=label,
+        job=job,
         level=level,
-        delegation=str(delegation),
-        description=description,
+        delegation=delegation,
+        description=body.strip(),
         source=source,
         path=path,
         spawnable_roles=_names(data.get("spawnableRoles"), checker, "spawnableRoles"),
@@ -539,6 +394,33 @@ def parse_role(
     if errors:
         raise RoleFileError(errors, [p for p in problems if p.severity == "warning"])
     return ParsedRole(profile, tuple(p for p in problems if p.severity == "warning"), shape)
+
+
+def _boundary(data: dict[str, Any], checker: _Checker) -> Boundary:
+    boundary_raw = data.get("boundary") or {}
+    if not isinstance(boundary_raw, dict):
+        checker.error(
+            "boundary", "must be a mapping", "write boundary: {always_allow: [], ask_first: []}"
+        )
+        boundary_raw = {}
+    for extra in sorted(set(boundary_raw) - {"always_allow", "ask_first"}, key=str):
+        # Never ignored: a boundary holds stops, and `ask_frist:` or `ask:` read as nothing
+        # would let `always_allow` run what she meant to be asked about first.
+        from sdd_git.config import did_you_mean
+
+        meant = did_you_mean(str(extra), ("always_allow", "ask_first")) or "ask_first"
+        checker.error(
+            f"boundary.{extra}",
+            f"unknown key '{extra}' in the boundary: a boundary has only always_allow and "
+            "ask_first",
+            f"rename it: {meant}: {rolefields.shown_value(boundary_raw[extra])}",
+        )
+    return Boundary(
+        always_allow=_rules(
+            boundary_raw.get("always_allow"), checker, "boundary.always_allow", True
+        ),
+        ask_first=_rules(boundary_raw.get("ask_first"), checker, "boundary.ask_first", False),
+    )
 
 
 # Keys of another host that mean something else in sdd, or that sdd reads its own way.
@@ -661,7 +543,7 @@ def render_role(profile: RoleProfile) -> str:
         "role": profile.name,
         "label": profile.label,
         "job": profile.job,
-        "level": int(profile.level) if float(profile.level).is_integer() else profile.level,
+        "level": profile.level_shown,
         "toolPolicy.delegation": profile.delegation,
     }
     if profile.spawnable_roles is not None:

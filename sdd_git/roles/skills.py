@@ -317,30 +317,32 @@ def _check_description(data: dict[str, Any], add: _Add) -> None:
             "add description: what the skill does and when to use it",
         )
         return
-    description = data["description"]
-    if not isinstance(description, str) or not description.strip():
-        add("description", "must be non-empty text", "say what the skill does and when to use it")
-    elif len(description) > MAX_DESCRIPTION:
-        add(
-            "description",
-            f"is {len(description)} characters; the standard allows {MAX_DESCRIPTION}",
-            "shorten it; put detail in the body",
-        )
+    _check_text(
+        data,
+        "description",
+        MAX_DESCRIPTION,
+        add,
+        "say what the skill does and when to use it",
+        "shorten it; put detail in the body",
+    )
+
+
+def _check_text(
+    data: dict[str, Any], key: str, most: int, add: _Add, empty_hint: str, long_hint: str
+) -> None:
+    value = data[key]
+    if not isinstance(value, str) or not value.strip():
+        add(key, "must be non-empty text", empty_hint)
+    elif len(value) > most:
+        add(key, f"is {len(value)} characters; the standard allows {most}", long_hint)
 
 
 def _check_optional(data: dict[str, Any], add: _Add) -> None:
     if "license" in data and not isinstance(data["license"], str):
         add("license", "must be text", "a license name, or the name of a bundled license file")
     if "compatibility" in data:
-        value = data["compatibility"]
-        if not isinstance(value, str) or not value.strip():
-            add("compatibility", "must be non-empty text", "e.g. compatibility: Requires git")
-        elif len(value) > MAX_COMPATIBILITY:
-            add(
-                "compatibility",
-                f"is {len(value)} characters; the standard allows {MAX_COMPATIBILITY}",
-                "shorten it",
-            )
+        hint = "e.g. compatibility: Requires git"
+        _check_text(data, "compatibility", MAX_COMPATIBILITY, add, hint, "shorten it")
     if "metadata" in data:
         value = data["metadata"]
         if not isinstance(value, dict):

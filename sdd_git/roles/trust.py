@@ -38,14 +38,7 @@ def surface(profile: RoleProfile) -> dict[str, Any]:
     rules = profile.trust.rules if profile.trust is not None else profile.boundary.always_allow
     return {
         "level": profile.level,
-        "delegation": profile.delegation,
-        "spawnable_roles": list(profile.spawnable_roles)
-        if profile.spawnable_roles is not None
-        else None,
-        "produces": profile.produces,
-        "scope": profile.scope,
-        "skills": list(profile.skills),
-        "model": profile.model,
+        **profile.shared_fields(),
         "hidden": profile.trust.hidden if profile.trust is not None else profile.hidden,
         "boundary": {
             "always_allow": [r.as_dict() for r in rules],

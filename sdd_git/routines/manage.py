@@ -19,7 +19,6 @@ from sdd_git import beneath
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError, UsageError
 from sdd_git.paths import display
-from sdd_git.records.person import person_write, refuse_inside_run
 from sdd_git.root import Root
 from sdd_git.routines.routine import (
     NAME_PATTERN,
@@ -32,6 +31,7 @@ from sdd_git.routines.routine import (
     routines_folder,
     surface,
 )
+from sdd_git.sink import person_write, refuse_inside_run
 
 MISSING_WORDS = "it is reported, never replaced by stale or cached data"
 # What a key of the file is called on the command line, for errors about options.

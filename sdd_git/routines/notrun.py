@@ -203,8 +203,8 @@ def resolved(root: Root, role: str, routine: str, event_id: str) -> None:
 def dismiss(root: Root, note_id: str) -> NotRun:
     """Her "dismiss": the note leaves `sdd stops`; its run log says she dismissed it."""
     from sdd_git.connectors.tokens import masker_for
-    from sdd_git.records.person import refuse_inside_run
     from sdd_git.runner.runlog import RunLog, log_path
+    from sdd_git.sink import refuse_inside_run
 
     refuse_inside_run()
     note = find(root, note_id)

@@ -410,7 +410,7 @@ def answer(
     A stop file is only a file: what the answer acts on (kind, tool, inputs, choices, expiry)
     comes from the `stop` event in the run log, and the stop file must still be there once the
     role's lock is held, so two answers (or an answer and "Stop now") cannot both act."""
-    from sdd_git.records.person import refuse_inside_run
+    from sdd_git.sink import refuse_inside_run
     from sdd_git.trust.state import refuse_tracked_state
 
     refuse_inside_run()

@@ -46,6 +46,15 @@ def _fingerprint(st: os.stat_result) -> Fingerprint:
     return (st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+def _listed(folder: Path | str) -> list[os.DirEntry[str]]:
+    """The folder's entries; none where it cannot be listed (gone, or not hers to read)."""
+    try:
+        with os.scandir(folder) as it:
+            return list(it)
+    except OSError:
+        return []
+
+
 def _walk(top: Path, out: dict[str, os.stat_result], skip: frozenset[str] = frozenset()) -> None:
     try:
         st = os.lstat(top)
@@ -54,12 +63,7 @@ def _walk(top: Path, out: dict[str, os.stat_result], skip: frozenset[str] = froz
     out[str(top)] = st
     if not stat.S_ISDIR(st.st_mode):
         return
-    try:
-        with os.scandir(top) as it:
-            children = list(it)
-    except OSError:
-        return
-    for child in children:
+    for child in _listed(top):
         if child.name in skip:
             continue
         try:
@@ -187,13 +191,7 @@ def rule_files(product: Path, names: Iterable[str]) -> set[str]:
     found: set[str] = set()
     stack = [str(product)]
     while stack:
-        folder = stack.pop()
-        try:
-            with os.scandir(folder) as it:
-                entries = list(it)
-        except OSError:
-            continue
-        for entry in entries:
+        for entry in _listed(stack.pop()):
             if entry.name.casefold() in wanted:
                 found.add(entry.path)
             elif entry.name not in _SCAN_SKIP and entry.is_dir(follow_symlinks=False):

@@ -138,12 +138,8 @@ def _mapping_changes(before: Any, after: Any, prefix: str = "") -> list[str]:
                 said += _mapping_changes(before[key], after[key], place)
         return said
     name = prefix.rsplit(".", 1)[-1]
-    verb = _SAID.get(name)
-    if name in _ADDRESSES:
-        return [f"`{prefix}`: {verb} {address(after)} (was {address(before)})"]
-    if verb is not None:
-        return [f"`{prefix}`: {verb} {shown(after)} (was {shown(before)})"]
-    return [f"`{prefix}` becomes {shown(after)} (was {shown(before)})"]
+    was = address(before) if name in _ADDRESSES else shown(before)
+    return [f"{_said(prefix, name, after, 'becomes')} (was {was})"]
 
 
 def _added(place: str, name: str, value: Any) -> list[str]:
@@ -152,12 +148,17 @@ def _added(place: str, name: str, value: Any) -> list[str]:
         for key in sorted(value, key=str):
             out += _added(f"{place}.{key}", str(key), value[key])
         return out
+    return [_said(place, name, value, "is set to")]
+
+
+def _said(place: str, name: str, value: Any, plain: str) -> str:
+    """One setting in words: its own verb where it has one, else `plain` (becomes, is set to)."""
     verb = _SAID.get(name)
     if name in _ADDRESSES:
-        return [f"`{place}`: {verb} {address(value)}"]
+        return f"`{place}`: {verb} {address(value)}"
     if verb is not None:
-        return [f"`{place}`: {verb} {shown(value)}"]
-    return [f"`{place}` is set to {shown(value)}"]
+        return f"`{place}`: {verb} {shown(value)}"
+    return f"`{place}` {plain} {shown(value)}"
 
 
 _ADDRESSES = ("base_url", "url")
