@@ -7,14 +7,19 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
 from sdd_git.errors import InsideRunError
 
-if TYPE_CHECKING:
-    from sdd_git.root import Root
-
 RUN_ID_ENV = "SDD_RUN_ID"
+
+
+class _Record(Protocol):
+    """A product's root as far as the door needs it (root.Root imports this module)."""
+
+    @property
+    def record_lock(self) -> Path: ...
 
 
 def refuse_inside_run() -> None:
@@ -28,7 +33,7 @@ def refuse_inside_run() -> None:
 
 
 @contextlib.contextmanager
-def person_write(root: Root) -> Iterator[None]:
+def person_write(root: _Record) -> Iterator[None]:
     """Writes to the person's record: never inside a role run, always under the record lock.
     Here, below roles and records, because both write her record through it."""
     from sdd_git import lockfile
