@@ -97,7 +97,7 @@ def pid_alive(pid: int) -> bool:
     # A killed holder stays a zombie until its parent reaps it; it holds nothing any more.
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
-            return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+            return handle.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
     except (OSError, IndexError):
         return True
 

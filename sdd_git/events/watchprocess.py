@@ -59,18 +59,7 @@ class WatcherStatus:
 
 def _process_gone(pid: int) -> bool:
     """Not running: no such process, or a zombie waiting for its parent to read its exit."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            state = handle.read().rsplit(b")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state in (b"Z", b"X")
+    return not lockfile.pid_alive(pid)
 
 
 def status(root: Root) -> WatcherStatus:

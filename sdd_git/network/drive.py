@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sdd_git import statefolders
+from sdd_git import lockfile, statefolders
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import SddError
 from sdd_git.network.owner import fingerprint, owner_of
@@ -200,21 +200,7 @@ def _pid_alive(pid: int) -> bool:
             return False
     except ChildProcessError:
         pass  # not our child: a killed driver's
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return not _zombie(pid)
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return False
+    return lockfile.pid_alive(pid)
 
 
 def _fingerprint_of(events: list[dict[str, Any]]) -> str | None:
