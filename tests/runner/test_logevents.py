@@ -85,3 +85,20 @@ def test_append_writes_the_header_then_the_fields(root: Root) -> None:
                                           "choices"]  # fmt: skip
     assert [e["event"] for e in read_events(log.path)] == ["stop", "run_ended"]
     assert log.ended
+
+
+def test_an_event_is_a_frozen_record_that_refuses_a_field_it_does_not_have() -> None:
+    from sdd_git.runner.logevents import ActionDone, Stop
+
+    done = ActionDone("write_file", {"path": "a"}, "allow_once")
+    assert done == ActionDone("write_file", {"path": "a"}, "allow_once")
+    assert done != ActionDone("write_file", {"path": "b"}, "allow_once")
+    with pytest.raises(AttributeError):
+        done.tool = "delete_file"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        ActionDone("write_file", {}, "allow_once", toll="x")  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        ActionDone("write_file")  # type: ignore[call-arg]
+    # A default made anew for each event: one stop's choices are never another's.
+    first, second = Stop("S1", "approval", "x"), Stop("S2", "approval", "y")
+    assert first.choices == [] and first.choices is not second.choices
