@@ -91,6 +91,15 @@ def test_event_worker_refuses_a_folder_that_is_not_a_root(tmp_path: Path) -> Non
     assert list(folder.iterdir()) == []
 
 
+def test_network_node_runs_nothing_for_a_plan_she_never_accepted(root: Root) -> None:
+    """Outside a run, `sdd network-node CH NODE SHA` still starts nothing unless the plan's
+    bytes hash to SHA and she accepted that hash."""
+    done = _spawned(root, ["network-node", "c1", "n1", "0" * 64], {})
+    assert done.returncode != 0
+    assert '"status": "error"' in done.stdout
+    assert not list(root.path.rglob("run.jsonl")) and not list(root.path.rglob("*.jsonl"))
+
+
 SPELLINGS = [
     "sdd event-worker .",
     "sdd network-node c1 n1 abc",
@@ -111,6 +120,12 @@ SPELLINGS = [
     "git -c alias.w='!sdd event-worker .' w",
     f"{sys.executable} -m sdd_git event-worker .",
     "$(which sdd) event-worker .",
+    # The sink taken off first: still a command that runs code, so it always stops and a saved
+    # rule allows it only where a working sandbox holds it.
+    "env -u SDD_RUN_ID python3 -c \"import runpy; runpy.run_module('sdd_git', "
+    "run_name='__main__')\" event-worker .",
+    "SDD_RUN_ID= python3 -c \"import sdd_git.events.worker as w; w.main(['.'])\"",
+    "unset SDD_RUN_ID; sdd event-worker .",
 ]
 
 
