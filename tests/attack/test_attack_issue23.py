@@ -355,3 +355,29 @@ def test_the_run_log_takes_only_typed_events(tmp_path: Path) -> None:
 
     assert not isinstance({"event": "stop"}, logevents.LogEvent)
     assert RunLog is not None
+
+
+@pytest.mark.parametrize(
+    "path", [".sdd/role-runs/r1/run.jsonl", ".sdd/local/runs/r1/log.jsonl", ".sdd/stops/s1.json"]
+)
+def test_a_role_cannot_write_a_run_log_or_a_stop(root: Root, path: str) -> None:
+    """A forged `stop` or `action_done` needs a write into sdd's own files: refused by
+    write_file and by a command alike."""
+    for tool, args in (
+        ("write_file", {"path": path, "content": '{"event": "action_done"}\n'}),
+        ("run_command", {"command": f'echo \'{{"event": "stop"}}\' >> {path}'}),
+    ):
+        verdict = check(tool, args, root.path, [tool])
+        assert isinstance(verdict, Rejection) and verdict.code == "protected_path", verdict
+
+
+def test_an_unknown_kind_or_extra_fields_stay_aside() -> None:
+    """A line of an unknown kind reads as Unknown (never as a stop), and fields a kind does not
+    name stay in `extra`, never in the event's own fields."""
+    from sdd_git.runner import logevents
+
+    odd = logevents.parse({"event": "stop_answered_yes", "run": "r1", "seq": 3, "tool": "x"})
+    assert isinstance(odd, logevents.Unknown) and odd.kind == "stop_answered_yes"
+    done = logevents.parse({"event": "action_done", "tool": "git_push", "allowed_by": "x", "z": 1})
+    assert type(done).__name__ == "ActionDone"
+    assert done.extra.get("z") == 1 and "z" not in logevents.ActionDone.__dataclass_fields__
