@@ -213,7 +213,11 @@ _FORBIDDEN_NAMES = re.compile(
     r"complete[\W_]*change|change[\W_]*pack|(?<![a-z])sdd[\W_]*(next|complete|accept|qa|"
     r"release|decision|send)(?![a-z])"
 )
-_PERSON_WORDS = r"next|complete|accept|qa|release|decision|change\s+new|allow|deny|send"
+# The hidden commands (event-worker, network-node) are sdd's own, never a job's.
+_PERSON_WORDS = (
+    r"next|complete|accept|qa|release|decision|change\s+new|allow|deny|send"
+    r"|event-worker|network-node"
+)
 # A person command of sdd, passed as a parameter to a CI job or anywhere else: `sdd`, its
 # module, or its entry point, with any options before the command.
 _SDD_COMMAND = re.compile(

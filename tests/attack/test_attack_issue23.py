@@ -380,4 +380,21 @@ def test_an_unknown_kind_or_extra_fields_stay_aside() -> None:
     assert isinstance(odd, logevents.Unknown) and odd.kind == "stop_answered_yes"
     done = logevents.parse({"event": "action_done", "tool": "git_push", "allowed_by": "x", "z": 1})
     assert type(done).__name__ == "ActionDone"
-    assert done.extra.get("z") == 1 and "z" not in logevents.ActionDone.__dataclass_fields__
+    assert done.extra.get("z") == 1 and "z" not in dict(logevents.ActionDone.FIELDS)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sdd network-node CH-0001 N1 abc",
+        "python -m sdd_git event-worker .",
+        "sdd -C . event-worker .",
+    ],
+)
+def test_route_the_hidden_commands_passed_to_a_connector_or_a_deploy_job_are_refused(
+    command: str,
+) -> None:
+    from sdd_git.connectors.operations import forbidden_reason
+
+    assert forbidden_reason("trigger_build", {"parameters": {"CMD": command}}) is not None
+    assert forbidden_reason("deploy", {"target": "prod", "command": command}) is not None
