@@ -19,9 +19,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from sdd_git.connectors.base import ConnectorError, Missing, Operation, Result, Session
+from sdd_git.connectors.base import ConnectorError, Missing, Result, Session
 from sdd_git.connectors.builtin.hostkit import bearer_call as _call
 from sdd_git.connectors.builtin.trackerkit import (
+    Handler,
+    TrackerConnector,
     as_mapping,
     html_to_text,
     mapping_arg,
@@ -31,7 +33,6 @@ from sdd_git.connectors.builtin.trackerkit import (
     text_arg,
     text_to_html,
 )
-from sdd_git.connectors.operations import TABLE
 
 FEATURE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_]*(-[A-Za-z0-9_]+)*")  # 1007868956, PRJ1-12
 COMMENTS_PER_PAGE = 50
@@ -39,21 +40,15 @@ MAX_COMMENT_PAGES = 5
 _STATUS_ID = re.compile(r"[0-9]{6,}")
 
 
-class AhaConnector:
+class AhaConnector(TrackerConnector):
     name = "aha"
-    needs_token = True
 
-    def operations(self) -> Mapping[str, Operation]:
-        return TABLE["aha"]
-
-    def call(self, session: Session, operation: str, args: Mapping[str, Any]) -> Result:
-        if operation == "get_feature":
-            return _get_feature(session, args)
-        if operation == "update_feature":
-            return _update_feature(session, args)
-        if operation == "comment_feature":
-            return _comment_feature(session, args)
-        raise ConnectorError(f"aha has no operation '{operation}'")
+    def handlers(self) -> Mapping[str, Handler]:
+        return {
+            "get_feature": _get_feature,
+            "update_feature": _update_feature,
+            "comment_feature": _comment_feature,
+        }
 
 
 def _feature_id(args: Mapping[str, Any], operation: str) -> tuple[str, str]:

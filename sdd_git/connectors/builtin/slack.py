@@ -27,16 +27,20 @@ from sdd_git.connectors.base import (
     ConnectorError,
     Missing,
     NotSignedIn,
-    Operation,
     Refused,
     Result,
     Session,
     Unavailable,
 )
-from sdd_git.connectors.builtin.hostkit import token_of
-from sdd_git.connectors.builtin.trackerkit import shorten, text_arg
+from sdd_git.connectors.builtin.hostkit import bearer
+from sdd_git.connectors.builtin.trackerkit import (
+    Handler,
+    TrackerConnector,
+    draft_only,
+    shorten,
+    text_arg,
+)
 from sdd_git.connectors.http import request
-from sdd_git.connectors.operations import TABLE
 
 CHANNEL_ID = re.compile(r"[CGD][A-Z0-9]{6,}")
 DEFAULT_MESSAGES = 20
@@ -49,24 +53,14 @@ _UNAVAILABLE = ("ratelimited", "rate_limited", "internal_error", "fatal_error",
                 "service_unavailable", "request_timeout", "team_added_to_org")  # fmt: skip
 
 
-class SlackConnector:
+class SlackConnector(TrackerConnector):
     name = "slack"
-    needs_token = True
 
-    def operations(self) -> Mapping[str, Operation]:
-        return TABLE["slack"]
-
-    def call(self, session: Session, operation: str, args: Mapping[str, Any]) -> Result:
-        if operation == "read_channel":
-            return _read_channel(session, args)
-        if operation == "post_message":
-            # A DRAFT: the dispatch keeps it for the person; reaching here is a wiring fault,
-            # and posting anyway would put a role's words in a channel without her.
-            raise Refused(
-                f"{session.name}: post_message only makes a draft; the person posts it with "
-                "sdd send"
-            )
-        raise ConnectorError(f"slack has no operation '{operation}'")
+    def handlers(self) -> Mapping[str, Handler]:
+        return {
+            "read_channel": _read_channel,
+            "post_message": draft_only,
+        }
 
     def send_draft(self, session: Session, channel: str, text: str) -> Result:
         """Post the person's draft: `chat.postMessage` with the channel and the text as kept.
@@ -118,10 +112,9 @@ def _method(
     body: Any = None,
 ) -> Mapping[str, Any]:
     """One Web API method; `ok: false` mapped to the connector errors."""
-    token_of(session)  # signed in, or NotSignedIn
     answer = request(
         session, http_method, f"/{method}", source=source, query=query, body=body,
-        headers={"Authorization": f"Bearer {session.token}"},
+        headers=bearer(session),
     ).json()  # fmt: skip
     if not isinstance(answer, Mapping):
         raise Unavailable(f"{session.name}: {method} answered with something that is not an object")

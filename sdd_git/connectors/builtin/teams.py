@@ -24,35 +24,31 @@ from typing import Any
 from sdd_git.connectors.base import (
     ConnectorError,
     Missing,
-    Operation,
-    Refused,
     Result,
     Session,
 )
-from sdd_git.connectors.builtin.hostkit import token_of
-from sdd_git.connectors.builtin.trackerkit import segment, text_to_html
+from sdd_git.connectors.builtin.hostkit import bearer
+from sdd_git.connectors.builtin.trackerkit import (
+    Handler,
+    TrackerConnector,
+    draft_only,
+    segment,
+    text_to_html,
+)
 from sdd_git.connectors.http import request
-from sdd_git.connectors.operations import TABLE
 
 CHANNEL_ID = re.compile(r"19:[^/\s]+@thread\.[A-Za-z0-9.]+")
 GRAPH_ID = re.compile(r"[A-Za-z0-9:@._=-]+")
 MAX_PAGES = 10
 
 
-class TeamsConnector:
+class TeamsConnector(TrackerConnector):
     name = "teams"
-    needs_token = True
 
-    def operations(self) -> Mapping[str, Operation]:
-        return TABLE["teams"]
-
-    def call(self, session: Session, operation: str, args: Mapping[str, Any]) -> Result:
-        if operation == "post_message":
-            raise Refused(
-                f"{session.name}: post_message only makes a draft; the person posts it with "
-                "sdd send"
-            )
-        raise ConnectorError(f"teams has no operation '{operation}'")
+    def handlers(self) -> Mapping[str, Handler]:
+        return {
+            "post_message": draft_only,
+        }
 
     def send_draft(self, session: Session, channel: str, text: str) -> Result:
         """Post the person's draft to a channel. Only `sdd send`, a person command, calls this."""
@@ -63,7 +59,7 @@ class TeamsConnector:
         channel_part = segment(channel_id, "a Teams channel id", GRAPH_ID)
         posted = request(
             session, "POST", f"/teams/{team_part}/channels/{channel_part}/messages",
-            source=f"Teams channel {shown}", headers=_headers(session),
+            source=f"Teams channel {shown}", headers=bearer(session),
             body={"body": {"contentType": "html", "content": text_to_html(text)}},
         ).json()  # fmt: skip
         message_id = str(posted.get("id") or "") if isinstance(posted, Mapping) else ""
@@ -72,11 +68,6 @@ class TeamsConnector:
             f"posted to {shown} on {session.name}" + (f" ({link})" if link else ""),
             {"team": team, "channel": channel_id, "message": message_id, "url": link},
         )
-
-
-def _headers(session: Session) -> dict[str, str]:
-    token_of(session)  # signed in, or NotSignedIn
-    return {"Authorization": f"Bearer {session.token}"}
 
 
 def _where(session: Session, channel: str) -> tuple[str, str, str]:
@@ -111,7 +102,7 @@ def _channel_by_name(session: Session, team: str, name: str) -> str:
         if path is None:
             break
         page = request(
-            session, "GET", path, source=source, query=query, headers=_headers(session),
+            session, "GET", path, source=source, query=query, headers=bearer(session),
             missing_on_403=True,
         ).json()  # fmt: skip
         for found in (page.get("value") if isinstance(page, Mapping) else None) or []:
