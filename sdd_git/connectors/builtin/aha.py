@@ -22,9 +22,9 @@ from typing import Any
 from sdd_git.connectors.base import ConnectorError, Missing, Result, Session
 from sdd_git.connectors.builtin.hostkit import bearer_call as _call
 from sdd_git.connectors.builtin.trackerkit import (
-    Handler,
     TrackerConnector,
     as_mapping,
+    by_operation,
     html_to_text,
     mapping_arg,
     refuse_stage_fields,
@@ -38,17 +38,6 @@ FEATURE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_]*(-[A-Za-z0-9_]+)*")  # 1007868
 COMMENTS_PER_PAGE = 50
 MAX_COMMENT_PAGES = 5
 _STATUS_ID = re.compile(r"[0-9]{6,}")
-
-
-class AhaConnector(TrackerConnector):
-    name = "aha"
-
-    def handlers(self) -> Mapping[str, Handler]:
-        return {
-            "get_feature": _get_feature,
-            "update_feature": _update_feature,
-            "comment_feature": _comment_feature,
-        }
 
 
 def _feature_id(args: Mapping[str, Any], operation: str) -> tuple[str, str]:
@@ -203,3 +192,8 @@ def _comment_feature(session: Session, args: Mapping[str, Any]) -> Result:
         f"commented on Aha! feature {given}" + (f" (comment {comment_id})" if comment_id else ""),
         {"id": given, "comment": comment_id},
     )
+
+
+class AhaConnector(TrackerConnector):
+    name = "aha"
+    handlers = by_operation(_get_feature, _update_feature, _comment_feature)

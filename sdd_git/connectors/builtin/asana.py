@@ -24,8 +24,8 @@ from typing import Any
 from sdd_git.connectors.base import ConnectorError, Missing, Result, Session
 from sdd_git.connectors.builtin.hostkit import bearer_call as _call
 from sdd_git.connectors.builtin.trackerkit import (
-    Handler,
     TrackerConnector,
+    by_operation,
     flat_text,
     mapping_arg,
     refuse_stage_fields,
@@ -49,18 +49,6 @@ CUSTOM_FIELDS = (
     "custom_fields.gid,custom_fields.name,custom_fields.resource_subtype,"
     "custom_fields.enum_options.gid,custom_fields.enum_options.name"
 )
-
-
-class AsanaConnector(TrackerConnector):
-    name = "asana"
-
-    def handlers(self) -> Mapping[str, Handler]:
-        return {
-            "get_task": _get_task,
-            "create_task": _create_task,
-            "comment_task": _comment_task,
-            "update_task": _update_task,
-        }
 
 
 def _data(answer: Answer, session: Session, source: str) -> Mapping[str, Any]:
@@ -239,3 +227,8 @@ def _named_custom_fields(
         words = " ".join(options.get(str(v), flat_text(v)) for v in values)
         named[names.get(str(gid), str(gid))] = words
     return named
+
+
+class AsanaConnector(TrackerConnector):
+    name = "asana"
+    handlers = by_operation(_get_task, _create_task, _comment_task, _update_task)

@@ -34,9 +34,9 @@ from sdd_git.connectors.base import (
 )
 from sdd_git.connectors.builtin.hostkit import bearer_call, token_of
 from sdd_git.connectors.builtin.trackerkit import (
-    Handler,
     TrackerConnector,
     as_mapping,
+    by_operation,
     mapping_arg,
     refuse_stage_fields,
     refuse_stage_status,
@@ -59,21 +59,6 @@ SEARCH_FIELDS = "summary,status,issuetype,assignee,priority,updated"
 # Fields whose value is a document (ADF) in v3: a plain text given for them is made into one.
 _ADF_SYSTEM_FIELDS = ("description", "environment")
 _ADF_CUSTOM_TYPE = "com.atlassian.jira.plugin.system.customfieldtypes:textarea"
-
-
-class JiraConnector(TrackerConnector):
-    name = "jira"
-
-    def handlers(self) -> Mapping[str, Handler]:
-        return {
-            "get_issue": _get_issue,
-            "search": _search,
-            "get_transitions": _get_transitions,
-            "create_issue": _create_issue,
-            "comment_issue": _comment_issue,
-            "update_issue": _update_issue,
-            "transition_issue": _transition_issue,
-        }
 
 
 def _headers(session: Session) -> dict[str, str]:
@@ -559,4 +544,17 @@ def _transition_issue(session: Session, args: Mapping[str, Any]) -> Result:
     return Result(
         f"moved {key} to {target or chosen.get('name')} (transition {chosen.get('id')})",
         {"key": key, "transition": str(chosen.get("id")), "status": target},
+    )
+
+
+class JiraConnector(TrackerConnector):
+    name = "jira"
+    handlers = by_operation(
+        _get_issue,
+        _search,
+        _get_transitions,
+        _create_issue,
+        _comment_issue,
+        _update_issue,
+        _transition_issue,
     )

@@ -34,8 +34,8 @@ from sdd_git.connectors.base import (
 )
 from sdd_git.connectors.builtin.hostkit import bearer
 from sdd_git.connectors.builtin.trackerkit import (
-    Handler,
     TrackerConnector,
+    by_operation,
     draft_only,
     shorten,
     text_arg,
@@ -51,33 +51,6 @@ _MISSING = ("channel_not_found", "not_in_channel")
 _SIGN_IN = ("invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired")
 _UNAVAILABLE = ("ratelimited", "rate_limited", "internal_error", "fatal_error",
                 "service_unavailable", "request_timeout", "team_added_to_org")  # fmt: skip
-
-
-class SlackConnector(TrackerConnector):
-    name = "slack"
-
-    def handlers(self) -> Mapping[str, Handler]:
-        return {
-            "read_channel": _read_channel,
-            "post_message": draft_only,
-        }
-
-    def send_draft(self, session: Session, channel: str, text: str) -> Result:
-        """Post the person's draft: `chat.postMessage` with the channel and the text as kept.
-        Only `sdd send`, a person command, calls this."""
-        where = _channel_word(channel)
-        if not text.strip():
-            raise ConnectorError("the draft has no text to post")
-        answer = _method(
-            session, "POST", "chat.postMessage", f"Slack channel {where}",
-            body={"channel": where, "text": escaped(text)},
-        )  # fmt: skip
-        posted_in = str(answer.get("channel") or where)
-        ts = str(answer.get("ts") or "")
-        return Result(
-            f"posted to {_shown(where)} on {session.name}" + (f" (ts {ts})" if ts else ""),
-            {"channel": posted_in, "ts": ts},
-        )
 
 
 def escaped(text: str) -> str:
@@ -212,3 +185,25 @@ def _when(ts: Any) -> str:
     except (TypeError, ValueError, OverflowError, OSError):
         return str(ts or "")
     return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+class SlackConnector(TrackerConnector):
+    name = "slack"
+    handlers = by_operation(_read_channel, post_message=draft_only)
+
+    def send_draft(self, session: Session, channel: str, text: str) -> Result:
+        """Post the person's draft: `chat.postMessage` with the channel and the text as kept.
+        Only `sdd send`, a person command, calls this."""
+        where = _channel_word(channel)
+        if not text.strip():
+            raise ConnectorError("the draft has no text to post")
+        answer = _method(
+            session, "POST", "chat.postMessage", f"Slack channel {where}",
+            body={"channel": where, "text": escaped(text)},
+        )  # fmt: skip
+        posted_in = str(answer.get("channel") or where)
+        ts = str(answer.get("ts") or "")
+        return Result(
+            f"posted to {_shown(where)} on {session.name}" + (f" (ts {ts})" if ts else ""),
+            {"channel": posted_in, "ts": ts},
+        )

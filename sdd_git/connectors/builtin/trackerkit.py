@@ -13,7 +13,8 @@ import html
 import re
 from collections.abc import Callable, Mapping
 from html.parser import HTMLParser
-from typing import Any
+from types import MappingProxyType
+from typing import Any, ClassVar
 
 from sdd_git.connectors.base import ConnectorError, Operation, Refused, Result, Session
 from sdd_git.connectors.builtin import hostkit
@@ -28,18 +29,24 @@ class TrackerConnector:
 
     name: str
     needs_token = True
+    handlers: ClassVar[Mapping[str, Handler]]
 
     def operations(self) -> Mapping[str, Operation]:
         return TABLE[self.name]
 
-    def handlers(self) -> Mapping[str, Handler]:
-        raise NotImplementedError
-
     def call(self, session: Session, operation: str, args: Mapping[str, Any]) -> Result:
-        handler = self.handlers().get(operation)
+        handler = self.handlers.get(operation)
         if handler is None:
             raise ConnectorError(f"{self.name} has no operation '{operation}'")
         return handler(session, args)
+
+
+def by_operation(*handlers: Handler, **named: Handler) -> Mapping[str, Handler]:
+    """Handlers by the operation each is named for (`_get_issue` for `get_issue`), and any
+    shared one by the operation given."""
+    return MappingProxyType(
+        {handler.__name__.removeprefix("_"): handler for handler in handlers} | named
+    )
 
 
 def draft_only(session: Session, args: Mapping[str, Any]) -> Result:
