@@ -146,10 +146,20 @@ def text(args: Mapping[str, Any], name: str, operation: str, *, default: Any = N
     return said
 
 
-def optional_text(args: Mapping[str, Any], name: str, operation: str) -> str | None:
+def optional_text(
+    args: Mapping[str, Any],
+    name: str,
+    operation: str,
+    pattern: re.Pattern[str] | None = None,
+    what: str = "",
+) -> str | None:
+    """A text argument a role may leave out; given, of `pattern`'s shape (`what` names it)."""
     if args.get(name) is None:
         return None
-    return text(args, name, operation)
+    value = text(args, name, operation)
+    if pattern is not None and not pattern.fullmatch(value):
+        raise ConnectorError(f"{operation}: {value!r} is not {what}")
+    return value
 
 
 def positive_int(args: Mapping[str, Any], name: str, operation: str) -> int:
