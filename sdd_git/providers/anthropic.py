@@ -17,7 +17,7 @@ from sdd_git.providers.base import (
     ToolSchema,
     neutral_call,
 )
-from sdd_git.providers.http import HttpClient, Sleep
+from sdd_git.providers.http import HttpProvider, Sleep
 
 if TYPE_CHECKING:
     from sdd_git.providers.settings import ProviderSettings
@@ -27,7 +27,7 @@ API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 8192  # the Messages API requires max_tokens
 
 
-class AnthropicProvider:
+class AnthropicProvider(HttpProvider):
     name = "anthropic"
 
     def __init__(
@@ -52,14 +52,8 @@ class AnthropicProvider:
         self.timeout = timeout
         self.temperature = temperature
         self.tool_choice = tool_choice
-        self._api_key = api_key.strip() if api_key else None  # a stray newline breaks HTTP
-        self._headers = dict(headers or {})
-        self._http = HttpClient(
-            provider=self.name,
-            timeout=timeout,
-            retries=retries + 1,
-            sleep=sleep,
-            key_env=key_env if self._api_key else None,
+        self._connect(
+            api_key, headers, timeout=timeout, retries=retries, sleep=sleep, key_env=key_env
         )
 
     @classmethod
@@ -76,12 +70,6 @@ class AnthropicProvider:
             headers=dict(settings.headers),
             tool_choice=settings.tool_choice,
         )
-
-    def __repr__(self) -> str:
-        return f"AnthropicProvider(model={self.model!r}, base_url={self.base_url!r})"
-
-    def close(self) -> None:
-        self._http.close()
 
     def complete(self, request: ProviderRequest) -> ProviderReply:
         url = f"{self.base_url}/v1/messages"
@@ -120,14 +108,11 @@ class AnthropicProvider:
             after = last
         return found
 
-    def _request_headers(self, request: ProviderRequest | None) -> dict[str, str]:
-        headers = dict(self._headers)  # sdd's own headers below win over a setting's
-        headers["anthropic-version"] = API_VERSION
-        if request is not None:
-            headers.update({"X-SDD-Role": request.role, "X-SDD-Run": request.run_id})
-        if self._api_key:
-            headers["x-api-key"] = self._api_key
-        return headers
+    def _wire_headers(self) -> dict[str, str]:
+        return {"anthropic-version": API_VERSION}
+
+    def _key_headers(self, api_key: str) -> dict[str, str]:
+        return {"x-api-key": api_key}
 
 
 def wire_tool_choice(choice: str) -> dict[str, Any]:

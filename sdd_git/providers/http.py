@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from sdd_git import __version__
-from sdd_git.providers.base import ProviderError
+from sdd_git.providers.base import ProviderError, ProviderRequest
 
 if TYPE_CHECKING:
     from sdd_git.http.transport import Transport
@@ -380,3 +380,54 @@ def _delay(retry_after: str | None, backoff: float, attempt: int) -> float:
         if math.isfinite(seconds) and seconds >= 0:
             return min(seconds, MAX_RETRY_AFTER)
     return float(backoff * 2 ** (attempt - 1))
+
+
+class HttpProvider:
+    """What the HTTP providers share: the key and a setting's headers, one client, and the
+    headers of a request (a setting's first, so sdd's own win over them)."""
+
+    name: str
+    model: str
+    base_url: str
+
+    def _connect(
+        self,
+        api_key: str | None,
+        headers: Mapping[str, str] | None,
+        *,
+        timeout: float,
+        retries: int,
+        sleep: Sleep,
+        key_env: str,
+    ) -> None:
+        self._api_key = api_key.strip() if api_key else None  # a stray newline breaks HTTP
+        self._headers = dict(headers or {})
+        self._http = HttpClient(
+            provider=self.name,
+            timeout=timeout,
+            retries=retries + 1,
+            sleep=sleep,
+            key_env=key_env if self._api_key else None,
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _wire_headers(self) -> dict[str, str]:
+        """The wire protocol's own headers, sent with every request."""
+        return {}
+
+    def _key_headers(self, api_key: str) -> dict[str, str]:
+        raise NotImplementedError
+
+    def _request_headers(self, request: ProviderRequest | None) -> dict[str, str]:
+        headers = dict(self._headers)  # sdd's own headers below win over a setting's
+        headers.update(self._wire_headers())
+        if request is not None:
+            headers.update({"X-SDD-Role": request.role, "X-SDD-Run": request.run_id})
+        if self._api_key:  # a local server (Ollama, llama.cpp) needs none
+            headers.update(self._key_headers(self._api_key))
+        return headers

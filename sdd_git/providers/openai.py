@@ -17,7 +17,7 @@ from sdd_git.providers.base import (
     ToolSchema,
     neutral_call,
 )
-from sdd_git.providers.http import HttpClient, Sleep, whole_characters
+from sdd_git.providers.http import HttpProvider, Sleep, whole_characters
 
 if TYPE_CHECKING:
     from sdd_git.providers.settings import ProviderSettings
@@ -26,7 +26,7 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OLLAMA_PORT = 11434
 
 
-class OpenAIProvider:
+class OpenAIProvider(HttpProvider):
     name = "openai"
 
     def __init__(
@@ -58,14 +58,8 @@ class OpenAIProvider:
         self.num_ctx = num_ctx
         # Ollama is the one server that reads options.num_ctx; others may refuse the field.
         self.ollama = _is_ollama(self.base_url) if ollama is None else ollama
-        self._api_key = api_key.strip() if api_key else None  # a stray newline breaks HTTP
-        self._headers = dict(headers or {})
-        self._http = HttpClient(
-            provider=name,
-            timeout=timeout,
-            retries=retries + 1,
-            sleep=sleep,
-            key_env=key_env if self._api_key else None,
+        self._connect(
+            api_key, headers, timeout=timeout, retries=retries, sleep=sleep, key_env=key_env
         )
 
     @classmethod
@@ -85,12 +79,6 @@ class OpenAIProvider:
             ollama=settings.ollama,
             name=settings.kind,
         )
-
-    def __repr__(self) -> str:
-        return f"OpenAIProvider(model={self.model!r}, base_url={self.base_url!r})"
-
-    def close(self) -> None:
-        self._http.close()
 
     def complete(self, request: ProviderRequest) -> ProviderReply:
         url = f"{self.base_url}/chat/completions"
@@ -122,13 +110,8 @@ class OpenAIProvider:
         ]
         return sorted(found)
 
-    def _request_headers(self, request: ProviderRequest | None) -> dict[str, str]:
-        headers = dict(self._headers)  # sdd's own headers below win over a setting's
-        if request is not None:
-            headers.update({"X-SDD-Role": request.role, "X-SDD-Run": request.run_id})
-        if self._api_key:  # a local server (Ollama, llama.cpp) needs none
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        return headers
+    def _key_headers(self, api_key: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {api_key}"}
 
 
 def reply_cap_field(base_url: str) -> str:

@@ -19,10 +19,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from sdd_git.connectors.base import ConnectorError, Missing, Operation, Result, Session
+from sdd_git.connectors.base import ConnectorError, Missing, Result, Session
 from sdd_git.connectors.builtin.hostkit import bearer_call as _call
 from sdd_git.connectors.builtin.trackerkit import (
+    TrackerConnector,
     as_mapping,
+    by_operation,
     html_to_text,
     mapping_arg,
     refuse_stage_fields,
@@ -31,29 +33,11 @@ from sdd_git.connectors.builtin.trackerkit import (
     text_arg,
     text_to_html,
 )
-from sdd_git.connectors.operations import TABLE
 
 FEATURE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_]*(-[A-Za-z0-9_]+)*")  # 1007868956, PRJ1-12
 COMMENTS_PER_PAGE = 50
 MAX_COMMENT_PAGES = 5
 _STATUS_ID = re.compile(r"[0-9]{6,}")
-
-
-class AhaConnector:
-    name = "aha"
-    needs_token = True
-
-    def operations(self) -> Mapping[str, Operation]:
-        return TABLE["aha"]
-
-    def call(self, session: Session, operation: str, args: Mapping[str, Any]) -> Result:
-        if operation == "get_feature":
-            return _get_feature(session, args)
-        if operation == "update_feature":
-            return _update_feature(session, args)
-        if operation == "comment_feature":
-            return _comment_feature(session, args)
-        raise ConnectorError(f"aha has no operation '{operation}'")
 
 
 def _feature_id(args: Mapping[str, Any], operation: str) -> tuple[str, str]:
@@ -208,3 +192,8 @@ def _comment_feature(session: Session, args: Mapping[str, Any]) -> Result:
         f"commented on Aha! feature {given}" + (f" (comment {comment_id})" if comment_id else ""),
         {"id": given, "comment": comment_id},
     )
+
+
+class AhaConnector(TrackerConnector):
+    name = "aha"
+    handlers = by_operation(_get_feature, _update_feature, _comment_feature)

@@ -19,6 +19,7 @@ from typing import Any
 
 from sdd_git.connectors.base import ConnectorError, Operation, Refused, Result, Session
 from sdd_git.connectors.builtin.hostkit import (
+    bearer,
     optional_text,
     record,
     record_of,
@@ -28,7 +29,6 @@ from sdd_git.connectors.builtin.hostkit import (
     segments,
     short_sha,
     text,
-    token_of,
 )
 from sdd_git.connectors.http import request
 from sdd_git.connectors.operations import TABLE
@@ -60,10 +60,6 @@ class ArtifactoryConnector:
         return handler(session, operation, args)
 
 
-def _headers(session: Session) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token_of(session)}"}
-
-
 def _project_query(session: Session) -> dict[str, Any] | None:
     project = session.settings.get("project")
     return {"project": project} if isinstance(project, str) and project else None
@@ -78,7 +74,7 @@ def _get_item_info(session: Session, operation: str, args: Mapping[str, Any]) ->
     )
     source = record(NAME, operation, {"repo": repo, "path": path})
     answer = request(
-        session, "GET", f"/api/storage/{encoded}", source=source, headers=_headers(session)
+        session, "GET", f"/api/storage/{encoded}", source=source, headers=bearer(session)
     ).json()
     item: Any = record_of(answer, session, source, "artifact", "path", "repo", "uri")
     where = f"{item.get('repo', repo)}{item.get('path', '/' + path.strip('/'))}"
@@ -136,7 +132,7 @@ def _get_build_info(session: Session, operation: str, args: Mapping[str, Any]) -
     source = record(NAME, operation, {"build_name": name, "build_number": number})
     answer = request(
         session, "GET", f"/api/build/{encoded}", source=source, query=_project_query(session),
-        headers=_headers(session),
+        headers=bearer(session),
     ).json()  # fmt: skip
     info = record_of(
         answer.get("buildInfo") if isinstance(answer, Mapping) else None, session, source,
@@ -209,7 +205,7 @@ def _promote_build(session: Session, operation: str, args: Mapping[str, Any]) ->
         body["sourceRepo"] = source_repo
     answer = request(
         session, "POST", f"/api/build/promote/{encoded}", source=f"build {name} {number}",
-        query=_project_query(session), body=body, headers=_headers(session),
+        query=_project_query(session), body=body, headers=bearer(session),
     ).json()  # fmt: skip
     messages = [
         m for m in (answer.get("messages") if isinstance(answer, Mapping) else None) or []

@@ -21,9 +21,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from sdd_git.connectors.base import ConnectorError, Missing, Operation, Result, Session
-from sdd_git.connectors.builtin.hostkit import bearer_call
+from sdd_git.connectors.base import ConnectorError, Missing, Result, Session
+from sdd_git.connectors.builtin.hostkit import bearer_call as _call
 from sdd_git.connectors.builtin.trackerkit import (
+    TrackerConnector,
+    by_operation,
     flat_text,
     mapping_arg,
     refuse_stage_fields,
@@ -32,7 +34,7 @@ from sdd_git.connectors.builtin.trackerkit import (
     shorten,
     text_arg,
 )
-from sdd_git.connectors.operations import TABLE
+from sdd_git.connectors.http import Answer
 
 GID = re.compile(r"[0-9]{1,32}")
 STORIES_PAGE = 50
@@ -49,38 +51,8 @@ CUSTOM_FIELDS = (
 )
 
 
-class AsanaConnector:
-    name = "asana"
-    needs_token = True
-
-    def operations(self) -> Mapping[str, Operation]:
-        return TABLE["asana"]
-
-    def call(self, session: Session, operation: str, args: Mapping[str, Any]) -> Result:
-        if operation == "get_task":
-            return _get_task(session, args)
-        if operation == "create_task":
-            return _create_task(session, args)
-        if operation == "comment_task":
-            return _comment_task(session, args)
-        if operation == "update_task":
-            return _update_task(session, args)
-        raise ConnectorError(f"asana has no operation '{operation}'")
-
-
-def _call(
-    session: Session,
-    method: str,
-    path: str,
-    source: str,
-    *,
-    query: Mapping[str, Any] | None = None,
-    body: Any = None,
-) -> Any:
-    return bearer_call(session, method, path, source, query=query, body=body).json()
-
-
-def _data(found: Any, session: Session, source: str) -> Mapping[str, Any]:
+def _data(answer: Answer, session: Session, source: str) -> Mapping[str, Any]:
+    found = answer.json()
     data = found.get("data") if isinstance(found, Mapping) else None
     if not isinstance(data, Mapping):
         raise Missing(f"{source} on {session.name}", "the answer held no record")
@@ -154,7 +126,7 @@ def _comments(session: Session, given: str, part: str) -> list[dict[str, str]]:
         page = _call(
             session, "GET", f"/tasks/{part}/stories", f"stories of Asana task {given}",
             query={"limit": STORIES_PAGE, "offset": offset, "opt_fields": STORY_FIELDS},
-        )  # fmt: skip
+        ).json()  # fmt: skip
         stories = page.get("data") if isinstance(page, Mapping) else None
         for story in stories or []:
             if isinstance(story, Mapping) and (
@@ -220,7 +192,9 @@ def _update_task(session: Session, args: Mapping[str, Any]) -> Result:
         checked.update(_named_custom_fields(session, given, part, custom))
     refuse_stage_fields(session.name, "update_task", record, checked)
     task = _data(
-        _call(session, "PUT", f"/tasks/{part}", record, body={"data": fields}), session, record
+        _call(session, "PUT", f"/tasks/{part}", record, body={"data": fields}),
+        session,
+        record,
     )
     return Result(
         f"changed {', '.join(sorted(fields))} of task {given}",
@@ -253,3 +227,8 @@ def _named_custom_fields(
         words = " ".join(options.get(str(v), flat_text(v)) for v in values)
         named[names.get(str(gid), str(gid))] = words
     return named
+
+
+class AsanaConnector(TrackerConnector):
+    name = "asana"
+    handlers = by_operation(_get_task, _create_task, _comment_task, _update_task)

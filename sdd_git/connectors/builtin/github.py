@@ -239,10 +239,8 @@ def _run_line(run: Mapping[str, Any]) -> str:
 
 def _list_workflow_runs(call: _Call) -> Result:
     query: dict[str, Any] = {}
-    branch = optional_text(call.args, "branch", call.operation)
+    branch = optional_text(call.args, "branch", call.operation, BRANCH, "a branch name")
     if branch is not None:
-        if not BRANCH.fullmatch(branch):
-            raise ConnectorError(f"{call.operation}: {branch!r} is not a branch name")
         query["branch"] = branch
     status = one_of(call.args, "status", call.operation, RUN_STATUSES)
     if status:

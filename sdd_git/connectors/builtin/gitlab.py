@@ -183,10 +183,8 @@ def _pipeline_line(pipeline: Mapping[str, Any]) -> str:
 
 def _list_pipelines(call: _Call) -> Result:
     query: dict[str, Any] = {}
-    ref = optional_text(call.args, "ref", call.operation)
+    ref = optional_text(call.args, "ref", call.operation, REF, "a branch or tag name")
     if ref is not None:
-        if not REF.fullmatch(ref):
-            raise ConnectorError(f"{call.operation}: {ref!r} is not a branch or tag name")
         query["ref"] = ref
     status = one_of(call.args, "status", call.operation, PIPELINE_STATUSES)
     if status:

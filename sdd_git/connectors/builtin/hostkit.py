@@ -110,6 +110,11 @@ def token_of(session: Session) -> str:
     return session.token
 
 
+def bearer(session: Session) -> dict[str, str]:
+    """The sign-in header of a token sent as a bearer (NotSignedIn without one)."""
+    return {"Authorization": f"Bearer {token_of(session)}"}
+
+
 def bearer_call(
     session: Session,
     method: str,
@@ -118,12 +123,13 @@ def bearer_call(
     *,
     query: Mapping[str, Any] | None = None,
     body: Any = None,
+    sign: Callable[[Session], Mapping[str, str]] = bearer,
 ) -> Answer:
-    """A request signed with the session's token as a bearer; a GET's 403 is `Missing` (the
-    service hides what one may not see)."""
+    """A request signed by `sign` (the session's token as a bearer unless a service signs
+    otherwise); a GET's 403 is `Missing` (the service hides what one may not see)."""
     return request(
         session, method, path, source=source, query=query, body=body,
-        headers={"Authorization": f"Bearer {token_of(session)}"}, missing_on_403=method == "GET",
+        headers=sign(session), missing_on_403=method == "GET",
     )  # fmt: skip
 
 
@@ -140,10 +146,20 @@ def text(args: Mapping[str, Any], name: str, operation: str, *, default: Any = N
     return said
 
 
-def optional_text(args: Mapping[str, Any], name: str, operation: str) -> str | None:
+def optional_text(
+    args: Mapping[str, Any],
+    name: str,
+    operation: str,
+    pattern: re.Pattern[str] | None = None,
+    what: str = "",
+) -> str | None:
+    """A text argument a role may leave out; given, of `pattern`'s shape (`what` names it)."""
     if args.get(name) is None:
         return None
-    return text(args, name, operation)
+    value = text(args, name, operation)
+    if pattern is not None and not pattern.fullmatch(value):
+        raise ConnectorError(f"{operation}: {value!r} is not {what}")
+    return value
 
 
 def positive_int(args: Mapping[str, Any], name: str, operation: str) -> int:

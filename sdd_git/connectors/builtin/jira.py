@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -27,14 +28,15 @@ from typing import Any
 from sdd_git.connectors.base import (
     ConnectorError,
     Missing,
-    Operation,
     Refused,
     Result,
     Session,
 )
-from sdd_git.connectors.builtin.hostkit import token_of
+from sdd_git.connectors.builtin.hostkit import bearer_call, token_of
 from sdd_git.connectors.builtin.trackerkit import (
+    TrackerConnector,
     as_mapping,
+    by_operation,
     mapping_arg,
     refuse_stage_fields,
     refuse_stage_status,
@@ -42,8 +44,6 @@ from sdd_git.connectors.builtin.trackerkit import (
     shorten,
     text_arg,
 )
-from sdd_git.connectors.http import Answer, request
-from sdd_git.connectors.operations import TABLE
 
 API = "/rest/api/3"
 ISSUE_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]*-[0-9]+|[0-9]+")  # ACME-7, or the numeric id
@@ -61,29 +61,6 @@ _ADF_SYSTEM_FIELDS = ("description", "environment")
 _ADF_CUSTOM_TYPE = "com.atlassian.jira.plugin.system.customfieldtypes:textarea"
 
 
-class JiraConnector:
-    name = "jira"
-    needs_token = True
-
-    def operations(self) -> Mapping[str, Operation]:
-        return TABLE["jira"]
-
-    def call(self, session: Session, operation: str, args: Mapping[str, Any]) -> Result:
-        handlers = {
-            "get_issue": _get_issue,
-            "search": _search,
-            "get_transitions": _get_transitions,
-            "create_issue": _create_issue,
-            "comment_issue": _comment_issue,
-            "update_issue": _update_issue,
-            "transition_issue": _transition_issue,
-        }
-        handler = handlers.get(operation)
-        if handler is None:
-            raise ConnectorError(f"jira has no operation '{operation}'")
-        return handler(session, args)
-
-
 def _headers(session: Session) -> dict[str, str]:
     token_of(session)  # signed in, or NotSignedIn
     email = session.settings.get("email")
@@ -93,19 +70,8 @@ def _headers(session: Session) -> dict[str, str]:
     return {"Authorization": f"Bearer {session.token}"}
 
 
-def _call(
-    session: Session,
-    method: str,
-    path: str,
-    source: str,
-    *,
-    query: Mapping[str, Any] | None = None,
-    body: Any = None,
-) -> Answer:
-    return request(
-        session, method, path, source=source, query=query, body=body,
-        headers=_headers(session), missing_on_403=method == "GET",
-    )  # fmt: skip
+# Jira Cloud signs with the email and an API token; a server or data center with a bearer token.
+_call = functools.partial(bearer_call, sign=_headers)
 
 
 def _key(args: Mapping[str, Any], operation: str) -> tuple[str, str]:
@@ -578,4 +544,17 @@ def _transition_issue(session: Session, args: Mapping[str, Any]) -> Result:
     return Result(
         f"moved {key} to {target or chosen.get('name')} (transition {chosen.get('id')})",
         {"key": key, "transition": str(chosen.get("id")), "status": target},
+    )
+
+
+class JiraConnector(TrackerConnector):
+    name = "jira"
+    handlers = by_operation(
+        _get_issue,
+        _search,
+        _get_transitions,
+        _create_issue,
+        _comment_issue,
+        _update_issue,
+        _transition_issue,
     )

@@ -27,16 +27,20 @@ from sdd_git.connectors.base import (
     ConnectorError,
     Missing,
     NotSignedIn,
-    Operation,
     Refused,
     Result,
     Session,
     Unavailable,
 )
-from sdd_git.connectors.builtin.hostkit import token_of
-from sdd_git.connectors.builtin.trackerkit import shorten, text_arg
+from sdd_git.connectors.builtin.hostkit import bearer
+from sdd_git.connectors.builtin.trackerkit import (
+    TrackerConnector,
+    by_operation,
+    draft_only,
+    shorten,
+    text_arg,
+)
 from sdd_git.connectors.http import request
-from sdd_git.connectors.operations import TABLE
 
 CHANNEL_ID = re.compile(r"[CGD][A-Z0-9]{6,}")
 DEFAULT_MESSAGES = 20
@@ -47,43 +51,6 @@ _MISSING = ("channel_not_found", "not_in_channel")
 _SIGN_IN = ("invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired")
 _UNAVAILABLE = ("ratelimited", "rate_limited", "internal_error", "fatal_error",
                 "service_unavailable", "request_timeout", "team_added_to_org")  # fmt: skip
-
-
-class SlackConnector:
-    name = "slack"
-    needs_token = True
-
-    def operations(self) -> Mapping[str, Operation]:
-        return TABLE["slack"]
-
-    def call(self, session: Session, operation: str, args: Mapping[str, Any]) -> Result:
-        if operation == "read_channel":
-            return _read_channel(session, args)
-        if operation == "post_message":
-            # A DRAFT: the dispatch keeps it for the person; reaching here is a wiring fault,
-            # and posting anyway would put a role's words in a channel without her.
-            raise Refused(
-                f"{session.name}: post_message only makes a draft; the person posts it with "
-                "sdd send"
-            )
-        raise ConnectorError(f"slack has no operation '{operation}'")
-
-    def send_draft(self, session: Session, channel: str, text: str) -> Result:
-        """Post the person's draft: `chat.postMessage` with the channel and the text as kept.
-        Only `sdd send`, a person command, calls this."""
-        where = _channel_word(channel)
-        if not text.strip():
-            raise ConnectorError("the draft has no text to post")
-        answer = _method(
-            session, "POST", "chat.postMessage", f"Slack channel {where}",
-            body={"channel": where, "text": escaped(text)},
-        )  # fmt: skip
-        posted_in = str(answer.get("channel") or where)
-        ts = str(answer.get("ts") or "")
-        return Result(
-            f"posted to {_shown(where)} on {session.name}" + (f" (ts {ts})" if ts else ""),
-            {"channel": posted_in, "ts": ts},
-        )
 
 
 def escaped(text: str) -> str:
@@ -118,10 +85,9 @@ def _method(
     body: Any = None,
 ) -> Mapping[str, Any]:
     """One Web API method; `ok: false` mapped to the connector errors."""
-    token_of(session)  # signed in, or NotSignedIn
     answer = request(
         session, http_method, f"/{method}", source=source, query=query, body=body,
-        headers={"Authorization": f"Bearer {session.token}"},
+        headers=bearer(session),
     ).json()  # fmt: skip
     if not isinstance(answer, Mapping):
         raise Unavailable(f"{session.name}: {method} answered with something that is not an object")
@@ -219,3 +185,25 @@ def _when(ts: Any) -> str:
     except (TypeError, ValueError, OverflowError, OSError):
         return str(ts or "")
     return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+class SlackConnector(TrackerConnector):
+    name = "slack"
+    handlers = by_operation(_read_channel, post_message=draft_only)
+
+    def send_draft(self, session: Session, channel: str, text: str) -> Result:
+        """Post the person's draft: `chat.postMessage` with the channel and the text as kept.
+        Only `sdd send`, a person command, calls this."""
+        where = _channel_word(channel)
+        if not text.strip():
+            raise ConnectorError("the draft has no text to post")
+        answer = _method(
+            session, "POST", "chat.postMessage", f"Slack channel {where}",
+            body={"channel": where, "text": escaped(text)},
+        )  # fmt: skip
+        posted_in = str(answer.get("channel") or where)
+        ts = str(answer.get("ts") or "")
+        return Result(
+            f"posted to {_shown(where)} on {session.name}" + (f" (ts {ts})" if ts else ""),
+            {"channel": posted_in, "ts": ts},
+        )

@@ -24,59 +24,22 @@ from typing import Any
 from sdd_git.connectors.base import (
     ConnectorError,
     Missing,
-    Operation,
-    Refused,
     Result,
     Session,
 )
-from sdd_git.connectors.builtin.hostkit import token_of
-from sdd_git.connectors.builtin.trackerkit import segment, text_to_html
+from sdd_git.connectors.builtin.hostkit import bearer
+from sdd_git.connectors.builtin.trackerkit import (
+    TrackerConnector,
+    by_operation,
+    draft_only,
+    segment,
+    text_to_html,
+)
 from sdd_git.connectors.http import request
-from sdd_git.connectors.operations import TABLE
 
 CHANNEL_ID = re.compile(r"19:[^/\s]+@thread\.[A-Za-z0-9.]+")
 GRAPH_ID = re.compile(r"[A-Za-z0-9:@._=-]+")
 MAX_PAGES = 10
-
-
-class TeamsConnector:
-    name = "teams"
-    needs_token = True
-
-    def operations(self) -> Mapping[str, Operation]:
-        return TABLE["teams"]
-
-    def call(self, session: Session, operation: str, args: Mapping[str, Any]) -> Result:
-        if operation == "post_message":
-            raise Refused(
-                f"{session.name}: post_message only makes a draft; the person posts it with "
-                "sdd send"
-            )
-        raise ConnectorError(f"teams has no operation '{operation}'")
-
-    def send_draft(self, session: Session, channel: str, text: str) -> Result:
-        """Post the person's draft to a channel. Only `sdd send`, a person command, calls this."""
-        if not text.strip():
-            raise ConnectorError("the draft has no text to post")
-        team, channel_id, shown = _where(session, channel)
-        team_part = segment(team, "a Teams team id", GRAPH_ID)
-        channel_part = segment(channel_id, "a Teams channel id", GRAPH_ID)
-        posted = request(
-            session, "POST", f"/teams/{team_part}/channels/{channel_part}/messages",
-            source=f"Teams channel {shown}", headers=_headers(session),
-            body={"body": {"contentType": "html", "content": text_to_html(text)}},
-        ).json()  # fmt: skip
-        message_id = str(posted.get("id") or "") if isinstance(posted, Mapping) else ""
-        link = str(posted.get("webUrl") or "") if isinstance(posted, Mapping) else ""
-        return Result(
-            f"posted to {shown} on {session.name}" + (f" ({link})" if link else ""),
-            {"team": team, "channel": channel_id, "message": message_id, "url": link},
-        )
-
-
-def _headers(session: Session) -> dict[str, str]:
-    token_of(session)  # signed in, or NotSignedIn
-    return {"Authorization": f"Bearer {session.token}"}
 
 
 def _where(session: Session, channel: str) -> tuple[str, str, str]:
@@ -111,7 +74,7 @@ def _channel_by_name(session: Session, team: str, name: str) -> str:
         if path is None:
             break
         page = request(
-            session, "GET", path, source=source, query=query, headers=_headers(session),
+            session, "GET", path, source=source, query=query, headers=bearer(session),
             missing_on_403=True,
         ).json()  # fmt: skip
         for found in (page.get("value") if isinstance(page, Mapping) else None) or []:
@@ -122,3 +85,27 @@ def _channel_by_name(session: Session, team: str, name: str) -> str:
             (following, None) if isinstance(following, str) and following else (None, None)
         )
     raise Missing(f"{source} on {session.name}", "no channel of that name is open to this account")
+
+
+class TeamsConnector(TrackerConnector):
+    name = "teams"
+    handlers = by_operation(post_message=draft_only)
+
+    def send_draft(self, session: Session, channel: str, text: str) -> Result:
+        """Post the person's draft to a channel. Only `sdd send`, a person command, calls this."""
+        if not text.strip():
+            raise ConnectorError("the draft has no text to post")
+        team, channel_id, shown = _where(session, channel)
+        team_part = segment(team, "a Teams team id", GRAPH_ID)
+        channel_part = segment(channel_id, "a Teams channel id", GRAPH_ID)
+        posted = request(
+            session, "POST", f"/teams/{team_part}/channels/{channel_part}/messages",
+            source=f"Teams channel {shown}", headers=bearer(session),
+            body={"body": {"contentType": "html", "content": text_to_html(text)}},
+        ).json()  # fmt: skip
+        message_id = str(posted.get("id") or "") if isinstance(posted, Mapping) else ""
+        link = str(posted.get("webUrl") or "") if isinstance(posted, Mapping) else ""
+        return Result(
+            f"posted to {shown} on {session.name}" + (f" ({link})" if link else ""),
+            {"team": team, "channel": channel_id, "message": message_id, "url": link},
+        )

@@ -11,13 +11,50 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from html.parser import HTMLParser
-from typing import Any
+from types import MappingProxyType
+from typing import Any, ClassVar
 
-from sdd_git.connectors.base import ConnectorError
+from sdd_git.connectors.base import ConnectorError, Operation, Refused, Result, Session
 from sdd_git.connectors.builtin import hostkit
-from sdd_git.connectors.operations import forbidden_reason
+from sdd_git.connectors.operations import TABLE, forbidden_reason
+
+Handler = Callable[[Session, Mapping[str, Any]], Result]
+
+
+class TrackerConnector:
+    """A tracker or chat connector: its row of the operation table, and one handler per
+    operation, each given the session and the role's arguments."""
+
+    name: str
+    needs_token = True
+    handlers: ClassVar[Mapping[str, Handler]]
+
+    def operations(self) -> Mapping[str, Operation]:
+        return TABLE[self.name]
+
+    def call(self, session: Session, operation: str, args: Mapping[str, Any]) -> Result:
+        handler = self.handlers.get(operation)
+        if handler is None:
+            raise ConnectorError(f"{self.name} has no operation '{operation}'")
+        return handler(session, args)
+
+
+def by_operation(*handlers: Handler, **named: Handler) -> Mapping[str, Handler]:
+    """Handlers by the operation each is named for (`_get_issue` for `get_issue`), and any
+    shared one by the operation given."""
+    return MappingProxyType(
+        {handler.__name__.removeprefix("_"): handler for handler in handlers} | named
+    )
+
+
+def draft_only(session: Session, args: Mapping[str, Any]) -> Result:
+    """A message is a DRAFT: the dispatch keeps it for the person; reaching here is a wiring
+    fault, and posting anyway would put a role's words in a channel without her."""
+    raise Refused(
+        f"{session.name}: post_message only makes a draft; the person posts it with sdd send"
+    )
 
 
 def segment(value: Any, what: str, pattern: re.Pattern[str] | None = None) -> str:
