@@ -18,7 +18,7 @@ PACKAGE = Path(sdd_git.__file__).parent
 FOUNDATION = frozenset({
     "__init__", "errors", "paths", "atomicfile", "lockfile", "yamlio", "parsecache", "root",
     "config", "sink", "childenv", "shown_text", "beneath", "statefolders", "masker", "masking",
-    "toolnames", "frontmatter", "reaper", "netaddress", "timestamps", "valuekind",
+    "toolnames", "frontmatter", "reaper", "netaddress", "timestamps", "valuekind", "recordjson",
 })  # fmt: skip
 # DESIGN's order, lowest first; a module may import its own level or lower ones.
 ORDER: tuple[tuple[str, ...], ...] = (

@@ -18,6 +18,7 @@ from typing import Any
 from sdd_git import statefolders
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.events.queue import done_folder, events_folder
+from sdd_git.recordjson import record_json
 from sdd_git.root import Root
 from sdd_git.routines.triggers import Event
 from sdd_git.sink import RUN_ID_ENV
@@ -38,15 +39,7 @@ class Waiting:
     at: str = ""
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "what": self.what,
-            "routines": list(self.routines),
-            "waits_on": list(self.items),
-            "event": self.event,
-            "wake": self.wake,
-            "at": self.at,
-        }
+        return record_json(self, rename={"items": "waits_on"})
 
 
 def folder(root: Root) -> Path:

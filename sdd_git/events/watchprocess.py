@@ -28,6 +28,7 @@ from sdd_git import lockfile, statefolders
 from sdd_git.errors import LockError, SddError
 from sdd_git.events.sources.emit import Say, say_on_stderr, stamp
 from sdd_git.events.watcher import DEFAULT_GRACE_SECONDS, Watcher
+from sdd_git.recordjson import record_json
 from sdd_git.root import Root
 
 START_TIMEOUT_SECONDS = 30.0
@@ -54,7 +55,7 @@ class WatcherStatus:
     since: str | None = None
 
     def as_json(self) -> dict[str, object]:
-        return {"running": self.running, "pid": self.pid, "since": self.since}
+        return record_json(self, omit=("holder",))
 
 
 def _process_gone(pid: int) -> bool:

@@ -148,12 +148,8 @@ def _fire_all(
 
 
 def _fired_fields(result: Fired) -> dict[str, Any]:
-    return {
-        "status": result.status,
-        "run": result.run_id,
-        "exit_code": result.exit_code,
-        "message": result.message,
-    }
+    data = result.as_json()
+    return {key: data[key] for key in ("status", "run", "exit_code", "message")}
 
 
 def _error(name: str, event: Event, exc: Exception) -> dict[str, Any]:

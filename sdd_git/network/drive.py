@@ -33,6 +33,7 @@ from sdd_git import lockfile, statefolders
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import SddError
 from sdd_git.network.owner import fingerprint, owner_of
+from sdd_git.recordjson import record_json
 from sdd_git.records.plan import Plan, PlanNode, load_plan, plan_hash, plan_path
 from sdd_git.root import Root
 from sdd_git.runner.runlog import read_events
@@ -57,16 +58,7 @@ class NodeView:
     run: str | None = None  # the node's run that returned its artifact
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "scope": self.scope,
-            "owner": self.owner,
-            "state": self.state,
-            "depth": self.depth,
-            "stop": self.stop,
-            "artifact": self.artifact,
-            "why": self.why,
-        }
+        return record_json(self, omit=("run",))
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from typing import Any
 from sdd_git import lockfile, statefolders
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError, SddError, UsageError
+from sdd_git.recordjson import record_json
 from sdd_git.roles.profile import NAME_PATTERN
 from sdd_git.root import Root
 
@@ -47,15 +48,7 @@ class Group:
         return f"change {self.change}" if self.change else f"connection {self.connection}"
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "change": self.change,
-            "connection": self.connection,
-            "created_at": self.created_at,
-            "members": list(self.members),
-            "unknown": list(self.unknown),
-            "messages": list(self.messages),
-        }
+        return record_json(self)
 
 
 def groups_folder(root: Root) -> Path:

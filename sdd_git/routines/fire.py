@@ -22,6 +22,7 @@ from typing import Any
 
 from sdd_git import lockfile, statefolders
 from sdd_git.errors import RecordError, SddError, UsageError
+from sdd_git.recordjson import record_json
 from sdd_git.root import Root
 from sdd_git.routines import notrun
 from sdd_git.routines.routine import Routine, listens, main_branch
@@ -49,16 +50,7 @@ class Fired:
     reply: str | None = None  # the role's reply, when the run ended with one
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "routine": self.routine,
-            "role": self.role,
-            "event": self.event,
-            "run": self.run_id,
-            "status": self.status,
-            "exit_code": self.exit_code,
-            "message": self.message,
-            "reply": self.reply,
-        }
+        return record_json(self, rename={"run_id": "run"})
 
 
 def lock_path(root: Root, routine: Routine) -> Path:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from sdd_git import lockfile, statefolders
 from sdd_git.errors import RecordError, SddError
+from sdd_git.recordjson import record_json
 from sdd_git.root import Root
 from sdd_git.routines.routine import Routine
 from sdd_git.routines.triggers import Event
@@ -117,7 +118,7 @@ def log(
         note = NotRun(run_id, routine.role, routine.name, event.as_json(), reason, _now(clock), fix)
         path = notes_folder(root) / f"{run_id}.json"
         statefolders.make_folder(path.parent)
-        write_text_atomic(path, mask(json.dumps(_note_json(note), indent=1, sort_keys=True)))
+        write_text_atomic(path, mask(json.dumps(record_json(note), indent=1, sort_keys=True)))
     return run_id
 
 
@@ -149,18 +150,6 @@ def start_log(
     }
     run_log.append(logevents.RunStarted([routine.role], task, None, "routine", extra=started))
     return run_id, run_log
-
-
-def _note_json(note: NotRun) -> dict[str, Any]:
-    return {
-        "id": note.id,
-        "role": note.role,
-        "routine": note.routine,
-        "event": note.event,
-        "reason": note.reason,
-        "at": note.at,
-        "fix": note.fix,
-    }
 
 
 def waiting(root: Root) -> list[NotRun]:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sdd_git.errors import RecordError
+from sdd_git.recordjson import record_json
 from sdd_git.root import Root
 from sdd_git.runner.runlog import first, read_events, runs_folder
 
@@ -21,14 +22,7 @@ class RunSummary:
     waiting_for: str | None
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "run": self.run,
-            "roles": list(self.roles),
-            "status": self.status,
-            "started": self.started,
-            "task": self.task,
-            "waiting_for": self.waiting_for,
-        }
+        return record_json(self)
 
 
 def runs(root: Root, role: str | None = None) -> list[RunSummary]:

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from sdd_git.errors import SddError
 from sdd_git.providers.base import Message, Provider, ProviderError, ToolCall
+from sdd_git.recordjson import record_json
 from sdd_git.roles.profile import RoleProfile
 from sdd_git.root import Root
 from sdd_git.runner import logevents, prompt, stops
@@ -69,7 +70,7 @@ class Gap:
     text: str
 
     def as_json(self) -> dict[str, Any]:
-        return {"id": self.id, "cites": list(self.cites), "text": self.text}
+        return record_json(self)
 
     def words(self) -> str:
         return f"{self.id} ({', '.join(self.cites)}): {self.text}"

@@ -24,6 +24,7 @@ from sdd_git.providers.base import (
     ToolCall,
     ToolSchema,
 )
+from sdd_git.recordjson import record_json
 from sdd_git.roles.profile import PRODUCES, RoleProfile, Rule
 from sdd_git.root import Root
 from sdd_git.runner import logevents, stops
@@ -81,15 +82,7 @@ class RunOutcome:
     hint: str | None = None  # what the person can do next, after a failure
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "run": self.run_id,
-            "status": self.status,
-            "exit_code": self.exit_code,
-            "message": self.message,
-            "stop": self.stop.as_json() if self.stop else None,
-            "reply": self.reply,
-            "reply_id": self.reply_id,
-        }
+        return record_json(self, omit=("hint",), rename={"run_id": "run"})
 
 
 class RunCannotGoOn(SddError):

@@ -35,6 +35,7 @@ from typing import Any
 
 from sdd_git import lockfile, statefolders
 from sdd_git.atomicfile import write_bytes_atomic
+from sdd_git.recordjson import record_json
 from sdd_git.root import Root
 
 LEDGER_NAME = "trust.json"
@@ -88,7 +89,7 @@ class Entry:
     how: str  # the person command that recorded it, or "sdd trust accept"
 
     def as_json(self) -> dict[str, Any]:
-        return {"sha256": self.sha256, "at": self.at, "how": self.how}
+        return record_json(self)
 
 
 class Ledger:
