@@ -10,6 +10,7 @@ from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError, UsageError
 from sdd_git.records import changes, decisions
 from sdd_git.records.decisions import Decision
+from sdd_git.records.ids import SECTION_ID
 from sdd_git.records.scenarios import (
     QaResult,
     Scenario,
@@ -27,7 +28,6 @@ from sdd_git.root import Root
 from sdd_git.sink import person_write
 from sdd_git.yamlio import display, dump_yaml, refuse_surrogates
 
-_SECTION_REF = re.compile(r"^(SPEC-\d{4,})#(S\d+)$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 READING_SECTION = "S1"
 
@@ -148,7 +148,7 @@ def correct_reading(root: Root, change_id: str, words: str) -> Spec:
 
 
 def parse_section_ref(text: str) -> tuple[str, str]:
-    match = _SECTION_REF.match(text)
+    match = SECTION_ID.match(text)
     if not match:
         raise UsageError(
             f"{text!r} is not a section reference", hint="name a section as SPEC-0001#S2"

@@ -9,11 +9,11 @@ from typing import Any
 
 from sdd_git.errors import RecordError, UsageError
 from sdd_git.paths import display
+from sdd_git.records.ids import CHANGE_ID
 from sdd_git.root import Root
 
 STAGES = ("reading", "build", "verify", "release", "done")
 KINDS = ("feature", "connection", "bug")
-CHANGE_ID = re.compile(r"^CH-(\d{4,})$")
 _SPEC_FILE = re.compile(r"^SPEC-(\d{4,})\.md$")
 
 

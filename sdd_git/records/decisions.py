@@ -11,7 +11,6 @@ it writes. An entry that arrives by a merge, or one of hers rewritten by a merge
 
 from __future__ import annotations
 
-import re
 import time
 from collections import Counter
 from collections.abc import Iterable
@@ -23,6 +22,7 @@ import yaml
 
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError
+from sdd_git.records.ids import DECISION_ID
 from sdd_git.root import DECISIONS_HEADER, Root
 from sdd_git.yamlio import display, dump_yaml, exists, parse_yaml, read_list, read_text
 
@@ -34,7 +34,6 @@ KINDS = (
     "replace",
     "release",
 )
-DECISION_ID = re.compile(r"^D-(\d{4,})$")
 SUBJECT_KEYS = (
     "section", "hash", "change", "scenario", "required", "release", "changes", "result",
     "result_at",

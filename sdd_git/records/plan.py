@@ -25,7 +25,8 @@ from sdd_git import lockfile
 from sdd_git.atomicfile import write_text_atomic
 from sdd_git.errors import RecordError
 from sdd_git.records import changes, decisions
-from sdd_git.records.decisions import DECISION_ID, Decision, DecisionLog
+from sdd_git.records.decisions import Decision, DecisionLog
+from sdd_git.records.ids import DECISION_ID
 from sdd_git.roles.profile import NAME_PATTERN, Boundary, Rule
 from sdd_git.root import Root
 from sdd_git.toolnames import TOOL_CLASSES

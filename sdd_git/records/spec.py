@@ -10,11 +10,11 @@ from typing import Any
 
 from sdd_git import frontmatter
 from sdd_git.errors import RecordError
+from sdd_git.records.ids import SPEC_ID
 from sdd_git.yamlio import display, dump_yaml, parse_yaml
 
 _SECTION_HEADING = re.compile(r"^## (S\d+)(?:[ \t]+(.*))?$", re.MULTILINE)
 _CHECK_LINE = re.compile(r"^[ \t]*- (C\d+):[ \t]*(.*)$", re.MULTILINE)
-SPEC_ID = re.compile(r"^SPEC-\d{4,}$")
 
 
 @dataclass(frozen=True)

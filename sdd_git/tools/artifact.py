@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import re
 
+from sdd_git.records import ids
 from sdd_git.toolnames import ToolClass
 from sdd_git.tools import beneath
 from sdd_git.tools.base import Args, BaseTool, ToolContext, ToolFailed, ToolOutcome, root_dir
@@ -15,8 +16,6 @@ from sdd_git.tools.gitcall import git_output, has_head, in_git_repo
 from sdd_git.tools.schema import make_schema, text_property
 
 KINDS = ("commit", "file", "scenario", "draft", "summary")
-_SCENARIO = re.compile(r"^(CH-\d{4,})/(SC-\d+)$")
-_SECTION = re.compile(r"^(SPEC-\d{4,})#(S\d+)$")
 _FILE_READ_CAP = 64 * 1024 * 1024
 NOT_RESULTS = (".git", ".sdd", "memory", "changes")  # the record and the tools' own state
 
@@ -75,7 +74,7 @@ def _checked(kind: str, ref: str, context: ToolContext) -> dict[str, str]:
     if kind == "scenario":
         from sdd_git.records.scenarios import load_scenarios
 
-        match = _SCENARIO.match(ref)
+        match = ids.SCENARIO_ID.match(ref)
         folder = context.root.change_dir(match.group(1)) if match else None
         if match is None or folder is None or not (folder / "change.yaml").is_file():
             raise ToolFailed(f"return_artifact: no scenario {ref} (write it as CH-0001/SC-1)")
@@ -87,7 +86,7 @@ def _checked(kind: str, ref: str, context: ToolContext) -> dict[str, str]:
         from sdd_git.errors import RecordError
         from sdd_git.records.spec import read_spec
 
-        match = _SECTION.match(ref)
+        match = ids.SECTION_ID.match(ref)
         path = context.root.spec_file(match.group(1)) if match else None
         if match is None or path is None or not path.is_file():
             raise ToolFailed(f"return_artifact: no spec section {ref} (write it as SPEC-0001#S2)")

@@ -13,7 +13,6 @@ than the sender, and each cite names a record that exists."""
 from __future__ import annotations
 
 import os
-import re
 import secrets
 import subprocess
 import sys
@@ -23,7 +22,7 @@ from typing import Any
 
 from sdd_git import statefolders
 from sdd_git.config import messaging_on
-from sdd_git.records import decisions
+from sdd_git.records import decisions, ids
 from sdd_git.records.spec import read_spec
 from sdd_git.roles.conversation import add_message
 from sdd_git.roles.profile import NAME_PATTERN
@@ -34,12 +33,6 @@ from sdd_git.tools.base import Args, ToolContext, ToolFailed, ToolOutcome
 from sdd_git.tools.schema import ID_CHARS, NAME_CHARS, bounded, make_schema, text_property
 
 CITE_SHAPES = "SPEC-0001#S1, SPEC-0001, D-0001, CH-0001, CH-0001/SC-1 or R-0001"
-_SECTION = re.compile(r"^(SPEC-\d{4,})#(S\d+)$")
-_SPEC = re.compile(r"^SPEC-\d{4,}$")
-_DECISION = re.compile(r"^D-\d{4,}$")
-_CHANGE = re.compile(r"^CH-\d{4,}$")
-_SCENARIO = re.compile(r"^(CH-\d{4,})/(SC-\d+)$")
-_RELEASE = re.compile(r"^R-\d{4,}$")
 
 HANDOFF_SCHEMA = make_schema(
     "handoff",
@@ -128,7 +121,7 @@ def _receiver(to: str, context: ToolContext) -> str:
 def _check_cite(cite: str, context: ToolContext) -> None:
     """Nothing, or ToolFailed naming the cite that names no record."""
     root = context.root
-    section = _SECTION.match(cite)
+    section = ids.SECTION_ID.match(cite)
     if section:
         path = root.spec_file(section.group(1))
         if not path.is_file():
@@ -138,19 +131,19 @@ def _check_cite(cite: str, context: ToolContext) -> None:
                 f"handoff: cites {cite}, and {section.group(1)} has no section {section.group(2)}"
             )
         return
-    if _SPEC.match(cite):
+    if ids.SPEC_ID.match(cite):
         if not root.spec_file(cite).is_file():
             raise ToolFailed(f"handoff: cites {cite}, and there is no spec {cite}")
         return
-    if _DECISION.match(cite):
+    if ids.DECISION_ID.match(cite):
         if not any(d.id == cite for d in decisions.load(root).entries):
             raise ToolFailed(f"handoff: cites {cite}, and there is no decision {cite}")
         return
-    if _CHANGE.match(cite):
+    if ids.CHANGE_ID.match(cite):
         if not (root.change_dir(cite) / "change.yaml").is_file():
             raise ToolFailed(f"handoff: cites {cite}, and there is no change {cite}")
         return
-    scenario = _SCENARIO.match(cite)
+    scenario = ids.SCENARIO_ID.match(cite)
     if scenario:
         from sdd_git.records.scenarios import load_scenarios
 
@@ -163,7 +156,7 @@ def _check_cite(cite: str, context: ToolContext) -> None:
                 f"{scenario.group(2)}"
             )
         return
-    if _RELEASE.match(cite):
+    if ids.RELEASE_ID.match(cite):
         if not (root.releases / f"{cite}.md").is_file():
             raise ToolFailed(f"handoff: cites {cite}, and there is no release {cite}")
         return

@@ -13,7 +13,7 @@ import stat
 from pathlib import Path
 
 from sdd_git import beneath as record_files
-from sdd_git.records import changes, decisions
+from sdd_git.records import changes, decisions, ids
 from sdd_git.records.spec import read_spec
 from sdd_git.root import Root
 from sdd_git.toolnames import ToolClass
@@ -320,11 +320,6 @@ class GitDiff(ReadTool):
         return ToolOutcome(cap_text(out, READ_CAP_BYTES, "the diff"))
 
 
-_CHANGE = re.compile(r"^CH-\d{4,}$")
-_SPEC = re.compile(r"^SPEC-\d{4,}$")
-_SECTION = re.compile(r"^(SPEC-\d{4,})#(S\d+)$")
-_DECISION = re.compile(r"^D-\d{4,}$")
-_RELEASE = re.compile(r"^R-\d{4,}$")
 ID_SHAPES = "CH-0001, SPEC-0001, SPEC-0001#S1, D-0001 or R-0001"
 
 
@@ -340,7 +335,7 @@ class ReadRecord(ReadTool):
     def execute(self, args: Args, context: ToolContext) -> ToolOutcome:
         record_id = args.text("id").strip()
         root = context.root
-        if _CHANGE.match(record_id):
+        if ids.CHANGE_ID.match(record_id):
             if not (root.change_dir(record_id) / "change.yaml").is_file():
                 raise ToolFailed(f"no change {record_id}")
             from sdd_git.records.view import describe_change
@@ -349,10 +344,10 @@ class ReadRecord(ReadTool):
             return ToolOutcome(
                 json.dumps(described, indent=2, ensure_ascii=False), {"id": record_id}
             )
-        if _SPEC.match(record_id):
+        if ids.SPEC_ID.match(record_id):
             text = _record_text(root, root.spec_file(record_id), f"no spec {record_id}")
             return ToolOutcome(text, {"id": record_id})
-        section_ref = _SECTION.match(record_id)
+        section_ref = ids.SECTION_ID.match(record_id)
         if section_ref:
             spec_id, section_id = section_ref.groups()
             path = root.spec_file(spec_id)
@@ -372,14 +367,14 @@ class ReadRecord(ReadTool):
                 f"{section.text}\n\n[{section.full_id}: {state}]",
                 {"id": record_id, "accepted_by": accepted.id if accepted else None},
             )
-        if _DECISION.match(record_id):
+        if ids.DECISION_ID.match(record_id):
             log = decisions.load(root)
             found = next((d for d in log.entries if d.id == record_id), None)
             if found is None:
                 raise ToolFailed(f"no decision {record_id}")
             entry = {**found.as_dict(), "replaced_by": log.replaced_by(found.id)}
             return ToolOutcome(dump_yaml(entry).rstrip("\n"), {"id": record_id})
-        if _RELEASE.match(record_id):
+        if ids.RELEASE_ID.match(record_id):
             path = root.releases / f"{record_id}.md"
             return ToolOutcome(
                 _record_text(root, path, f"no release {record_id}"), {"id": record_id}
@@ -400,7 +395,7 @@ def _record_text(root: Root, path: Path, missing: str) -> str:
 
 def change_exists(context: ToolContext, change_id: str) -> changes.ChangePack:
     """The change pack, or ToolFailed naming the change that is not there."""
-    if not changes.CHANGE_ID.match(change_id):
+    if not ids.CHANGE_ID.match(change_id):
         raise ToolFailed(f"{change_id!r} is not a change id; a change id looks like CH-0001")
     if not (context.root.change_dir(change_id) / "change.yaml").is_file():
         raise ToolFailed(f"no change {change_id}")
