@@ -40,28 +40,12 @@ from sdd_git.cipins import (
     bare_installs,
 )
 from sdd_git.errors import SddError, UsageError
+from sdd_git.personcommands import PERSON_COMMANDS
 from sdd_git.root import Root
 from sdd_git.sink import refuse_inside_run
 
 HOSTS: tuple[str, ...] = ("copilot", "claude", "grok", "ollama", "kilo")
 
-# The person's commands (CONTRACT section 4 and 6): what a host agent must leave to her. `allow`,
-# `deny` and `role trust` answer sdd's own approvals; an agent answering them would approve itself.
-PERSON_COMMANDS: tuple[str, ...] = (
-    "accept",
-    "correct",
-    "qa record",
-    "decision replace",
-    "release generate",
-    "next",
-    "complete",
-    "change new",
-    "allow",
-    "deny",
-    "role trust",
-    "scope add",
-    "scope remove",
-)
 # `sdd --no-agent next` is the contract's model-free form of the stage commands.
 _GLOBAL_FLAG_FORMS: tuple[str, ...] = ("--no-agent next", "--no-agent complete")
 
