@@ -23,9 +23,9 @@ from typing import Any
 
 from sdd_git.connectors.base import ConnectorError, Missing, Result, Session
 from sdd_git.connectors.builtin.hostkit import bearer_call as _call
+from sdd_git.connectors.builtin.hostkit import by_operation
 from sdd_git.connectors.builtin.trackerkit import (
     TrackerConnector,
-    by_operation,
     flat_text,
     mapping_arg,
     refuse_stage_fields,

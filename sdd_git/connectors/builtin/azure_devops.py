@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -30,13 +30,13 @@ from sdd_git.connectors.base import (
     Session,
 )
 from sdd_git.connectors.builtin.hostkit import (
+    ServiceCall,
     ServiceConnector,
+    by_operation,
     describe_excerpt,
     excerpt_of,
     follow_pages,
     mapping,
-    positive_int,
-    record,
     record_of,
     said,
     segment,
@@ -64,22 +64,13 @@ LOGS_SHOWN = 2
 FAILED = ("failed", "partiallySucceeded", "canceled")
 
 
-class AzureDevOpsConnector(ServiceConnector):
-    name = NAME
+class _Call(ServiceCall):
+    connector = NAME
 
-    def handlers(self) -> Mapping[str, Callable[[_Call], Result]]:
-        return _HANDLERS
-
-    def begin(self, session: Session, operation: str, args: Mapping[str, Any]) -> _Call:
-        return _Call(session, operation, args)
-
-
-class _Call:
     def __init__(self, session: Session, operation: str, args: Mapping[str, Any]) -> None:
-        self.session = session
-        self.operation = operation
-        self.args = args
+        super().__init__(session, operation, args)
         self.project = text(args, "project", operation, default=session.settings.get("project"))
+        self.within = {"project": self.project}
         organization = session.settings.get("organization")
         prefix = ""
         if organization is not None:
@@ -93,12 +84,6 @@ class _Call:
         self.base = f"{prefix}/{project}/_apis"
         pair = f":{token_of(session)}".encode()
         self.headers = {"Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
-
-    def number(self, name: str) -> int:
-        return positive_int(self.args, name, self.operation)
-
-    def source(self, **values: Any) -> str:
-        return record(NAME, self.operation, {"project": self.project, **values})
 
     def send(
         self,
@@ -339,10 +324,9 @@ def _update_work_item(call: _Call) -> Result:
     )
 
 
-_HANDLERS: dict[str, Callable[[_Call], Result]] = {
-    "get_work_item": _get_work_item,
-    "get_build": _get_build,
-    "get_build_log": _get_build_log,
-    "comment_work_item": _comment_work_item,
-    "update_work_item": _update_work_item,
-}
+class AzureDevOpsConnector(ServiceConnector):
+    name = NAME
+    call_class = _Call
+    handlers = by_operation(
+        _get_work_item, _get_build, _get_build_log, _comment_work_item, _update_work_item
+    )  # fmt: skip

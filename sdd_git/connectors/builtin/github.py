@@ -17,7 +17,7 @@ without the token, since the signature in the URL is the permission."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -31,7 +31,9 @@ from sdd_git.connectors.base import (
 )
 from sdd_git.connectors.builtin.hostkit import (
     Listed,
+    ServiceCall,
     ServiceConnector,
+    by_operation,
     describe_excerpt,
     excerpt_of,
     follow_pages,
@@ -39,7 +41,6 @@ from sdd_git.connectors.builtin.hostkit import (
     listing,
     one_of,
     optional_text,
-    positive_int,
     record,
     record_of,
     said,
@@ -64,40 +65,25 @@ LOGS_SHOWN = 2  # failing jobs whose log a run's read includes
 RUNS_SHOWN = 30
 
 
-class GitHubConnector(ServiceConnector):
-    name = NAME
+class _Call(ServiceCall):
+    """One call: its checked repository, and requests signed for GitHub."""
 
-    def handlers(self) -> Mapping[str, Callable[[_Call], Result]]:
-        return _HANDLERS
-
-    def begin(self, session: Session, operation: str, args: Mapping[str, Any]) -> _Call:
-        return _Call(session, operation, args)
-
-
-class _Call:
-    """One call: its session, its checked repository, and requests signed for GitHub."""
+    connector = NAME
 
     def __init__(self, session: Session, operation: str, args: Mapping[str, Any]) -> None:
-        self.session = session
-        self.operation = operation
-        self.args = args
+        super().__init__(session, operation, args)
         repo = text(args, "repo", operation, default=session.settings.get("repo"))
         owner, _, name = repo.partition("/")
         if not OWNER.fullmatch(owner) or not REPO_NAME.fullmatch(name) or name in (".", ".."):
             raise ConnectorError(f"{operation}: 'repo' is owner/name (acme/app), not {repo!r}")
         self.repo = repo
+        self.within = {"repo": repo}
         self.base = f"/repos/{segment(owner, 'an owner')}/{segment(name, 'a repository name')}"
         self.headers = {
             "Authorization": f"Bearer {token_of(session)}",
             "Accept": "application/vnd.github+json",
             "X-GitHub-Api-Version": API_VERSION,
         }
-
-    def number(self, name: str) -> int:
-        return positive_int(self.args, name, self.operation)
-
-    def source(self, **values: Any) -> str:
-        return record(NAME, self.operation, {"repo": self.repo, **values})
 
     def get(self, path: str, source: str, query: Mapping[str, Any] | None = None) -> Any:
         return request(
@@ -497,17 +483,11 @@ def _rerun_workflow(call: _Call) -> Result:
     return Result(f"Actions run {run_id} of {call.repo} was asked to run again", {"run_id": run_id})
 
 
-_HANDLERS: dict[str, Callable[[_Call], Result]] = {
-    "get_issue": _get_issue,
-    "list_issues": _list_issues,
-    "get_pull_request": _get_pull_request,
-    "list_workflow_runs": _list_workflow_runs,
-    "get_workflow_run": _get_workflow_run,
-    "list_run_jobs": _list_run_jobs,
-    "get_job_log": _get_job_log,
-    "create_issue": _create_issue,
-    "comment_issue": _comment_issue,
-    "open_pull_request": _open_pull_request,
-    "merge_pull_request": _merge_pull_request,
-    "rerun_workflow": _rerun_workflow,
-}
+class GitHubConnector(ServiceConnector):
+    name = NAME
+    call_class = _Call
+    handlers = by_operation(
+        _get_issue, _list_issues, _get_pull_request, _list_workflow_runs, _get_workflow_run,
+        _list_run_jobs, _get_job_log, _create_issue, _comment_issue, _open_pull_request,
+        _merge_pull_request, _rerun_workflow
+    )  # fmt: skip

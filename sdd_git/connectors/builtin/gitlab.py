@@ -12,21 +12,22 @@ merge a merge request. A release is the person's: `create_release` is never sent
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
 from sdd_git.connectors.base import ConnectorError, Missing, Result, Session
 from sdd_git.connectors.builtin.hostkit import (
     Listed,
+    ServiceCall,
     ServiceConnector,
+    by_operation,
     describe_excerpt,
     excerpt_of,
     follow_pages,
     listing,
     one_of,
     optional_text,
-    positive_int,
     record,
     record_of,
     said,
@@ -47,16 +48,6 @@ LOGS_SHOWN = 2
 PIPELINES_SHOWN = 30
 
 
-class GitLabConnector(ServiceConnector):
-    name = NAME
-
-    def handlers(self) -> Mapping[str, Callable[[_Call], Result]]:
-        return _HANDLERS
-
-    def begin(self, session: Session, operation: str, args: Mapping[str, Any]) -> _Call:
-        return _Call(session, operation, args)
-
-
 def project_segment(project: str, operation: str) -> str:
     """A project id (`42`) or path (`group/sub/app`) as the one segment the API takes."""
     if project.isdigit():
@@ -69,20 +60,15 @@ def project_segment(project: str, operation: str) -> str:
     return quote(project, safe="")
 
 
-class _Call:
+class _Call(ServiceCall):
+    connector = NAME
+
     def __init__(self, session: Session, operation: str, args: Mapping[str, Any]) -> None:
-        self.session = session
-        self.operation = operation
-        self.args = args
+        super().__init__(session, operation, args)
         self.project = text(args, "project", operation, default=session.settings.get("project"))
+        self.within = {"project": self.project}
         self.base = f"/projects/{project_segment(self.project, operation)}"
         self.headers = {"PRIVATE-TOKEN": token_of(session)}
-
-    def number(self, name: str) -> int:
-        return positive_int(self.args, name, self.operation)
-
-    def source(self, **values: Any) -> str:
-        return record(NAME, self.operation, {"project": self.project, **values})
 
     def get(self, path: str, source: str) -> Any:
         return request(
@@ -367,15 +353,10 @@ def _merge_merge_request(call: _Call) -> Result:
     )
 
 
-_HANDLERS: dict[str, Callable[[_Call], Result]] = {
-    "get_issue": _get_issue,
-    "get_merge_request": _get_merge_request,
-    "list_pipelines": _list_pipelines,
-    "get_pipeline": _get_pipeline,
-    "list_pipeline_jobs": _list_pipeline_jobs,
-    "get_job_log": _get_job_log,
-    "create_issue": _create_issue,
-    "comment_issue": _comment_issue,
-    "open_merge_request": _open_merge_request,
-    "merge_merge_request": _merge_merge_request,
-}
+class GitLabConnector(ServiceConnector):
+    name = NAME
+    call_class = _Call
+    handlers = by_operation(
+        _get_issue, _get_merge_request, _list_pipelines, _get_pipeline, _list_pipeline_jobs,
+        _get_job_log, _create_issue, _comment_issue, _open_merge_request, _merge_merge_request
+    )  # fmt: skip

@@ -1,6 +1,7 @@
 """What the code-host, CI and artifact connectors (GitHub, GitLab, Jenkins, Artifactory, Azure
-DevOps) share: arguments checked and made into path segments, the table's record for a
-`missing:` answer, pages followed to a cap, and a build log cut to what a role needs.
+DevOps) share: the connector and its call, arguments checked and made into path segments, the
+table's record for a `missing:` answer, pages followed to a cap, and a build log cut to what a
+role needs. Every built-in connector, a tracker's too, keys its handlers with `by_operation`.
 
 An argument becomes exactly one path segment, percent-encoded with nothing left safe: `/`, `?`,
 `#` and `%` cannot reach another endpoint, and `.`, `..`, control characters and text that is
@@ -16,7 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import Any, ClassVar, TypeVar
 from urllib.parse import quote
 
 from sdd_git.connectors.base import (
@@ -27,13 +29,11 @@ from sdd_git.connectors.base import (
     NotSignedIn,
     Operation,
     Refused,
+    Result,
     Session,
 )
 from sdd_git.connectors.http import MAX_BODY, Answer, request
 from sdd_git.connectors.operations import TABLE, forbidden_reason
-
-if TYPE_CHECKING:
-    from sdd_git.connectors.base import Result
 
 MAX_PAGES = 10  # pages followed at most for one read
 MAX_ITEMS = 100  # items one list read shows at most
@@ -52,32 +52,59 @@ def operation_of(connector: str, operation: str) -> Operation:
     return found
 
 
+Handler = TypeVar("Handler", bound=Callable[..., Result])
+
+
+def by_operation(*handlers: Handler, **named: Handler) -> Mapping[str, Handler]:
+    """Handlers by the operation each is named for (`_get_issue` for `get_issue`), and any
+    shared one by the operation given."""
+    return MappingProxyType(
+        {handler.__name__.removeprefix("_"): handler for handler in handlers} | named
+    )
+
+
+class ServiceCall:
+    """One call of a service connector: its session, the operation and the role's arguments.
+    `within` holds what every record of the call is named with (`{"repo": "acme/app"}`), so
+    `source` names the record a read is of."""
+
+    connector: ClassVar[str]  # its row of the operation table
+
+    def __init__(self, session: Session, operation: str, args: Mapping[str, Any]) -> None:
+        self.session = session
+        self.operation = operation
+        self.args = args
+        self.within: dict[str, Any] = {}
+
+    def number(self, name: str) -> int:
+        return positive_int(self.args, name, self.operation)
+
+    def source(self, **values: Any) -> str:
+        return record(self.connector, self.operation, {**self.within, **values})
+
+
 class ServiceConnector:
     """A built-in service connector: its row of the operation table, and one handler per
-    operation, each given what `begin` makes of the call (a service's checked, signed call).
-    A change that is the person's is refused here too, whoever called."""
+    operation, each given the call as `call_class` checks and signs it. A change that is the
+    person's is refused here too, whoever called."""
 
     name: str
     needs_token = True
+    handlers: ClassVar[Mapping[str, Callable[[Any], Result]]]
+    call_class: ClassVar[type[ServiceCall]]
 
     def operations(self) -> Mapping[str, Operation]:
         return TABLE[self.name]
 
-    def handlers(self) -> Mapping[str, Callable[[Any], Result]]:
-        raise NotImplementedError
-
-    def begin(self, session: Session, operation: str, args: Mapping[str, Any]) -> Any:
-        raise NotImplementedError
-
     def call(self, session: Session, operation: str, args: Mapping[str, Any]) -> Result:
         refuse_forbidden(self.name, operation, args)
-        handler = self.handlers().get(operation)
+        handler = self.handlers.get(operation)
         if handler is None:
             raise ConnectorError(
                 f"{self.name} has no operation '{operation}'",
                 hint="operations: " + ", ".join(TABLE[self.name]),
             )
-        return handler(self.begin(session, operation, args))
+        return handler(self.call_class(session, operation, args))
 
 
 def refuse_forbidden(connector: str, operation: str, args: Mapping[str, Any]) -> None:

@@ -32,11 +32,10 @@ from sdd_git.connectors.base import (
     Result,
     Session,
 )
-from sdd_git.connectors.builtin.hostkit import bearer_call, token_of
+from sdd_git.connectors.builtin.hostkit import bearer_call, by_operation, token_of
 from sdd_git.connectors.builtin.trackerkit import (
     TrackerConnector,
     as_mapping,
-    by_operation,
     mapping_arg,
     refuse_stage_fields,
     refuse_stage_status,

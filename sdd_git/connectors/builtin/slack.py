@@ -32,10 +32,9 @@ from sdd_git.connectors.base import (
     Session,
     Unavailable,
 )
-from sdd_git.connectors.builtin.hostkit import bearer
+from sdd_git.connectors.builtin.hostkit import bearer, by_operation
 from sdd_git.connectors.builtin.trackerkit import (
     TrackerConnector,
-    by_operation,
     draft_only,
     shorten,
     text_arg,

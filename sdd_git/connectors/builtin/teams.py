@@ -27,10 +27,9 @@ from sdd_git.connectors.base import (
     Result,
     Session,
 )
-from sdd_git.connectors.builtin.hostkit import bearer
+from sdd_git.connectors.builtin.hostkit import bearer, by_operation
 from sdd_git.connectors.builtin.trackerkit import (
     TrackerConnector,
-    by_operation,
     draft_only,
     segment,
     text_to_html,

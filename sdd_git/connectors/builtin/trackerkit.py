@@ -13,7 +13,6 @@ import html
 import re
 from collections.abc import Callable, Mapping
 from html.parser import HTMLParser
-from types import MappingProxyType
 from typing import Any, ClassVar
 
 from sdd_git.connectors.base import ConnectorError, Operation, Refused, Result, Session
@@ -39,14 +38,6 @@ class TrackerConnector:
         if handler is None:
             raise ConnectorError(f"{self.name} has no operation '{operation}'")
         return handler(session, args)
-
-
-def by_operation(*handlers: Handler, **named: Handler) -> Mapping[str, Handler]:
-    """Handlers by the operation each is named for (`_get_issue` for `get_issue`), and any
-    shared one by the operation given."""
-    return MappingProxyType(
-        {handler.__name__.removeprefix("_"): handler for handler in handlers} | named
-    )
 
 
 def draft_only(session: Session, args: Mapping[str, Any]) -> Result:
