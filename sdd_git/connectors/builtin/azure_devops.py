@@ -16,7 +16,6 @@ are "not signed in"."""
 
 from __future__ import annotations
 
-import base64
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -32,6 +31,7 @@ from sdd_git.connectors.base import (
 from sdd_git.connectors.builtin.hostkit import (
     ServiceCall,
     ServiceConnector,
+    basic_auth,
     by_operation,
     describe_excerpt,
     excerpt_of,
@@ -82,8 +82,7 @@ class _Call(ServiceCall):
             )
         project = segment(self.project, "an Azure DevOps project name", PROJECT)
         self.base = f"{prefix}/{project}/_apis"
-        pair = f":{token_of(session)}".encode()
-        self.headers = {"Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
+        self.headers = basic_auth("", token_of(session))
 
     def send(
         self,

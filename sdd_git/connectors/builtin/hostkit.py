@@ -14,6 +14,7 @@ with its number, and what was left out said as left out."""
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -140,6 +141,12 @@ def token_of(session: Session) -> str:
 def bearer(session: Session) -> dict[str, str]:
     """The sign-in header of a token sent as a bearer (NotSignedIn without one)."""
     return {"Authorization": f"Bearer {token_of(session)}"}
+
+
+def basic_auth(user: str, token: str) -> dict[str, str]:
+    """The sign-in header of HTTP Basic `user:token` (Azure DevOps sends an empty user)."""
+    pair = f"{user}:{token}".encode()
+    return {"Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
 
 
 def bearer_call(

@@ -13,7 +13,6 @@ a build is its number or a permalink (`lastBuild`, `lastFailedBuild`...). Reads:
 
 from __future__ import annotations
 
-import base64
 import datetime
 import re
 from collections.abc import Mapping
@@ -29,6 +28,7 @@ from sdd_git.connectors.base import (
 from sdd_git.connectors.builtin.hostkit import (
     ServiceCall,
     ServiceConnector,
+    basic_auth,
     by_operation,
     describe_excerpt,
     excerpt_of,
@@ -82,8 +82,7 @@ class _Call(ServiceCall):
                 "user is configured",
                 hint=f"set connectors.{session.name}.user in .sdd/config.yaml",
             )
-        pair = f"{user.strip()}:{token}".encode()
-        self.headers = {"Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
+        self.headers = basic_auth(user.strip(), token)
 
     def build(self) -> str:
         value = self.args.get("number")

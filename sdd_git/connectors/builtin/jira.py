@@ -18,7 +18,6 @@ mirrors a stage or her verdict."""
 
 from __future__ import annotations
 
-import base64
 import datetime
 import functools
 import re
@@ -32,7 +31,7 @@ from sdd_git.connectors.base import (
     Result,
     Session,
 )
-from sdd_git.connectors.builtin.hostkit import bearer_call, by_operation, token_of
+from sdd_git.connectors.builtin.hostkit import basic_auth, bearer_call, by_operation, token_of
 from sdd_git.connectors.builtin.trackerkit import (
     TrackerConnector,
     as_mapping,
@@ -61,12 +60,11 @@ _ADF_CUSTOM_TYPE = "com.atlassian.jira.plugin.system.customfieldtypes:textarea"
 
 
 def _headers(session: Session) -> dict[str, str]:
-    token_of(session)  # signed in, or NotSignedIn
+    token = token_of(session)
     email = session.settings.get("email")
     if isinstance(email, str) and email.strip():
-        pair = f"{email.strip()}:{session.token}".encode()
-        return {"Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
-    return {"Authorization": f"Bearer {session.token}"}
+        return basic_auth(email.strip(), token)
+    return {"Authorization": f"Bearer {token}"}
 
 
 # Jira Cloud signs with the email and an API token; a server or data center with a bearer token.
