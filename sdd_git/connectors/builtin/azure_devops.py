@@ -16,6 +16,7 @@ are "not signed in"."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -31,10 +32,10 @@ from sdd_git.connectors.base import (
 from sdd_git.connectors.builtin.hostkit import (
     ServiceCall,
     ServiceConnector,
+    add_excerpt,
     basic_auth,
     by_operation,
-    describe_excerpt,
-    excerpt_of,
+    excerpt_result,
     follow_pages,
     mapping,
     record_of,
@@ -256,13 +257,8 @@ def _get_build(call: _Call) -> Result:
         for task in [t for t in data["failing_tasks"] if isinstance(t["log_id"], int)][:LOGS_SHOWN]:
             what = f"log {task['log_id']} ({task['name']})"
             source = f"log {task['log_id']} of build {build_id} of {call.project}"
-            try:
-                excerpt = excerpt_of(_log(call, build_id, task["log_id"], source))
-            except Missing as exc:
-                lines.append(f"{what}: missing ({exc.why or 'not there'})")
-                continue
-            lines.append(describe_excerpt(what, excerpt))
-            task["log_excerpt"] = excerpt.text
+            read = functools.partial(_log, call, build_id, task["log_id"], source)
+            add_excerpt(lines, task, what, read)
     return Result("\n".join(line for line in lines if line), data)
 
 
@@ -274,12 +270,8 @@ def _get_build_log(call: _Call) -> Result:
         lines = data.get("value") if isinstance(data, Mapping) else None
         body = "\n".join(str(line) for line in lines or [])
         answer = Answer(answer.status, answer.headers, body.encode())
-    excerpt = excerpt_of(answer)
-    return Result(
-        describe_excerpt(f"log {log_id} of build {build_id} of {call.project}", excerpt),
-        {"build_id": build_id, "log_id": log_id, "lines": excerpt.lines,
-         "failing_lines": excerpt.failing, "excerpt": excerpt.text, "cut": excerpt.cut},
-    )  # fmt: skip
+    what = f"log {log_id} of build {build_id} of {call.project}"
+    return excerpt_result(what, answer, build_id=build_id, log_id=log_id)
 
 
 def _comment_work_item(call: _Call) -> Result:

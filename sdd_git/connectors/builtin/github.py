@@ -16,6 +16,7 @@ without the token, since the signature in the URL is the permission."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import replace
@@ -24,7 +25,6 @@ from urllib.parse import urlsplit, urlunsplit
 
 from sdd_git.connectors.base import (
     ConnectorError,
-    Missing,
     Result,
     Session,
     Unavailable,
@@ -33,9 +33,9 @@ from sdd_git.connectors.builtin.hostkit import (
     Listed,
     ServiceCall,
     ServiceConnector,
+    add_excerpt,
     by_operation,
-    describe_excerpt,
-    excerpt_of,
+    excerpt_result,
     follow_pages,
     items,
     listing,
@@ -306,13 +306,7 @@ def _get_workflow_run(call: _Call) -> Result:
         for job, entry in list(zip(failing, data["failing_jobs"], strict=True))[:LOGS_SHOWN]:
             job_id = int(job.get("id") or 0)
             what = f"log of job {job.get('name')} ({job_id})"
-            try:
-                excerpt = excerpt_of(_job_log(call, job_id))
-            except Missing as exc:
-                lines.append(f"{what}: missing ({exc.why or 'not there'})")
-                continue
-            lines.append(describe_excerpt(what, excerpt))
-            entry["log_excerpt"] = excerpt.text
+            add_excerpt(lines, entry, what, functools.partial(_job_log, call, job_id))
         if len(failing) > LOGS_SHOWN:
             lines.append(
                 f"(logs of the other {len(failing) - LOGS_SHOWN} failing jobs: get_job_log)"
@@ -392,13 +386,8 @@ def _reach(host: str) -> str:
 
 def _get_job_log(call: _Call) -> Result:
     job_id = call.number("job_id")
-    excerpt = excerpt_of(_job_log(call, job_id))
-    what = f"log of Actions job {job_id} of {call.repo}"
-    return Result(
-        describe_excerpt(what, excerpt),
-        {"job_id": job_id, "lines": excerpt.lines, "failing_lines": excerpt.failing,
-         "excerpt": excerpt.text, "cut": excerpt.cut},
-    )  # fmt: skip
+    answer = _job_log(call, job_id)
+    return excerpt_result(f"log of Actions job {job_id} of {call.repo}", answer, job_id=job_id)
 
 
 # -- acts ----------------------------------------------------------------------------------------

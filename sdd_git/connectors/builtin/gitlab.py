@@ -11,19 +11,20 @@ merge a merge request. A release is the person's: `create_release` is never sent
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-from sdd_git.connectors.base import ConnectorError, Missing, Result, Session
+from sdd_git.connectors.base import ConnectorError, Result, Session
 from sdd_git.connectors.builtin.hostkit import (
     Listed,
     ServiceCall,
     ServiceConnector,
+    add_excerpt,
     by_operation,
-    describe_excerpt,
-    excerpt_of,
+    excerpt_result,
     follow_pages,
     listing,
     one_of,
@@ -255,13 +256,7 @@ def _get_pipeline(call: _Call) -> Result:
     for job, entry in list(zip(failing, data["failing_jobs"], strict=True))[:LOGS_SHOWN]:
         job_id = int(job.get("id") or 0)
         what = f"trace of job {job.get('name')} ({job_id})"
-        try:
-            excerpt = excerpt_of(_trace(call, job_id))
-        except Missing as exc:
-            lines.append(f"{what}: missing ({exc.why or 'not there'})")
-            continue
-        lines.append(describe_excerpt(what, excerpt))
-        entry["log_excerpt"] = excerpt.text
+        add_excerpt(lines, entry, what, functools.partial(_trace, call, job_id))
     if len(failing) > LOGS_SHOWN:
         lines.append(f"(traces of the other {len(failing) - LOGS_SHOWN} failed jobs: get_job_log)")
     return Result("\n".join(lines), data)
@@ -286,12 +281,8 @@ def _list_pipeline_jobs(call: _Call) -> Result:
 
 def _get_job_log(call: _Call) -> Result:
     job_id = call.number("job_id")
-    excerpt = excerpt_of(_trace(call, job_id))
-    return Result(
-        describe_excerpt(f"trace of job {job_id} of {call.project}", excerpt),
-        {"job_id": job_id, "lines": excerpt.lines, "failing_lines": excerpt.failing,
-         "excerpt": excerpt.text, "cut": excerpt.cut},
-    )  # fmt: skip
+    answer = _trace(call, job_id)
+    return excerpt_result(f"trace of job {job_id} of {call.project}", answer, job_id=job_id)
 
 
 def _create_issue(call: _Call) -> Result:

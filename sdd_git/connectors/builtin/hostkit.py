@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
@@ -433,3 +433,27 @@ def describe_excerpt(what: str, excerpt: Excerpt) -> str:
     if excerpt.cut:
         head += f" (the log was cut at {MAX_BODY // (1024 * 1024)} MB: its end is not shown)"
     return head + ":\n" + excerpt.text
+
+
+def add_excerpt(
+    lines: list[str], entry: MutableMapping[str, Any], what: str, read: Callable[[], Answer]
+) -> None:
+    """A failing job's log in the read of its run: said in `lines`, its excerpt kept in `entry`.
+    A log that is not there is said as missing, and the read goes on without it."""
+    try:
+        excerpt = excerpt_of(read())
+    except Missing as exc:
+        lines.append(f"{what}: missing ({exc.why or 'not there'})")
+        return
+    lines.append(describe_excerpt(what, excerpt))
+    entry["log_excerpt"] = excerpt.text
+
+
+def excerpt_result(what: str, answer: Answer, **names: Any) -> Result:
+    """A log read on its own: its excerpt, and as data the log's `names` and its counts."""
+    excerpt = excerpt_of(answer)
+    return Result(
+        describe_excerpt(what, excerpt),
+        {**names, "lines": excerpt.lines, "failing_lines": excerpt.failing,
+         "excerpt": excerpt.text, "cut": excerpt.cut},
+    )  # fmt: skip

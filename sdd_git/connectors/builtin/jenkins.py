@@ -14,6 +14,7 @@ a build is its number or a permalink (`lastBuild`, `lastFailedBuild`...). Reads:
 from __future__ import annotations
 
 import datetime
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -28,10 +29,10 @@ from sdd_git.connectors.base import (
 from sdd_git.connectors.builtin.hostkit import (
     ServiceCall,
     ServiceConnector,
+    add_excerpt,
     basic_auth,
     by_operation,
-    describe_excerpt,
-    excerpt_of,
+    excerpt_result,
     items,
     positive_int,
     record_of,
@@ -161,25 +162,16 @@ def _get_build(call: _Call) -> Result:
     lines.append(str(build.get("url") or ""))
     if result in FAILED and not build.get("building"):
         what = f"console log of build {build.get('number', number)}"
-        try:
-            excerpt = excerpt_of(call.get(f"/{number}/consoleText", f"console log of {source}"))
-        except Missing as exc:
-            lines.append(f"{what}: missing ({exc.why or 'not there'})")
-        else:
-            lines.append(describe_excerpt(what, excerpt))
-            data["log_excerpt"] = excerpt.text
+        read = functools.partial(call.get, f"/{number}/consoleText", f"console log of {source}")
+        add_excerpt(lines, data, what, read)
     return Result("\n".join(line for line in lines if line), data)
 
 
 def _get_build_log(call: _Call) -> Result:
     number = call.build()
     answer = call.get(f"/{number}/consoleText", call.source(number=number))
-    excerpt = excerpt_of(answer)
-    return Result(
-        describe_excerpt(f"console log of build {number} of Jenkins job {call.job}", excerpt),
-        {"number": number, "lines": excerpt.lines, "failing_lines": excerpt.failing,
-         "excerpt": excerpt.text, "cut": excerpt.cut},
-    )  # fmt: skip
+    what = f"console log of build {number} of Jenkins job {call.job}"
+    return excerpt_result(what, answer, number=number)
 
 
 def _cases(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
