@@ -70,8 +70,7 @@ class _Call(ServiceCall):
 
     def __init__(self, session: Session, operation: str, args: Mapping[str, Any]) -> None:
         super().__init__(session, operation, args)
-        self.project = text(args, "project", operation, default=session.settings.get("project"))
-        self.within = {"project": self.project}
+        self.project = self.within_arg("project")
         organization = session.settings.get("organization")
         prefix = ""
         if organization is not None:

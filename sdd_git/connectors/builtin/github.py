@@ -72,12 +72,11 @@ class _Call(ServiceCall):
 
     def __init__(self, session: Session, operation: str, args: Mapping[str, Any]) -> None:
         super().__init__(session, operation, args)
-        repo = text(args, "repo", operation, default=session.settings.get("repo"))
+        repo = self.within_arg("repo")
         owner, _, name = repo.partition("/")
         if not OWNER.fullmatch(owner) or not REPO_NAME.fullmatch(name) or name in (".", ".."):
             raise ConnectorError(f"{operation}: 'repo' is owner/name (acme/app), not {repo!r}")
         self.repo = repo
-        self.within = {"repo": repo}
         self.base = f"/repos/{segment(owner, 'an owner')}/{segment(name, 'a repository name')}"
         self.headers = {
             "Authorization": f"Bearer {token_of(session)}",

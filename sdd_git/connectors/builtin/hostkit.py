@@ -65,9 +65,9 @@ def by_operation(*handlers: Handler, **named: Handler) -> Mapping[str, Handler]:
 
 
 class ServiceCall:
-    """One call of a service connector: its session, the operation and the role's arguments.
-    `within` holds what every record of the call is named with (`{"repo": "acme/app"}`), so
-    `source` names the record a read is of."""
+    """One call of a service connector: its session, the operation and the role's arguments,
+    and `within`, what every record of the call is named with (`{"repo": "acme/app"}`), so
+    that `source` names the record a read is of."""
 
     connector: ClassVar[str]  # its row of the operation table
 
@@ -76,6 +76,14 @@ class ServiceCall:
         self.operation = operation
         self.args = args
         self.within: dict[str, Any] = {}
+
+    def within_arg(self, name: str, *, configured: bool = True) -> str:
+        """The argument every record of the call is named with (`repo`, `project`, `job`): the
+        role's, or else (when it may be `configured`) the connector's setting of that name."""
+        default = self.session.settings.get(name) if configured else None
+        value = text(self.args, name, self.operation, default=default)
+        self.within = {name: value}
+        return value
 
     def number(self, name: str) -> int:
         return positive_int(self.args, name, self.operation)

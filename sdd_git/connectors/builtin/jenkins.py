@@ -38,7 +38,6 @@ from sdd_git.connectors.builtin.hostkit import (
     record_of,
     said,
     segments,
-    text,
     token_of,
 )
 from sdd_git.connectors.http import Answer, request
@@ -72,8 +71,7 @@ class _Call(ServiceCall):
 
     def __init__(self, session: Session, operation: str, args: Mapping[str, Any]) -> None:
         super().__init__(session, operation, args)
-        self.job = text(args, "job", operation)
-        self.within = {"job": self.job}
+        self.job = self.within_arg("job", configured=False)
         self.job_path = job_path(self.job, operation)
         user = session.settings.get("user")
         token = token_of(session)
