@@ -39,6 +39,7 @@ from sdd_git.connectors.builtin.hostkit import (
     follow_pages,
     items,
     listing,
+    newest_first,
     one_of,
     optional_text,
     record,
@@ -235,11 +236,9 @@ def _list_workflow_runs(call: _Call) -> Result:
         query["event"] = event
     listed = call.pages("/actions/runs", call.source(), query, "workflow_runs", RUNS_SHOWN)
     runs = [r for r in listed.items if isinstance(r, Mapping)]
-    filters = ", ".join(f"{k} {v}" for k, v in query.items()) or "all"
-    head = f"Actions runs of {call.repo} ({filters}), newest first: {len(runs)}"
-    body = listing([_run_line(r) for r in runs], listed.more, "none: the list is empty")
+    what = f"Actions runs of {call.repo}"
     data = {"runs": [_run_data(r) for r in runs], "more": listed.more}
-    return Result(f"{head}{'+' if listed.more else ''}\n{body}", data)
+    return Result(newest_first(what, query, [_run_line(r) for r in runs], listed.more), data)
 
 
 def _run_data(run: Mapping[str, Any]) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from sdd_git.connectors.builtin.hostkit import (
     excerpt_result,
     follow_pages,
     listing,
+    newest_first,
     one_of,
     optional_text,
     record,
@@ -177,9 +178,6 @@ def _list_pipelines(call: _Call) -> Result:
         query["status"] = status
     listed = call.pages("/pipelines", call.source(), query, PIPELINES_SHOWN)
     pipelines = [p for p in listed.items if isinstance(p, Mapping)]
-    filters = ", ".join(f"{k} {v}" for k, v in query.items()) or "all"
-    head = f"pipelines of {call.project} ({filters}), newest first: {len(pipelines)}"
-    body = listing([_pipeline_line(p) for p in pipelines], listed.more, "none: the list is empty")
     data = {
         "pipelines": [
             {"id": p.get("id"), "ref": p.get("ref"), "sha": p.get("sha"),
@@ -189,7 +187,8 @@ def _list_pipelines(call: _Call) -> Result:
         ],
         "more": listed.more,
     }  # fmt: skip
-    return Result(f"{head}{'+' if listed.more else ''}\n{body}", data)
+    lines = [_pipeline_line(p) for p in pipelines]
+    return Result(newest_first(f"pipelines of {call.project}", query, lines, listed.more), data)
 
 
 def _jobs(call: _Call, pipeline_id: int) -> Listed:

@@ -298,6 +298,14 @@ def listing(items: list[str], more: bool, empty: str) -> str:
     return "\n".join(items) + ("\n(more exist: only these were read)" if more else "")
 
 
+def newest_first(what: str, query: Mapping[str, Any], lines: list[str], more: bool) -> str:
+    """A list read with filters (runs, pipelines): what it lists, by which filters, how many,
+    then one line each."""
+    filters = ", ".join(f"{k} {v}" for k, v in query.items()) or "all"
+    head = f"{what} ({filters}), newest first: {len(lines)}{'+' if more else ''}"
+    return f"{head}\n{listing(lines, more, 'none: the list is empty')}"
+
+
 # -- shapes --------------------------------------------------------------------------------------
 
 
