@@ -30,6 +30,7 @@ from sdd_git.connectors.base import (
     Session,
 )
 from sdd_git.connectors.builtin.hostkit import (
+    LOGS_SHOWN,
     ServiceCall,
     ServiceConnector,
     add_excerpt,
@@ -61,7 +62,6 @@ PROJECT = re.compile(r"[^_.\\/:*?\"<>|;#$%{},+=\[\]][^\\/:*?\"<>|;#$%{},+=\[\]]{
 FIELD = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+){0,5}")
 COMMENTS_SHOWN = 20
 COMMENT_PAGE = 10
-LOGS_SHOWN = 2
 FAILED = ("failed", "partiallySucceeded", "canceled")
 
 

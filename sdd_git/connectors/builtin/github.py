@@ -33,7 +33,7 @@ from sdd_git.connectors.builtin.hostkit import (
     Listed,
     ServiceCall,
     ServiceConnector,
-    add_excerpt,
+    add_failing_jobs,
     by_operation,
     excerpt_result,
     follow_pages,
@@ -62,7 +62,6 @@ FAILED = ("failure", "timed_out", "startup_failure")
 RUN_STATUSES = ("completed", "action_required", "cancelled", "failure", "neutral", "skipped",
                 "stale", "success", "timed_out", "in_progress", "queued", "requested",
                 "waiting", "pending")  # fmt: skip
-LOGS_SHOWN = 2  # failing jobs whose log a run's read includes
 RUNS_SHOWN = 30
 
 
@@ -298,17 +297,11 @@ def _get_workflow_run(call: _Call) -> Result:
         for j in failing
     ]  # fmt: skip
     if conclusion in FAILED or failing:
-        counted = f"{len(failing)} of {len(jobs.items)}{'+' if jobs.more else ''}"
-        lines.append(f"failing jobs ({counted}):" if failing else "failing jobs: none listed")
-        lines.extend(f"- {_job_line(j)}" for j in failing)
-        for job, entry in list(zip(failing, data["failing_jobs"], strict=True))[:LOGS_SHOWN]:
-            job_id = int(job.get("id") or 0)
-            what = f"log of job {job.get('name')} ({job_id})"
-            add_excerpt(lines, entry, what, functools.partial(_job_log, call, job_id))
-        if len(failing) > LOGS_SHOWN:
-            lines.append(
-                f"(logs of the other {len(failing) - LOGS_SHOWN} failing jobs: get_job_log)"
-            )
+        add_failing_jobs(
+            lines, jobs, list(zip(failing, data["failing_jobs"], strict=True)),
+            said_as="failing jobs", line=_job_line, log="log",
+            read=functools.partial(_job_log, call),
+        )  # fmt: skip
     return Result("\n".join(lines), data)
 
 

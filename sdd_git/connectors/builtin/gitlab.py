@@ -22,7 +22,7 @@ from sdd_git.connectors.builtin.hostkit import (
     Listed,
     ServiceCall,
     ServiceConnector,
-    add_excerpt,
+    add_failing_jobs,
     by_operation,
     excerpt_result,
     follow_pages,
@@ -46,7 +46,6 @@ REF = re.compile(r"[^\s~^:?*\[\\]{1,255}")
 PIPELINE_STATUSES = ("created", "waiting_for_resource", "preparing", "pending", "running",
                      "success", "failed", "canceled", "skipped", "manual", "scheduled")  # fmt: skip
 FINISHED = ("success", "failed", "canceled", "skipped")
-LOGS_SHOWN = 2
 PIPELINES_SHOWN = 30
 
 
@@ -248,15 +247,10 @@ def _get_pipeline(call: _Call) -> Result:
          "failure_reason": j.get("failure_reason")}
         for j in failing
     ]  # fmt: skip
-    counted = f"{len(failing)} of {len(jobs.items)}{'+' if jobs.more else ''}"
-    lines.append(f"failed jobs ({counted}):" if failing else "failed jobs: none listed")
-    lines.extend(f"- {_job_line(j)}" for j in failing)
-    for job, entry in list(zip(failing, data["failing_jobs"], strict=True))[:LOGS_SHOWN]:
-        job_id = int(job.get("id") or 0)
-        what = f"trace of job {job.get('name')} ({job_id})"
-        add_excerpt(lines, entry, what, functools.partial(_trace, call, job_id))
-    if len(failing) > LOGS_SHOWN:
-        lines.append(f"(traces of the other {len(failing) - LOGS_SHOWN} failed jobs: get_job_log)")
+    add_failing_jobs(
+        lines, jobs, list(zip(failing, data["failing_jobs"], strict=True)),
+        said_as="failed jobs", line=_job_line, log="trace", read=functools.partial(_trace, call),
+    )  # fmt: skip
     return Result("\n".join(lines), data)
 
 

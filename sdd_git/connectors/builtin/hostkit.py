@@ -15,6 +15,7 @@ with its number, and what was left out said as left out."""
 from __future__ import annotations
 
 import base64
+import functools
 import re
 from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from sdd_git.connectors.http import MAX_BODY, Answer, request
 from sdd_git.connectors.operations import TABLE, forbidden_reason
 
 MAX_PAGES = 10  # pages followed at most for one read
+LOGS_SHOWN = 2  # failing jobs whose log a run's read includes
 MAX_ITEMS = 100  # items one list read shows at most
 BODY_CHARS = 4000  # an issue's or a description's text, at most
 
@@ -463,6 +465,30 @@ def add_excerpt(
         return
     lines.append(describe_excerpt(what, excerpt))
     entry["log_excerpt"] = excerpt.text
+
+
+def add_failing_jobs(
+    lines: list[str],
+    jobs: Listed,
+    failing: list[tuple[Mapping[str, Any], MutableMapping[str, Any]]],
+    *,
+    said_as: str,
+    line: Callable[[Mapping[str, Any]], str],
+    log: str,
+    read: Callable[[int], Answer],
+) -> None:
+    """The failing jobs of a run (`said_as` "failing jobs"), each with its entry of the data:
+    one line each, then the excerpts of the first LOGS_SHOWN `log`s as `read` by job id, and
+    where the others are read."""
+    counted = f"{len(failing)} of {len(jobs.items)}{'+' if jobs.more else ''}"
+    lines.append(f"{said_as} ({counted}):" if failing else f"{said_as}: none listed")
+    lines.extend(f"- {line(job)}" for job, _ in failing)
+    for job, entry in failing[:LOGS_SHOWN]:
+        job_id = int(job.get("id") or 0)
+        what = f"{log} of job {job.get('name')} ({job_id})"
+        add_excerpt(lines, entry, what, functools.partial(read, job_id))
+    if len(failing) > LOGS_SHOWN:
+        lines.append(f"({log}s of the other {len(failing) - LOGS_SHOWN} {said_as}: get_job_log)")
 
 
 def excerpt_result(what: str, answer: Answer, **names: Any) -> Result:
