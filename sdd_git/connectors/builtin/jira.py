@@ -35,6 +35,7 @@ from sdd_git.connectors.builtin.hostkit import basic_auth, bearer_call, by_opera
 from sdd_git.connectors.builtin.trackerkit import (
     TrackerConnector,
     as_mapping,
+    count_arg,
     mapping_arg,
     refuse_stage_fields,
     refuse_stage_status,
@@ -331,11 +332,7 @@ def _get_issue(session: Session, args: Mapping[str, Any]) -> Result:
 
 def _search(session: Session, args: Mapping[str, Any]) -> Result:
     jql = text_arg(args, "jql", "search")
-    wanted = args.get("max_results", DEFAULT_RESULTS)
-    try:
-        limit = max(1, min(MAX_RESULTS, int(wanted)))
-    except (TypeError, ValueError):
-        raise ConnectorError(f"search: 'max_results' must be a number, not {wanted!r}") from None
+    limit = count_arg(args, "max_results", "search", DEFAULT_RESULTS, MAX_RESULTS)
     issues: list[Mapping[str, Any]] = []
     token: str | None = None
     for _ in range(MAX_PAGES):

@@ -71,6 +71,16 @@ def text_arg(args: Mapping[str, Any], name: str, operation: str) -> str:
     return text
 
 
+def count_arg(args: Mapping[str, Any], name: str, operation: str, default: int, most: int) -> int:
+    """How many a read should return (`max_results`, `limit`): a number, held between 1 and
+    `most`; `default` when the role names none."""
+    wanted = args.get(name, default)
+    try:
+        return max(1, min(most, int(wanted)))
+    except (TypeError, ValueError):
+        raise ConnectorError(f"{operation}: '{name}' must be a number, not {wanted!r}") from None
+
+
 def mapping_arg(args: Mapping[str, Any], name: str, operation: str) -> Mapping[str, Any]:
     value = args.get(name)
     if not isinstance(value, Mapping) or not value:
