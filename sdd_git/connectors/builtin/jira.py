@@ -35,6 +35,7 @@ from sdd_git.connectors.builtin.hostkit import basic_auth, bearer_call, by_opera
 from sdd_git.connectors.builtin.trackerkit import (
     TrackerConnector,
     as_mapping,
+    comment_lines,
     count_arg,
     mapping_arg,
     refuse_stage_fields,
@@ -324,9 +325,7 @@ def _get_issue(session: Session, args: Mapping[str, Any]) -> Result:
     lines.append(f"updated: {data['updated']}" if data["updated"] else "")
     lines.append(f"link: {data['url']}")
     lines.append("\ndescription:\n" + (shorten(description) if description else "(none)"))
-    if comments:
-        lines.append(f"\ncomments ({len(comments)}):")
-        lines += [f"- {c['author']} ({c['created']}): {shorten(c['body'], 1500)}" for c in comments]
+    lines += comment_lines(comments)
     return Result("\n".join(line for line in lines if line), data)
 
 

@@ -186,6 +186,16 @@ def shorten(text: str, limit: int = 4000) -> str:
     )
 
 
+def comment_lines(comments: list[dict[str, str]], words: str = "body") -> list[str]:
+    """A record's comments as its read shows them, after its description: each one's author,
+    date and `words` (the field of the comment that holds them)."""
+    if not comments:
+        return []
+    return [f"\ncomments ({len(comments)}):"] + [
+        f"- {c['author']} ({c['created']}): {shorten(c[words], 1500)}" for c in comments
+    ]
+
+
 def as_mapping(value: Any) -> Mapping[str, Any]:
     """`value` if it is an object of the answer, else an empty one: a field a service left out
     or sent in another shape reads as absent, never as a crash."""
