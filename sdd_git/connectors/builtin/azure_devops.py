@@ -29,14 +29,12 @@ from sdd_git.connectors.base import (
     Result,
     Session,
 )
+from sdd_git.connectors.builtin.buildlog import LOGS_SHOWN, add_excerpt, excerpt_result
 from sdd_git.connectors.builtin.hostkit import (
-    LOGS_SHOWN,
     ServiceCall,
     ServiceConnector,
-    add_excerpt,
     basic_auth,
     by_operation,
-    excerpt_result,
     follow_pages,
     mapping,
     record_of,

@@ -29,13 +29,12 @@ from sdd_git.connectors.base import (
     Session,
     Unavailable,
 )
+from sdd_git.connectors.builtin.buildlog import add_failing_jobs, excerpt_result
 from sdd_git.connectors.builtin.hostkit import (
     Listed,
     ServiceCall,
     ServiceConnector,
-    add_failing_jobs,
     by_operation,
-    excerpt_result,
     follow_pages,
     items,
     listing,

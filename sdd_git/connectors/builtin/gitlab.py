@@ -18,13 +18,12 @@ from typing import Any
 from urllib.parse import quote
 
 from sdd_git.connectors.base import ConnectorError, Result, Session
+from sdd_git.connectors.builtin.buildlog import add_failing_jobs, excerpt_result
 from sdd_git.connectors.builtin.hostkit import (
     Listed,
     ServiceCall,
     ServiceConnector,
-    add_failing_jobs,
     by_operation,
-    excerpt_result,
     follow_pages,
     listing,
     newest_first,

@@ -1,26 +1,22 @@
 """What the code-host, CI and artifact connectors (GitHub, GitLab, Jenkins, Artifactory, Azure
 DevOps) share: the connector and its call, arguments checked and made into path segments, the
-table's record for a `missing:` answer, pages followed to a cap, and a build log cut to what a
-role needs. Every built-in connector, a tracker's too, keys its handlers with `by_operation`.
+table's record for a `missing:` answer, and pages followed to a cap (a build log is cut to what
+a role needs in buildlog). Every built-in connector, a tracker's too, keys its handlers with
+`by_operation`.
 
 An argument becomes exactly one path segment, percent-encoded with nothing left safe: `/`, `?`,
 `#` and `%` cannot reach another endpoint, and `.`, `..`, control characters and text that is
 already percent-encoded (`%2e%2e`) are refused outright, so no server's second decoding can turn
-a value into a path step either.
-
-A log excerpt is facts only: the lines that say something failed (an `##[error]`, an exception,
-`FAILED`, an exit code), each with a few lines of context, and the tail of the log, every line
-with its number, and what was left out said as left out."""
+a value into a path step either."""
 
 from __future__ import annotations
 
 import base64
-import functools
 import re
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from urllib.parse import quote
 
 from sdd_git.connectors.base import (
@@ -31,14 +27,15 @@ from sdd_git.connectors.base import (
     NotSignedIn,
     Operation,
     Refused,
-    Result,
     Session,
 )
-from sdd_git.connectors.http import MAX_BODY, Answer, request
+from sdd_git.connectors.http import Answer, request
 from sdd_git.connectors.operations import TABLE, forbidden_reason
 
+if TYPE_CHECKING:
+    from sdd_git.connectors.base import Result
+
 MAX_PAGES = 10  # pages followed at most for one read
-LOGS_SHOWN = 2  # failing jobs whose log a run's read includes
 MAX_ITEMS = 100  # items one list read shows at most
 BODY_CHARS = 4000  # an issue's or a description's text, at most
 
@@ -55,7 +52,7 @@ def operation_of(connector: str, operation: str) -> Operation:
     return found
 
 
-Handler = TypeVar("Handler", bound=Callable[..., Result])
+Handler = TypeVar("Handler", bound="Callable[..., Result]")
 
 
 def by_operation(*handlers: Handler, **named: Handler) -> Mapping[str, Handler]:
@@ -353,149 +350,3 @@ def said(value: Any, empty: str = "none") -> str:
 
 def short_sha(value: Any) -> str:
     return str(value)[:10] if value else "unknown"
-
-
-# -- logs ----------------------------------------------------------------------------------------
-
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
-_SECTION = re.compile(r"section_(?:start|end):[0-9]+:[A-Za-z0-9_.-]+(?:\[[^\]]*\])?")  # GitLab
-_STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ")  # GitHub Actions
-_FAILING = re.compile(
-    r"##\[error\]|\berror\b|\berrors?:|\bfail(?:ed|ures?|ing|s)?\b|\bexception\b|traceback|"
-    r"exit (?:code|status) [1-9]|\bfatal\b|\bpanic\b|\bnot ok\b|"
-    r"(?-i:[a-z0-9](?:Error|Exception)\b)",  # AssertionError, NullPointerException
-    re.IGNORECASE,
-)
-# Lines that name failure but report none ("0 failed", "errors: 0", "continue-on-error").
-_NOT_FAILING = re.compile(
-    r"\b0 (?:failed|failures|errors?)\b|\b(?:failures|errors?): 0\b|continue-on-error|"
-    r"fail-fast|--fail|\bon.?error\b",
-    re.IGNORECASE,
-)
-
-
-@dataclass(frozen=True)
-class Excerpt:
-    text: str
-    lines: int  # in the whole log
-    failing: int  # lines that say something failed
-    cut: bool  # the log was longer than what was read (MAX_BODY)
-
-
-def clean_lines(log: str) -> list[str]:
-    out = []
-    for raw in log.replace("\r\n", "\n").split("\n"):
-        line = _SECTION.sub("", _ANSI.sub("", raw))
-        if "\r" in line:  # a progress line redrawn in place: its last drawing
-            drawn = [part for part in line.split("\r") if part.strip()]
-            line = drawn[-1] if drawn else ""
-        out.append(_STAMP.sub("", line).rstrip())
-    while out and not out[-1]:
-        out.pop()
-    return out
-
-
-def is_failing(line: str) -> bool:
-    return bool(_FAILING.search(line)) and not _NOT_FAILING.search(line)
-
-
-def log_excerpt(
-    log: str,
-    *,
-    before: int = 3,
-    after: int = 2,
-    budget: int = 60,
-    tail: int = 15,
-    width: int = 300,
-    cut: bool = False,
-) -> Excerpt:
-    """The failing lines with `before`/`after` lines of context (at most `budget` lines, the
-    earliest failures first: the first error is most often the cause), then the last `tail`
-    lines. Each line is numbered; a gap says how many lines it leaves out."""
-    lines = clean_lines(log)
-    total = len(lines)
-    failing = [i for i, line in enumerate(lines) if is_failing(line)]
-    picked: set[int] = set()
-    for index in failing:
-        window = range(max(0, index - before), min(total, index + after + 1))
-        if len(picked | set(window)) > budget:
-            break
-        picked.update(window)
-    picked.update(range(max(0, total - (tail if failing else tail * 2)), total))
-    shown: list[str] = []
-    previous = -1
-    for index in sorted(picked):
-        if index > previous + 1:
-            shown.append(f"      ... ({index - previous - 1} lines not shown)")
-        line = lines[index]
-        if len(line) > width:
-            line = line[:width] + " [...]"
-        shown.append(f"{index + 1:>6} | {line}")
-        previous = index
-    if not lines:
-        shown = ["      (the log is empty)"]
-    return Excerpt("\n".join(shown), total, len(failing), cut)
-
-
-def excerpt_of(answer: Answer) -> Excerpt:
-    return log_excerpt(answer.text(), cut=len(answer.body) >= MAX_BODY)
-
-
-def describe_excerpt(what: str, excerpt: Excerpt) -> str:
-    found = (
-        f"{excerpt.failing} lines say something failed; shown with context, then the tail"
-        if excerpt.failing
-        else "no line says what failed; its tail"
-    )
-    head = f"{what}: {excerpt.lines} lines; {found}"
-    if excerpt.cut:
-        head += f" (the log was cut at {MAX_BODY // (1024 * 1024)} MB: its end is not shown)"
-    return head + ":\n" + excerpt.text
-
-
-def add_excerpt(
-    lines: list[str], entry: MutableMapping[str, Any], what: str, read: Callable[[], Answer]
-) -> None:
-    """A failing job's log in the read of its run: said in `lines`, its excerpt kept in `entry`.
-    A log that is not there is said as missing, and the read goes on without it."""
-    try:
-        excerpt = excerpt_of(read())
-    except Missing as exc:
-        lines.append(f"{what}: missing ({exc.why or 'not there'})")
-        return
-    lines.append(describe_excerpt(what, excerpt))
-    entry["log_excerpt"] = excerpt.text
-
-
-def add_failing_jobs(
-    lines: list[str],
-    jobs: Listed,
-    failing: list[tuple[Mapping[str, Any], MutableMapping[str, Any]]],
-    *,
-    said_as: str,
-    line: Callable[[Mapping[str, Any]], str],
-    log: str,
-    read: Callable[[int], Answer],
-) -> None:
-    """The failing jobs of a run (`said_as` "failing jobs"), each with its entry of the data:
-    one line each, then the excerpts of the first LOGS_SHOWN `log`s as `read` by job id, and
-    where the others are read."""
-    counted = f"{len(failing)} of {len(jobs.items)}{'+' if jobs.more else ''}"
-    lines.append(f"{said_as} ({counted}):" if failing else f"{said_as}: none listed")
-    lines.extend(f"- {line(job)}" for job, _ in failing)
-    for job, entry in failing[:LOGS_SHOWN]:
-        job_id = int(job.get("id") or 0)
-        what = f"{log} of job {job.get('name')} ({job_id})"
-        add_excerpt(lines, entry, what, functools.partial(read, job_id))
-    if len(failing) > LOGS_SHOWN:
-        lines.append(f"({log}s of the other {len(failing) - LOGS_SHOWN} {said_as}: get_job_log)")
-
-
-def excerpt_result(what: str, answer: Answer, **names: Any) -> Result:
-    """A log read on its own: its excerpt, and as data the log's `names` and its counts."""
-    excerpt = excerpt_of(answer)
-    return Result(
-        describe_excerpt(what, excerpt),
-        {**names, "lines": excerpt.lines, "failing_lines": excerpt.failing,
-         "excerpt": excerpt.text, "cut": excerpt.cut},
-    )  # fmt: skip

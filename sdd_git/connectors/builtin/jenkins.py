@@ -26,13 +26,12 @@ from sdd_git.connectors.base import (
     Result,
     Session,
 )
+from sdd_git.connectors.builtin.buildlog import add_excerpt, excerpt_result
 from sdd_git.connectors.builtin.hostkit import (
     ServiceCall,
     ServiceConnector,
-    add_excerpt,
     basic_auth,
     by_operation,
-    excerpt_result,
     items,
     positive_int,
     record_of,
