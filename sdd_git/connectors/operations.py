@@ -21,154 +21,130 @@ from sdd_git.shellpolicy.decision import Decision, Verdict
 _RELEASE = "a release is the person's (sdd release)"
 _O = Operation
 
+
+def _row(*operations: Operation) -> dict[str, Operation]:
+    """A connector's row of the table: its operations by name."""
+    return {o.name: o for o in operations}
+
+
 TABLE: dict[str, dict[str, Operation]] = {
-    "github": {
-        o.name: o
-        for o in (
-            _O("get_issue", READ, "read issue {repo}#{number}", ("repo", "number"),
-               record="issue {repo}#{number}"),
-            _O("list_issues", READ, "list the issues of {repo}", ("repo",), ("state", "labels"),
-               record="issues of {repo}"),
-            _O("get_pull_request", READ, "read pull request {repo}#{number}", ("repo", "number"),
-               record="pull request {repo}#{number}"),
-            _O("list_workflow_runs", READ, "list the Actions runs of {repo}", ("repo",),
-               ("branch", "status", "event"), record="Actions runs of {repo}"),
-            _O("get_workflow_run", READ, "read Actions run {run_id} of {repo}",
-               ("repo", "run_id"), record="Actions run {run_id} of {repo}"),
-            _O("list_run_jobs", READ, "list the jobs of Actions run {run_id} of {repo}",
-               ("repo", "run_id"), record="jobs of Actions run {run_id} of {repo}"),
-            _O("get_job_log", READ, "read the log of Actions job {job_id} of {repo}",
-               ("repo", "job_id"), record="log of Actions job {job_id} of {repo}"),
-            _O("create_issue", ACT, "open an issue in {repo} titled {title!r}",
-               ("repo", "title"), ("body", "labels")),
-            _O("comment_issue", ACT, "comment on {repo}#{number}", ("repo", "number", "body")),
-            _O("open_pull_request", ACT, "open a pull request in {repo} from {head} into {base}",
-               ("repo", "title", "head", "base"), ("body",)),
-            _O("merge_pull_request", ACT, "merge pull request {repo}#{number}",
-               ("repo", "number"), ("merge_method",)),
-            _O("rerun_workflow", ACT, "run Actions run {run_id} of {repo} again",
-               ("repo", "run_id")),
-            _O("create_release", FORBIDDEN, "make release {tag_name} of {repo}",
-               ("repo", "tag_name"), ("name", "body"), why=_RELEASE),
-        )
-    },
-    "gitlab": {
-        o.name: o
-        for o in (
-            _O("get_issue", READ, "read issue {project}#{iid}", ("project", "iid"),
-               record="issue {project}#{iid}"),
-            _O("get_merge_request", READ, "read merge request {project}!{iid}",
-               ("project", "iid"), record="merge request {project}!{iid}"),
-            _O("list_pipelines", READ, "list the pipelines of {project}", ("project",),
-               ("ref", "status"), record="pipelines of {project}"),
-            _O("get_pipeline", READ, "read pipeline {pipeline_id} of {project}",
-               ("project", "pipeline_id"), record="pipeline {pipeline_id} of {project}"),
-            _O("list_pipeline_jobs", READ, "list the jobs of pipeline {pipeline_id}",
-               ("project", "pipeline_id"), record="jobs of pipeline {pipeline_id} of {project}"),
-            _O("get_job_log", READ, "read the log of job {job_id} of {project}",
-               ("project", "job_id"), record="log of job {job_id} of {project}"),
-            _O("create_issue", ACT, "open an issue in {project} titled {title!r}",
-               ("project", "title"), ("description",)),
-            _O("comment_issue", ACT, "comment on {project}#{iid}", ("project", "iid", "body")),
-            _O("open_merge_request", ACT,
-               "open a merge request in {project} from {source_branch} into {target_branch}",
-               ("project", "title", "source_branch", "target_branch"), ("description",)),
-            _O("merge_merge_request", ACT, "merge merge request {project}!{iid}",
-               ("project", "iid")),
-            _O("create_release", FORBIDDEN, "make release {tag_name} of {project}",
-               ("project", "tag_name"), why=_RELEASE),
-        )
-    },
-    "jenkins": {
-        o.name: o
-        for o in (
-            _O("get_build", READ, "read build {number} of job {job}", ("job", "number"),
-               record="build {number} of Jenkins job {job}"),
-            _O("get_build_log", READ, "read the console log of build {number} of job {job}",
-               ("job", "number"), record="console log of build {number} of Jenkins job {job}"),
-            _O("get_test_report", READ, "read the test report of build {number} of job {job}",
-               ("job", "number"), record="test report of build {number} of Jenkins job {job}"),
-            _O("trigger_build", ACT, "start Jenkins job {job}", ("job",), ("parameters",)),
-        )
-    },
-    "artifactory": {
-        o.name: o
-        for o in (
-            _O("get_item_info", READ, "read the artifact {repo}/{path}", ("repo", "path"),
-               record="artifact {repo}/{path}"),
-            _O("get_build_info", READ, "read build {build_name} {build_number}",
-               ("build_name", "build_number"), record="build {build_name} {build_number}"),
-            _O("promote_build", ACT,
-               "promote build {build_name} {build_number} to {target_repo}",
-               ("build_name", "build_number", "target_repo"),
-               ("status", "comment", "copy", "source_repo")),
-        )
-    },
-    "jira": {
-        o.name: o
-        for o in (
-            _O("get_issue", READ, "read issue {key}", ("key",), record="issue {key}"),
-            _O("search", READ, "search issues: {jql}", ("jql",), ("max_results",),
-               record="issues matching {jql}"),
-            _O("get_transitions", READ, "list the transitions of {key}", ("key",),
-               record="transitions of {key}"),
-            _O("create_issue", ACT, "open an issue in project {project} titled {summary!r}",
-               ("project", "summary"), ("description", "issuetype")),
-            _O("comment_issue", ACT, "comment on {key}", ("key", "body")),
-            _O("update_issue", ACT, "change the fields {fields} of {key}", ("key", "fields")),
-            _O("transition_issue", ACT, "move {key} to {transition}", ("key", "transition")),
-        )
-    },
-    "aha": {
-        o.name: o
-        for o in (
-            _O("get_feature", READ, "read feature {id}", ("id",), record="Aha! feature {id}"),
-            _O("update_feature", ACT, "change the fields {fields} of feature {id}",
-               ("id", "fields")),
-            _O("comment_feature", ACT, "comment on feature {id}", ("id", "body")),
-        )
-    },
-    "asana": {
-        o.name: o
-        for o in (
-            _O("get_task", READ, "read task {task}", ("task",), record="Asana task {task}"),
-            _O("create_task", ACT, "make a task {name!r} in project {project}",
-               ("project", "name"), ("notes",)),
-            _O("comment_task", ACT, "comment on task {task}", ("task", "text")),
-            _O("update_task", ACT, "change the fields {fields} of task {task}",
-               ("task", "fields")),
-        )
-    },
-    "azure-devops": {
-        o.name: o
-        for o in (
-            _O("get_work_item", READ, "read work item {id} of {project}", ("project", "id"),
-               record="work item {id} of {project}"),
-            _O("get_build", READ, "read build {build_id} of {project}", ("project", "build_id"),
-               record="build {build_id} of {project}"),
-            _O("get_build_log", READ, "read log {log_id} of build {build_id} of {project}",
-               ("project", "build_id", "log_id"),
-               record="log {log_id} of build {build_id} of {project}"),
-            _O("comment_work_item", ACT, "comment on work item {id} of {project}",
-               ("project", "id", "text")),
-            _O("update_work_item", ACT, "change the fields {fields} of work item {id}",
-               ("project", "id", "fields")),
-        )
-    },
-    "slack": {
-        o.name: o
-        for o in (
-            _O("post_message", DRAFT, "draft a message to {channel}", ("channel", "text")),
-            _O("read_channel", READ, "read the latest messages of {channel}", ("channel",),
-               ("limit",), record="messages of Slack channel {channel}"),
-        )
-    },
-    "teams": {
-        o.name: o
-        for o in (
-            _O("post_message", DRAFT, "draft a message to {channel}", ("channel", "text")),
-        )
-    },
+    "github": _row(
+        _O("get_issue", READ, "read issue {repo}#{number}", ("repo", "number"),
+           record="issue {repo}#{number}"),
+        _O("list_issues", READ, "list the issues of {repo}", ("repo",), ("state", "labels"),
+           record="issues of {repo}"),
+        _O("get_pull_request", READ, "read pull request {repo}#{number}", ("repo", "number"),
+           record="pull request {repo}#{number}"),
+        _O("list_workflow_runs", READ, "list the Actions runs of {repo}", ("repo",),
+           ("branch", "status", "event"), record="Actions runs of {repo}"),
+        _O("get_workflow_run", READ, "read Actions run {run_id} of {repo}",
+           ("repo", "run_id"), record="Actions run {run_id} of {repo}"),
+        _O("list_run_jobs", READ, "list the jobs of Actions run {run_id} of {repo}",
+           ("repo", "run_id"), record="jobs of Actions run {run_id} of {repo}"),
+        _O("get_job_log", READ, "read the log of Actions job {job_id} of {repo}",
+           ("repo", "job_id"), record="log of Actions job {job_id} of {repo}"),
+        _O("create_issue", ACT, "open an issue in {repo} titled {title!r}",
+           ("repo", "title"), ("body", "labels")),
+        _O("comment_issue", ACT, "comment on {repo}#{number}", ("repo", "number", "body")),
+        _O("open_pull_request", ACT, "open a pull request in {repo} from {head} into {base}",
+           ("repo", "title", "head", "base"), ("body",)),
+        _O("merge_pull_request", ACT, "merge pull request {repo}#{number}",
+           ("repo", "number"), ("merge_method",)),
+        _O("rerun_workflow", ACT, "run Actions run {run_id} of {repo} again",
+           ("repo", "run_id")),
+        _O("create_release", FORBIDDEN, "make release {tag_name} of {repo}",
+           ("repo", "tag_name"), ("name", "body"), why=_RELEASE),
+    ),
+    "gitlab": _row(
+        _O("get_issue", READ, "read issue {project}#{iid}", ("project", "iid"),
+           record="issue {project}#{iid}"),
+        _O("get_merge_request", READ, "read merge request {project}!{iid}",
+           ("project", "iid"), record="merge request {project}!{iid}"),
+        _O("list_pipelines", READ, "list the pipelines of {project}", ("project",),
+           ("ref", "status"), record="pipelines of {project}"),
+        _O("get_pipeline", READ, "read pipeline {pipeline_id} of {project}",
+           ("project", "pipeline_id"), record="pipeline {pipeline_id} of {project}"),
+        _O("list_pipeline_jobs", READ, "list the jobs of pipeline {pipeline_id}",
+           ("project", "pipeline_id"), record="jobs of pipeline {pipeline_id} of {project}"),
+        _O("get_job_log", READ, "read the log of job {job_id} of {project}",
+           ("project", "job_id"), record="log of job {job_id} of {project}"),
+        _O("create_issue", ACT, "open an issue in {project} titled {title!r}",
+           ("project", "title"), ("description",)),
+        _O("comment_issue", ACT, "comment on {project}#{iid}", ("project", "iid", "body")),
+        _O("open_merge_request", ACT,
+           "open a merge request in {project} from {source_branch} into {target_branch}",
+           ("project", "title", "source_branch", "target_branch"), ("description",)),
+        _O("merge_merge_request", ACT, "merge merge request {project}!{iid}",
+           ("project", "iid")),
+        _O("create_release", FORBIDDEN, "make release {tag_name} of {project}",
+           ("project", "tag_name"), why=_RELEASE),
+    ),
+    "jenkins": _row(
+        _O("get_build", READ, "read build {number} of job {job}", ("job", "number"),
+           record="build {number} of Jenkins job {job}"),
+        _O("get_build_log", READ, "read the console log of build {number} of job {job}",
+           ("job", "number"), record="console log of build {number} of Jenkins job {job}"),
+        _O("get_test_report", READ, "read the test report of build {number} of job {job}",
+           ("job", "number"), record="test report of build {number} of Jenkins job {job}"),
+        _O("trigger_build", ACT, "start Jenkins job {job}", ("job",), ("parameters",)),
+    ),
+    "artifactory": _row(
+        _O("get_item_info", READ, "read the artifact {repo}/{path}", ("repo", "path"),
+           record="artifact {repo}/{path}"),
+        _O("get_build_info", READ, "read build {build_name} {build_number}",
+           ("build_name", "build_number"), record="build {build_name} {build_number}"),
+        _O("promote_build", ACT,
+           "promote build {build_name} {build_number} to {target_repo}",
+           ("build_name", "build_number", "target_repo"),
+           ("status", "comment", "copy", "source_repo")),
+    ),
+    "jira": _row(
+        _O("get_issue", READ, "read issue {key}", ("key",), record="issue {key}"),
+        _O("search", READ, "search issues: {jql}", ("jql",), ("max_results",),
+           record="issues matching {jql}"),
+        _O("get_transitions", READ, "list the transitions of {key}", ("key",),
+           record="transitions of {key}"),
+        _O("create_issue", ACT, "open an issue in project {project} titled {summary!r}",
+           ("project", "summary"), ("description", "issuetype")),
+        _O("comment_issue", ACT, "comment on {key}", ("key", "body")),
+        _O("update_issue", ACT, "change the fields {fields} of {key}", ("key", "fields")),
+        _O("transition_issue", ACT, "move {key} to {transition}", ("key", "transition")),
+    ),
+    "aha": _row(
+        _O("get_feature", READ, "read feature {id}", ("id",), record="Aha! feature {id}"),
+        _O("update_feature", ACT, "change the fields {fields} of feature {id}",
+           ("id", "fields")),
+        _O("comment_feature", ACT, "comment on feature {id}", ("id", "body")),
+    ),
+    "asana": _row(
+        _O("get_task", READ, "read task {task}", ("task",), record="Asana task {task}"),
+        _O("create_task", ACT, "make a task {name!r} in project {project}",
+           ("project", "name"), ("notes",)),
+        _O("comment_task", ACT, "comment on task {task}", ("task", "text")),
+        _O("update_task", ACT, "change the fields {fields} of task {task}",
+           ("task", "fields")),
+    ),
+    "azure-devops": _row(
+        _O("get_work_item", READ, "read work item {id} of {project}", ("project", "id"),
+           record="work item {id} of {project}"),
+        _O("get_build", READ, "read build {build_id} of {project}", ("project", "build_id"),
+           record="build {build_id} of {project}"),
+        _O("get_build_log", READ, "read log {log_id} of build {build_id} of {project}",
+           ("project", "build_id", "log_id"),
+           record="log {log_id} of build {build_id} of {project}"),
+        _O("comment_work_item", ACT, "comment on work item {id} of {project}",
+           ("project", "id", "text")),
+        _O("update_work_item", ACT, "change the fields {fields} of work item {id}",
+           ("project", "id", "fields")),
+    ),
+    "slack": _row(
+        _O("post_message", DRAFT, "draft a message to {channel}", ("channel", "text")),
+        _O("read_channel", READ, "read the latest messages of {channel}", ("channel",),
+           ("limit",), record="messages of Slack channel {channel}"),
+    ),
+    "teams": _row(
+        _O("post_message", DRAFT, "draft a message to {channel}", ("channel", "text")),
+    ),
 }  # fmt: skip
 
 # sdd's stages and the person's verdicts, as trackers name them: moving a tracker into one of

@@ -21,10 +21,11 @@ from typing import Any
 
 from sdd_git.connectors.base import ConnectorError, Missing, Result, Session
 from sdd_git.connectors.builtin.hostkit import bearer_call as _call
+from sdd_git.connectors.builtin.hostkit import by_operation
 from sdd_git.connectors.builtin.trackerkit import (
     TrackerConnector,
     as_mapping,
-    by_operation,
+    comment_lines,
     html_to_text,
     mapping_arg,
     refuse_stage_fields,
@@ -112,9 +113,7 @@ def _get_feature(session: Session, args: Mapping[str, Any]) -> Result:
     if data["url"]:
         lines.append(f"link: {data['url']}")
     lines.append("\ndescription:\n" + (shorten(text) if text else "(none)"))
-    if comments:
-        lines.append(f"\ncomments ({len(comments)}):")
-        lines += [f"- {c['author']} ({c['created']}): {shorten(c['body'], 1500)}" for c in comments]
+    lines += comment_lines(comments)
     return Result("\n".join(lines), data)
 
 

@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from sdd_git.connectors.base import ConnectorError, Operation, Refused, Result, Session
+from sdd_git.connectors.base import ConnectorError, Refused, Result, Session
 from sdd_git.connectors.builtin.hostkit import (
+    ServiceCall,
+    ServiceConnector,
     bearer,
+    by_operation,
     optional_text,
-    record,
     record_of,
-    refuse_forbidden,
     said,
     segment,
     segments,
@@ -31,7 +32,6 @@ from sdd_git.connectors.builtin.hostkit import (
     text,
 )
 from sdd_git.connectors.http import request
-from sdd_git.connectors.operations import TABLE
 
 NAME = "artifactory"
 REPO_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -42,22 +42,8 @@ CHILDREN_SHOWN = 50
 ARTIFACTS_SHOWN = 20
 
 
-class ArtifactoryConnector:
-    name = NAME
-    needs_token = True
-
-    def operations(self) -> Mapping[str, Operation]:
-        return TABLE[NAME]
-
-    def call(self, session: Session, operation: str, args: Mapping[str, Any]) -> Result:
-        refuse_forbidden(NAME, operation, args)
-        handler = _HANDLERS.get(operation)
-        if handler is None:
-            raise ConnectorError(
-                f"artifactory has no operation '{operation}'",
-                hint="operations: " + ", ".join(TABLE[NAME]),
-            )
-        return handler(session, operation, args)
+class _Call(ServiceCall):
+    connector = NAME
 
 
 def _project_query(session: Session) -> dict[str, Any] | None:
@@ -65,18 +51,18 @@ def _project_query(session: Session) -> dict[str, Any] | None:
     return {"project": project} if isinstance(project, str) and project else None
 
 
-def _get_item_info(session: Session, operation: str, args: Mapping[str, Any]) -> Result:
-    repo = text(args, "repo", operation)
-    path = text(args, "path", operation)
+def _get_item_info(call: _Call) -> Result:
+    repo = text(call.args, "repo", call.operation)
+    path = text(call.args, "path", call.operation)
     inside = "a path inside the repository (no '..', '%', '?', '#')"
     encoded = "/".join(
         [segment(repo, "a repository key", REPO_KEY), *segments(path, inside, PATH_PART)]
     )
-    source = record(NAME, operation, {"repo": repo, "path": path})
+    source = call.source(repo=repo, path=path)
     answer = request(
-        session, "GET", f"/api/storage/{encoded}", source=source, headers=bearer(session)
+        call.session, "GET", f"/api/storage/{encoded}", source=source, headers=bearer(call.session)
     ).json()
-    item: Any = record_of(answer, session, source, "artifact", "path", "repo", "uri")
+    item: Any = record_of(answer, call.session, source, "artifact", "path", "repo", "uri")
     where = f"{item.get('repo', repo)}{item.get('path', '/' + path.strip('/'))}"
     if "children" in item:
         children = [c for c in item.get("children") or [] if isinstance(c, Mapping)]
@@ -127,15 +113,15 @@ def _build_parts(args: Mapping[str, Any], operation: str) -> tuple[str, str, str
     return name, number, encoded
 
 
-def _get_build_info(session: Session, operation: str, args: Mapping[str, Any]) -> Result:
-    name, number, encoded = _build_parts(args, operation)
-    source = record(NAME, operation, {"build_name": name, "build_number": number})
+def _get_build_info(call: _Call) -> Result:
+    name, number, encoded = _build_parts(call.args, call.operation)
+    source = call.source(build_name=name, build_number=number)
     answer = request(
-        session, "GET", f"/api/build/{encoded}", source=source, query=_project_query(session),
-        headers=bearer(session),
+        call.session, "GET", f"/api/build/{encoded}", source=source,
+        query=_project_query(call.session), headers=bearer(call.session),
     ).json()  # fmt: skip
     info = record_of(
-        answer.get("buildInfo") if isinstance(answer, Mapping) else None, session, source,
+        answer.get("buildInfo") if isinstance(answer, Mapping) else None, call.session, source,
         "build info", "name", "number", "started",
     )  # fmt: skip
     vcs = [v for v in info.get("vcs") or [] if isinstance(v, Mapping)]
@@ -176,17 +162,17 @@ def _get_build_info(session: Session, operation: str, args: Mapping[str, Any]) -
     return Result("\n".join(lines), data)
 
 
-def _promote_build(session: Session, operation: str, args: Mapping[str, Any]) -> Result:
-    name, number, encoded = _build_parts(args, operation)
-    target = text(args, "target_repo", operation)
+def _promote_build(call: _Call) -> Result:
+    name, number, encoded = _build_parts(call.args, call.operation)
+    target = text(call.args, "target_repo", call.operation)
     segment(target, "a repository key", REPO_KEY)
-    copy = args.get("copy", False)
+    copy = call.args.get("copy", False)
     if not isinstance(copy, bool):
         raise ConnectorError("promote_build: 'copy' is true or false")
-    user = session.settings.get("user")
+    user = call.session.settings.get("user")
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "+0000"
     body: dict[str, Any] = {
-        "comment": optional_text(args, "comment", operation) or "promoted through sdd",
+        "comment": optional_text(call.args, "comment", call.operation) or "promoted through sdd",
         "ciUser": user if isinstance(user, str) and user else "sdd",
         "timestamp": stamp,
         "dryRun": False,
@@ -196,16 +182,16 @@ def _promote_build(session: Session, operation: str, args: Mapping[str, Any]) ->
         "dependencies": False,
         "failFast": True,
     }
-    status = optional_text(args, "status", operation)
+    status = optional_text(call.args, "status", call.operation)
     if status:
         body["status"] = status
-    source_repo = optional_text(args, "source_repo", operation)
+    source_repo = optional_text(call.args, "source_repo", call.operation)
     if source_repo:
         segment(source_repo, "a repository key", REPO_KEY)
         body["sourceRepo"] = source_repo
     answer = request(
-        session, "POST", f"/api/build/promote/{encoded}", source=f"build {name} {number}",
-        query=_project_query(session), body=body, headers=bearer(session),
+        call.session, "POST", f"/api/build/promote/{encoded}", source=f"build {name} {number}",
+        query=_project_query(call.session), body=body, headers=bearer(call.session),
     ).json()  # fmt: skip
     messages = [
         m for m in (answer.get("messages") if isinstance(answer, Mapping) else None) or []
@@ -214,8 +200,8 @@ def _promote_build(session: Session, operation: str, args: Mapping[str, Any]) ->
     errors = [str(m.get("message")) for m in messages if str(m.get("level")).lower() == "error"]
     if errors:
         raise Refused(
-            f"{session.name} did not promote build {name} {number}: "
-            + session.masked("; ".join(errors))[:300]
+            f"{call.session.name} did not promote build {name} {number}: "
+            + call.session.masked("; ".join(errors))[:300]
         )
     how = "copied" if copy else "moved"
     return Result(
@@ -226,8 +212,7 @@ def _promote_build(session: Session, operation: str, args: Mapping[str, Any]) ->
     )  # fmt: skip
 
 
-_HANDLERS: dict[str, Callable[[Session, str, Mapping[str, Any]], Result]] = {
-    "get_item_info": _get_item_info,
-    "get_build_info": _get_build_info,
-    "promote_build": _promote_build,
-}
+class ArtifactoryConnector(ServiceConnector):
+    name = NAME
+    call_class = _Call
+    handlers = by_operation(_get_item_info, _get_build_info, _promote_build)

@@ -23,9 +23,10 @@ from typing import Any
 
 from sdd_git.connectors.base import ConnectorError, Missing, Result, Session
 from sdd_git.connectors.builtin.hostkit import bearer_call as _call
+from sdd_git.connectors.builtin.hostkit import by_operation
 from sdd_git.connectors.builtin.trackerkit import (
     TrackerConnector,
-    by_operation,
+    comment_lines,
     flat_text,
     mapping_arg,
     refuse_stage_fields,
@@ -113,9 +114,7 @@ def _get_task(session: Session, args: Mapping[str, Any]) -> Result:
     if data["url"]:
         lines.append(f"link: {data['url']}")
     lines.append("\nnotes:\n" + (shorten(data["notes"]) if data["notes"] else "(none)"))
-    if comments:
-        lines.append(f"\ncomments ({len(comments)}):")
-        lines += [f"- {c['author']} ({c['created']}): {shorten(c['text'], 1500)}" for c in comments]
+    lines += comment_lines(comments, "text")
     return Result("\n".join(lines), data)
 
 

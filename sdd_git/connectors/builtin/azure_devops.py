@@ -16,9 +16,9 @@ are "not signed in"."""
 
 from __future__ import annotations
 
-import base64
+import functools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -29,14 +29,14 @@ from sdd_git.connectors.base import (
     Result,
     Session,
 )
+from sdd_git.connectors.builtin.buildlog import LOGS_SHOWN, add_excerpt, excerpt_result
 from sdd_git.connectors.builtin.hostkit import (
+    ServiceCall,
     ServiceConnector,
-    describe_excerpt,
-    excerpt_of,
+    basic_auth,
+    by_operation,
     follow_pages,
     mapping,
-    positive_int,
-    record,
     record_of,
     said,
     segment,
@@ -60,26 +60,15 @@ PROJECT = re.compile(r"[^_.\\/:*?\"<>|;#$%{},+=\[\]][^\\/:*?\"<>|;#$%{},+=\[\]]{
 FIELD = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+){0,5}")
 COMMENTS_SHOWN = 20
 COMMENT_PAGE = 10
-LOGS_SHOWN = 2
 FAILED = ("failed", "partiallySucceeded", "canceled")
 
 
-class AzureDevOpsConnector(ServiceConnector):
-    name = NAME
+class _Call(ServiceCall):
+    connector = NAME
 
-    def handlers(self) -> Mapping[str, Callable[[_Call], Result]]:
-        return _HANDLERS
-
-    def begin(self, session: Session, operation: str, args: Mapping[str, Any]) -> _Call:
-        return _Call(session, operation, args)
-
-
-class _Call:
     def __init__(self, session: Session, operation: str, args: Mapping[str, Any]) -> None:
-        self.session = session
-        self.operation = operation
-        self.args = args
-        self.project = text(args, "project", operation, default=session.settings.get("project"))
+        super().__init__(session, operation, args)
+        self.project = self.within_arg("project")
         organization = session.settings.get("organization")
         prefix = ""
         if organization is not None:
@@ -91,14 +80,7 @@ class _Call:
             )
         project = segment(self.project, "an Azure DevOps project name", PROJECT)
         self.base = f"{prefix}/{project}/_apis"
-        pair = f":{token_of(session)}".encode()
-        self.headers = {"Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
-
-    def number(self, name: str) -> int:
-        return positive_int(self.args, name, self.operation)
-
-    def source(self, **values: Any) -> str:
-        return record(NAME, self.operation, {"project": self.project, **values})
+        self.headers = basic_auth("", token_of(session))
 
     def send(
         self,
@@ -272,13 +254,8 @@ def _get_build(call: _Call) -> Result:
         for task in [t for t in data["failing_tasks"] if isinstance(t["log_id"], int)][:LOGS_SHOWN]:
             what = f"log {task['log_id']} ({task['name']})"
             source = f"log {task['log_id']} of build {build_id} of {call.project}"
-            try:
-                excerpt = excerpt_of(_log(call, build_id, task["log_id"], source))
-            except Missing as exc:
-                lines.append(f"{what}: missing ({exc.why or 'not there'})")
-                continue
-            lines.append(describe_excerpt(what, excerpt))
-            task["log_excerpt"] = excerpt.text
+            read = functools.partial(_log, call, build_id, task["log_id"], source)
+            add_excerpt(lines, task, what, read)
     return Result("\n".join(line for line in lines if line), data)
 
 
@@ -290,12 +267,8 @@ def _get_build_log(call: _Call) -> Result:
         lines = data.get("value") if isinstance(data, Mapping) else None
         body = "\n".join(str(line) for line in lines or [])
         answer = Answer(answer.status, answer.headers, body.encode())
-    excerpt = excerpt_of(answer)
-    return Result(
-        describe_excerpt(f"log {log_id} of build {build_id} of {call.project}", excerpt),
-        {"build_id": build_id, "log_id": log_id, "lines": excerpt.lines,
-         "failing_lines": excerpt.failing, "excerpt": excerpt.text, "cut": excerpt.cut},
-    )  # fmt: skip
+    what = f"log {log_id} of build {build_id} of {call.project}"
+    return excerpt_result(what, answer, build_id=build_id, log_id=log_id)
 
 
 def _comment_work_item(call: _Call) -> Result:
@@ -339,10 +312,9 @@ def _update_work_item(call: _Call) -> Result:
     )
 
 
-_HANDLERS: dict[str, Callable[[_Call], Result]] = {
-    "get_work_item": _get_work_item,
-    "get_build": _get_build,
-    "get_build_log": _get_build_log,
-    "comment_work_item": _comment_work_item,
-    "update_work_item": _update_work_item,
-}
+class AzureDevOpsConnector(ServiceConnector):
+    name = NAME
+    call_class = _Call
+    handlers = by_operation(
+        _get_work_item, _get_build, _get_build_log, _comment_work_item, _update_work_item
+    )  # fmt: skip

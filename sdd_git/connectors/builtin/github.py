@@ -16,30 +16,31 @@ without the token, since the signature in the URL is the permission."""
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from sdd_git.connectors.base import (
     ConnectorError,
-    Missing,
     Result,
     Session,
     Unavailable,
 )
+from sdd_git.connectors.builtin.buildlog import add_failing_jobs, excerpt_result
 from sdd_git.connectors.builtin.hostkit import (
     Listed,
+    ServiceCall,
     ServiceConnector,
-    describe_excerpt,
-    excerpt_of,
+    by_operation,
     follow_pages,
     items,
     listing,
+    newest_first,
     one_of,
     optional_text,
-    positive_int,
     record,
     record_of,
     said,
@@ -60,28 +61,17 @@ FAILED = ("failure", "timed_out", "startup_failure")
 RUN_STATUSES = ("completed", "action_required", "cancelled", "failure", "neutral", "skipped",
                 "stale", "success", "timed_out", "in_progress", "queued", "requested",
                 "waiting", "pending")  # fmt: skip
-LOGS_SHOWN = 2  # failing jobs whose log a run's read includes
 RUNS_SHOWN = 30
 
 
-class GitHubConnector(ServiceConnector):
-    name = NAME
+class _Call(ServiceCall):
+    """One call: its checked repository, and requests signed for GitHub."""
 
-    def handlers(self) -> Mapping[str, Callable[[_Call], Result]]:
-        return _HANDLERS
-
-    def begin(self, session: Session, operation: str, args: Mapping[str, Any]) -> _Call:
-        return _Call(session, operation, args)
-
-
-class _Call:
-    """One call: its session, its checked repository, and requests signed for GitHub."""
+    connector = NAME
 
     def __init__(self, session: Session, operation: str, args: Mapping[str, Any]) -> None:
-        self.session = session
-        self.operation = operation
-        self.args = args
-        repo = text(args, "repo", operation, default=session.settings.get("repo"))
+        super().__init__(session, operation, args)
+        repo = self.within_arg("repo")
         owner, _, name = repo.partition("/")
         if not OWNER.fullmatch(owner) or not REPO_NAME.fullmatch(name) or name in (".", ".."):
             raise ConnectorError(f"{operation}: 'repo' is owner/name (acme/app), not {repo!r}")
@@ -92,12 +82,6 @@ class _Call:
             "Accept": "application/vnd.github+json",
             "X-GitHub-Api-Version": API_VERSION,
         }
-
-    def number(self, name: str) -> int:
-        return positive_int(self.args, name, self.operation)
-
-    def source(self, **values: Any) -> str:
-        return record(NAME, self.operation, {"repo": self.repo, **values})
 
     def get(self, path: str, source: str, query: Mapping[str, Any] | None = None) -> Any:
         return request(
@@ -250,11 +234,9 @@ def _list_workflow_runs(call: _Call) -> Result:
         query["event"] = event
     listed = call.pages("/actions/runs", call.source(), query, "workflow_runs", RUNS_SHOWN)
     runs = [r for r in listed.items if isinstance(r, Mapping)]
-    filters = ", ".join(f"{k} {v}" for k, v in query.items()) or "all"
-    head = f"Actions runs of {call.repo} ({filters}), newest first: {len(runs)}"
-    body = listing([_run_line(r) for r in runs], listed.more, "none: the list is empty")
+    what = f"Actions runs of {call.repo}"
     data = {"runs": [_run_data(r) for r in runs], "more": listed.more}
-    return Result(f"{head}{'+' if listed.more else ''}\n{body}", data)
+    return Result(newest_first(what, query, [_run_line(r) for r in runs], listed.more), data)
 
 
 def _run_data(run: Mapping[str, Any]) -> dict[str, Any]:
@@ -314,23 +296,11 @@ def _get_workflow_run(call: _Call) -> Result:
         for j in failing
     ]  # fmt: skip
     if conclusion in FAILED or failing:
-        counted = f"{len(failing)} of {len(jobs.items)}{'+' if jobs.more else ''}"
-        lines.append(f"failing jobs ({counted}):" if failing else "failing jobs: none listed")
-        lines.extend(f"- {_job_line(j)}" for j in failing)
-        for job, entry in list(zip(failing, data["failing_jobs"], strict=True))[:LOGS_SHOWN]:
-            job_id = int(job.get("id") or 0)
-            what = f"log of job {job.get('name')} ({job_id})"
-            try:
-                excerpt = excerpt_of(_job_log(call, job_id))
-            except Missing as exc:
-                lines.append(f"{what}: missing ({exc.why or 'not there'})")
-                continue
-            lines.append(describe_excerpt(what, excerpt))
-            entry["log_excerpt"] = excerpt.text
-        if len(failing) > LOGS_SHOWN:
-            lines.append(
-                f"(logs of the other {len(failing) - LOGS_SHOWN} failing jobs: get_job_log)"
-            )
+        add_failing_jobs(
+            lines, jobs, list(zip(failing, data["failing_jobs"], strict=True)),
+            said_as="failing jobs", line=_job_line, log="log",
+            read=functools.partial(_job_log, call),
+        )  # fmt: skip
     return Result("\n".join(lines), data)
 
 
@@ -406,13 +376,8 @@ def _reach(host: str) -> str:
 
 def _get_job_log(call: _Call) -> Result:
     job_id = call.number("job_id")
-    excerpt = excerpt_of(_job_log(call, job_id))
-    what = f"log of Actions job {job_id} of {call.repo}"
-    return Result(
-        describe_excerpt(what, excerpt),
-        {"job_id": job_id, "lines": excerpt.lines, "failing_lines": excerpt.failing,
-         "excerpt": excerpt.text, "cut": excerpt.cut},
-    )  # fmt: skip
+    answer = _job_log(call, job_id)
+    return excerpt_result(f"log of Actions job {job_id} of {call.repo}", answer, job_id=job_id)
 
 
 # -- acts ----------------------------------------------------------------------------------------
@@ -497,17 +462,11 @@ def _rerun_workflow(call: _Call) -> Result:
     return Result(f"Actions run {run_id} of {call.repo} was asked to run again", {"run_id": run_id})
 
 
-_HANDLERS: dict[str, Callable[[_Call], Result]] = {
-    "get_issue": _get_issue,
-    "list_issues": _list_issues,
-    "get_pull_request": _get_pull_request,
-    "list_workflow_runs": _list_workflow_runs,
-    "get_workflow_run": _get_workflow_run,
-    "list_run_jobs": _list_run_jobs,
-    "get_job_log": _get_job_log,
-    "create_issue": _create_issue,
-    "comment_issue": _comment_issue,
-    "open_pull_request": _open_pull_request,
-    "merge_pull_request": _merge_pull_request,
-    "rerun_workflow": _rerun_workflow,
-}
+class GitHubConnector(ServiceConnector):
+    name = NAME
+    call_class = _Call
+    handlers = by_operation(
+        _get_issue, _list_issues, _get_pull_request, _list_workflow_runs, _get_workflow_run,
+        _list_run_jobs, _get_job_log, _create_issue, _comment_issue, _open_pull_request,
+        _merge_pull_request, _rerun_workflow
+    )  # fmt: skip

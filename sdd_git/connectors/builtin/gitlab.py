@@ -11,22 +11,24 @@ merge a merge request. A release is the person's: `create_release` is never sent
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-from sdd_git.connectors.base import ConnectorError, Missing, Result, Session
+from sdd_git.connectors.base import ConnectorError, Result, Session
+from sdd_git.connectors.builtin.buildlog import add_failing_jobs, excerpt_result
 from sdd_git.connectors.builtin.hostkit import (
     Listed,
+    ServiceCall,
     ServiceConnector,
-    describe_excerpt,
-    excerpt_of,
+    by_operation,
     follow_pages,
     listing,
+    newest_first,
     one_of,
     optional_text,
-    positive_int,
     record,
     record_of,
     said,
@@ -43,18 +45,7 @@ REF = re.compile(r"[^\s~^:?*\[\\]{1,255}")
 PIPELINE_STATUSES = ("created", "waiting_for_resource", "preparing", "pending", "running",
                      "success", "failed", "canceled", "skipped", "manual", "scheduled")  # fmt: skip
 FINISHED = ("success", "failed", "canceled", "skipped")
-LOGS_SHOWN = 2
 PIPELINES_SHOWN = 30
-
-
-class GitLabConnector(ServiceConnector):
-    name = NAME
-
-    def handlers(self) -> Mapping[str, Callable[[_Call], Result]]:
-        return _HANDLERS
-
-    def begin(self, session: Session, operation: str, args: Mapping[str, Any]) -> _Call:
-        return _Call(session, operation, args)
 
 
 def project_segment(project: str, operation: str) -> str:
@@ -69,20 +60,14 @@ def project_segment(project: str, operation: str) -> str:
     return quote(project, safe="")
 
 
-class _Call:
+class _Call(ServiceCall):
+    connector = NAME
+
     def __init__(self, session: Session, operation: str, args: Mapping[str, Any]) -> None:
-        self.session = session
-        self.operation = operation
-        self.args = args
-        self.project = text(args, "project", operation, default=session.settings.get("project"))
+        super().__init__(session, operation, args)
+        self.project = self.within_arg("project")
         self.base = f"/projects/{project_segment(self.project, operation)}"
         self.headers = {"PRIVATE-TOKEN": token_of(session)}
-
-    def number(self, name: str) -> int:
-        return positive_int(self.args, name, self.operation)
-
-    def source(self, **values: Any) -> str:
-        return record(NAME, self.operation, {"project": self.project, **values})
 
     def get(self, path: str, source: str) -> Any:
         return request(
@@ -191,9 +176,6 @@ def _list_pipelines(call: _Call) -> Result:
         query["status"] = status
     listed = call.pages("/pipelines", call.source(), query, PIPELINES_SHOWN)
     pipelines = [p for p in listed.items if isinstance(p, Mapping)]
-    filters = ", ".join(f"{k} {v}" for k, v in query.items()) or "all"
-    head = f"pipelines of {call.project} ({filters}), newest first: {len(pipelines)}"
-    body = listing([_pipeline_line(p) for p in pipelines], listed.more, "none: the list is empty")
     data = {
         "pipelines": [
             {"id": p.get("id"), "ref": p.get("ref"), "sha": p.get("sha"),
@@ -203,7 +185,8 @@ def _list_pipelines(call: _Call) -> Result:
         ],
         "more": listed.more,
     }  # fmt: skip
-    return Result(f"{head}{'+' if listed.more else ''}\n{body}", data)
+    lines = [_pipeline_line(p) for p in pipelines]
+    return Result(newest_first(f"pipelines of {call.project}", query, lines, listed.more), data)
 
 
 def _jobs(call: _Call, pipeline_id: int) -> Listed:
@@ -263,21 +246,10 @@ def _get_pipeline(call: _Call) -> Result:
          "failure_reason": j.get("failure_reason")}
         for j in failing
     ]  # fmt: skip
-    counted = f"{len(failing)} of {len(jobs.items)}{'+' if jobs.more else ''}"
-    lines.append(f"failed jobs ({counted}):" if failing else "failed jobs: none listed")
-    lines.extend(f"- {_job_line(j)}" for j in failing)
-    for job, entry in list(zip(failing, data["failing_jobs"], strict=True))[:LOGS_SHOWN]:
-        job_id = int(job.get("id") or 0)
-        what = f"trace of job {job.get('name')} ({job_id})"
-        try:
-            excerpt = excerpt_of(_trace(call, job_id))
-        except Missing as exc:
-            lines.append(f"{what}: missing ({exc.why or 'not there'})")
-            continue
-        lines.append(describe_excerpt(what, excerpt))
-        entry["log_excerpt"] = excerpt.text
-    if len(failing) > LOGS_SHOWN:
-        lines.append(f"(traces of the other {len(failing) - LOGS_SHOWN} failed jobs: get_job_log)")
+    add_failing_jobs(
+        lines, jobs, list(zip(failing, data["failing_jobs"], strict=True)),
+        said_as="failed jobs", line=_job_line, log="trace", read=functools.partial(_trace, call),
+    )  # fmt: skip
     return Result("\n".join(lines), data)
 
 
@@ -300,12 +272,8 @@ def _list_pipeline_jobs(call: _Call) -> Result:
 
 def _get_job_log(call: _Call) -> Result:
     job_id = call.number("job_id")
-    excerpt = excerpt_of(_trace(call, job_id))
-    return Result(
-        describe_excerpt(f"trace of job {job_id} of {call.project}", excerpt),
-        {"job_id": job_id, "lines": excerpt.lines, "failing_lines": excerpt.failing,
-         "excerpt": excerpt.text, "cut": excerpt.cut},
-    )  # fmt: skip
+    answer = _trace(call, job_id)
+    return excerpt_result(f"trace of job {job_id} of {call.project}", answer, job_id=job_id)
 
 
 def _create_issue(call: _Call) -> Result:
@@ -367,15 +335,10 @@ def _merge_merge_request(call: _Call) -> Result:
     )
 
 
-_HANDLERS: dict[str, Callable[[_Call], Result]] = {
-    "get_issue": _get_issue,
-    "get_merge_request": _get_merge_request,
-    "list_pipelines": _list_pipelines,
-    "get_pipeline": _get_pipeline,
-    "list_pipeline_jobs": _list_pipeline_jobs,
-    "get_job_log": _get_job_log,
-    "create_issue": _create_issue,
-    "comment_issue": _comment_issue,
-    "open_merge_request": _open_merge_request,
-    "merge_merge_request": _merge_merge_request,
-}
+class GitLabConnector(ServiceConnector):
+    name = NAME
+    call_class = _Call
+    handlers = by_operation(
+        _get_issue, _get_merge_request, _list_pipelines, _get_pipeline, _list_pipeline_jobs,
+        _get_job_log, _create_issue, _comment_issue, _open_merge_request, _merge_merge_request
+    )  # fmt: skip

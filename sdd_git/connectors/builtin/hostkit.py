@@ -1,22 +1,22 @@
 """What the code-host, CI and artifact connectors (GitHub, GitLab, Jenkins, Artifactory, Azure
-DevOps) share: arguments checked and made into path segments, the table's record for a
-`missing:` answer, pages followed to a cap, and a build log cut to what a role needs.
+DevOps) share: the connector and its call, arguments checked and made into path segments, the
+table's record for a `missing:` answer, and pages followed to a cap (a build log is cut to what
+a role needs in buildlog). Every built-in connector, a tracker's too, keys its handlers with
+`by_operation`.
 
 An argument becomes exactly one path segment, percent-encoded with nothing left safe: `/`, `?`,
 `#` and `%` cannot reach another endpoint, and `.`, `..`, control characters and text that is
 already percent-encoded (`%2e%2e`) are refused outright, so no server's second decoding can turn
-a value into a path step either.
-
-A log excerpt is facts only: the lines that say something failed (an `##[error]`, an exception,
-`FAILED`, an exit code), each with a few lines of context, and the tail of the log, every line
-with its number, and what was left out said as left out."""
+a value into a path step either."""
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from urllib.parse import quote
 
 from sdd_git.connectors.base import (
@@ -29,7 +29,7 @@ from sdd_git.connectors.base import (
     Refused,
     Session,
 )
-from sdd_git.connectors.http import MAX_BODY, Answer, request
+from sdd_git.connectors.http import Answer, request
 from sdd_git.connectors.operations import TABLE, forbidden_reason
 
 if TYPE_CHECKING:
@@ -52,32 +52,67 @@ def operation_of(connector: str, operation: str) -> Operation:
     return found
 
 
+Handler = TypeVar("Handler", bound="Callable[..., Result]")
+
+
+def by_operation(*handlers: Handler, **named: Handler) -> Mapping[str, Handler]:
+    """Handlers by the operation each is named for (`_get_issue` for `get_issue`), and any
+    shared one by the operation given."""
+    return MappingProxyType(
+        {handler.__name__.removeprefix("_"): handler for handler in handlers} | named
+    )
+
+
+class ServiceCall:
+    """One call of a service connector: its session, the operation and the role's arguments,
+    and `within`, what every record of the call is named with (`{"repo": "acme/app"}`), so
+    that `source` names the record a read is of."""
+
+    connector: ClassVar[str]  # its row of the operation table
+
+    def __init__(self, session: Session, operation: str, args: Mapping[str, Any]) -> None:
+        self.session = session
+        self.operation = operation
+        self.args = args
+        self.within: dict[str, Any] = {}
+
+    def within_arg(self, name: str, *, configured: bool = True) -> str:
+        """The argument every record of the call is named with (`repo`, `project`, `job`): the
+        role's, or else (when it may be `configured`) the connector's setting of that name."""
+        default = self.session.settings.get(name) if configured else None
+        value = text(self.args, name, self.operation, default=default)
+        self.within = {name: value}
+        return value
+
+    def number(self, name: str) -> int:
+        return positive_int(self.args, name, self.operation)
+
+    def source(self, **values: Any) -> str:
+        return record(self.connector, self.operation, {**self.within, **values})
+
+
 class ServiceConnector:
     """A built-in service connector: its row of the operation table, and one handler per
-    operation, each given what `begin` makes of the call (a service's checked, signed call).
-    A change that is the person's is refused here too, whoever called."""
+    operation, each given the call as `call_class` checks and signs it. A change that is the
+    person's is refused here too, whoever called."""
 
     name: str
     needs_token = True
+    handlers: ClassVar[Mapping[str, Callable[[Any], Result]]]
+    call_class: ClassVar[type[ServiceCall]]
 
     def operations(self) -> Mapping[str, Operation]:
         return TABLE[self.name]
 
-    def handlers(self) -> Mapping[str, Callable[[Any], Result]]:
-        raise NotImplementedError
-
-    def begin(self, session: Session, operation: str, args: Mapping[str, Any]) -> Any:
-        raise NotImplementedError
-
     def call(self, session: Session, operation: str, args: Mapping[str, Any]) -> Result:
         refuse_forbidden(self.name, operation, args)
-        handler = self.handlers().get(operation)
+        handler = self.handlers.get(operation)
         if handler is None:
             raise ConnectorError(
                 f"{self.name} has no operation '{operation}'",
                 hint="operations: " + ", ".join(TABLE[self.name]),
             )
-        return handler(self.begin(session, operation, args))
+        return handler(self.call_class(session, operation, args))
 
 
 def refuse_forbidden(connector: str, operation: str, args: Mapping[str, Any]) -> None:
@@ -113,6 +148,12 @@ def token_of(session: Session) -> str:
 def bearer(session: Session) -> dict[str, str]:
     """The sign-in header of a token sent as a bearer (NotSignedIn without one)."""
     return {"Authorization": f"Bearer {token_of(session)}"}
+
+
+def basic_auth(user: str, token: str) -> dict[str, str]:
+    """The sign-in header of HTTP Basic `user:token` (Azure DevOps sends an empty user)."""
+    pair = f"{user}:{token}".encode()
+    return {"Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
 
 
 def bearer_call(
@@ -256,6 +297,14 @@ def listing(items: list[str], more: bool, empty: str) -> str:
     return "\n".join(items) + ("\n(more exist: only these were read)" if more else "")
 
 
+def newest_first(what: str, query: Mapping[str, Any], lines: list[str], more: bool) -> str:
+    """A list read with filters (runs, pipelines): what it lists, by which filters, how many,
+    then one line each."""
+    filters = ", ".join(f"{k} {v}" for k, v in query.items()) or "all"
+    head = f"{what} ({filters}), newest first: {len(lines)}{'+' if more else ''}"
+    return f"{head}\n{listing(lines, more, 'none: the list is empty')}"
+
+
 # -- shapes --------------------------------------------------------------------------------------
 
 
@@ -301,101 +350,3 @@ def said(value: Any, empty: str = "none") -> str:
 
 def short_sha(value: Any) -> str:
     return str(value)[:10] if value else "unknown"
-
-
-# -- logs ----------------------------------------------------------------------------------------
-
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
-_SECTION = re.compile(r"section_(?:start|end):[0-9]+:[A-Za-z0-9_.-]+(?:\[[^\]]*\])?")  # GitLab
-_STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ")  # GitHub Actions
-_FAILING = re.compile(
-    r"##\[error\]|\berror\b|\berrors?:|\bfail(?:ed|ures?|ing|s)?\b|\bexception\b|traceback|"
-    r"exit (?:code|status) [1-9]|\bfatal\b|\bpanic\b|\bnot ok\b|"
-    r"(?-i:[a-z0-9](?:Error|Exception)\b)",  # AssertionError, NullPointerException
-    re.IGNORECASE,
-)
-# Lines that name failure but report none ("0 failed", "errors: 0", "continue-on-error").
-_NOT_FAILING = re.compile(
-    r"\b0 (?:failed|failures|errors?)\b|\b(?:failures|errors?): 0\b|continue-on-error|"
-    r"fail-fast|--fail|\bon.?error\b",
-    re.IGNORECASE,
-)
-
-
-@dataclass(frozen=True)
-class Excerpt:
-    text: str
-    lines: int  # in the whole log
-    failing: int  # lines that say something failed
-    cut: bool  # the log was longer than what was read (MAX_BODY)
-
-
-def clean_lines(log: str) -> list[str]:
-    out = []
-    for raw in log.replace("\r\n", "\n").split("\n"):
-        line = _SECTION.sub("", _ANSI.sub("", raw))
-        if "\r" in line:  # a progress line redrawn in place: its last drawing
-            drawn = [part for part in line.split("\r") if part.strip()]
-            line = drawn[-1] if drawn else ""
-        out.append(_STAMP.sub("", line).rstrip())
-    while out and not out[-1]:
-        out.pop()
-    return out
-
-
-def is_failing(line: str) -> bool:
-    return bool(_FAILING.search(line)) and not _NOT_FAILING.search(line)
-
-
-def log_excerpt(
-    log: str,
-    *,
-    before: int = 3,
-    after: int = 2,
-    budget: int = 60,
-    tail: int = 15,
-    width: int = 300,
-    cut: bool = False,
-) -> Excerpt:
-    """The failing lines with `before`/`after` lines of context (at most `budget` lines, the
-    earliest failures first: the first error is most often the cause), then the last `tail`
-    lines. Each line is numbered; a gap says how many lines it leaves out."""
-    lines = clean_lines(log)
-    total = len(lines)
-    failing = [i for i, line in enumerate(lines) if is_failing(line)]
-    picked: set[int] = set()
-    for index in failing:
-        window = range(max(0, index - before), min(total, index + after + 1))
-        if len(picked | set(window)) > budget:
-            break
-        picked.update(window)
-    picked.update(range(max(0, total - (tail if failing else tail * 2)), total))
-    shown: list[str] = []
-    previous = -1
-    for index in sorted(picked):
-        if index > previous + 1:
-            shown.append(f"      ... ({index - previous - 1} lines not shown)")
-        line = lines[index]
-        if len(line) > width:
-            line = line[:width] + " [...]"
-        shown.append(f"{index + 1:>6} | {line}")
-        previous = index
-    if not lines:
-        shown = ["      (the log is empty)"]
-    return Excerpt("\n".join(shown), total, len(failing), cut)
-
-
-def excerpt_of(answer: Answer) -> Excerpt:
-    return log_excerpt(answer.text(), cut=len(answer.body) >= MAX_BODY)
-
-
-def describe_excerpt(what: str, excerpt: Excerpt) -> str:
-    found = (
-        f"{excerpt.failing} lines say something failed; shown with context, then the tail"
-        if excerpt.failing
-        else "no line says what failed; its tail"
-    )
-    head = f"{what}: {excerpt.lines} lines; {found}"
-    if excerpt.cut:
-        head += f" (the log was cut at {MAX_BODY // (1024 * 1024)} MB: its end is not shown)"
-    return head + ":\n" + excerpt.text

@@ -13,10 +13,10 @@ a build is its number or a permalink (`lastBuild`, `lastFailedBuild`...). Reads:
 
 from __future__ import annotations
 
-import base64
 import datetime
+import functools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from sdd_git.connectors.base import (
@@ -26,17 +26,17 @@ from sdd_git.connectors.base import (
     Result,
     Session,
 )
+from sdd_git.connectors.builtin.buildlog import add_excerpt, excerpt_result
 from sdd_git.connectors.builtin.hostkit import (
+    ServiceCall,
     ServiceConnector,
-    describe_excerpt,
-    excerpt_of,
+    basic_auth,
+    by_operation,
     items,
     positive_int,
-    record,
     record_of,
     said,
     segments,
-    text,
     token_of,
 )
 from sdd_git.connectors.http import Answer, request
@@ -58,16 +58,6 @@ REPORT_TREE = (
 )
 
 
-class JenkinsConnector(ServiceConnector):
-    name = NAME
-
-    def handlers(self) -> Mapping[str, Callable[[_Call], Result]]:
-        return _HANDLERS
-
-    def begin(self, session: Session, operation: str, args: Mapping[str, Any]) -> _Call:
-        return _Call(session, operation, args)
-
-
 def job_path(job: str, operation: str) -> str:
     """`team/app` as `/job/team/job/app`, each name checked and encoded."""
     what = "a Jenkins job name (folders joined with '/', no '..', none of ?*\\%!@#$^&|<>[]:;)"
@@ -75,12 +65,12 @@ def job_path(job: str, operation: str) -> str:
     return "".join(f"/job/{part}" for part in parts)
 
 
-class _Call:
+class _Call(ServiceCall):
+    connector = NAME
+
     def __init__(self, session: Session, operation: str, args: Mapping[str, Any]) -> None:
-        self.session = session
-        self.operation = operation
-        self.args = args
-        self.job = text(args, "job", operation)
+        super().__init__(session, operation, args)
+        self.job = self.within_arg("job", configured=False)
         self.job_path = job_path(self.job, operation)
         user = session.settings.get("user")
         token = token_of(session)
@@ -90,17 +80,13 @@ class _Call:
                 "user is configured",
                 hint=f"set connectors.{session.name}.user in .sdd/config.yaml",
             )
-        pair = f"{user.strip()}:{token}".encode()
-        self.headers = {"Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
+        self.headers = basic_auth(user.strip(), token)
 
     def build(self) -> str:
         value = self.args.get("number")
         if isinstance(value, str) and value.strip() in PERMALINKS:
             return value.strip()
         return str(positive_int(self.args, "number", self.operation))
-
-    def source(self, number: str) -> str:
-        return record(NAME, self.operation, {"job": self.job, "number": number})
 
     def get(self, path: str, source: str, query: Mapping[str, Any] | None = None) -> Answer:
         return request(
@@ -126,7 +112,7 @@ def _actions(build: Mapping[str, Any], kind: str) -> list[Mapping[str, Any]]:
 
 def _get_build(call: _Call) -> Result:
     number = call.build()
-    source = call.source(number)
+    source = call.source(number=number)
     build = record_of(call.get(f"/{number}/api/json", source).json(), call.session, source,
                       "build", "number")  # fmt: skip
     result = build.get("result")
@@ -173,25 +159,16 @@ def _get_build(call: _Call) -> Result:
     lines.append(str(build.get("url") or ""))
     if result in FAILED and not build.get("building"):
         what = f"console log of build {build.get('number', number)}"
-        try:
-            excerpt = excerpt_of(call.get(f"/{number}/consoleText", f"console log of {source}"))
-        except Missing as exc:
-            lines.append(f"{what}: missing ({exc.why or 'not there'})")
-        else:
-            lines.append(describe_excerpt(what, excerpt))
-            data["log_excerpt"] = excerpt.text
+        read = functools.partial(call.get, f"/{number}/consoleText", f"console log of {source}")
+        add_excerpt(lines, data, what, read)
     return Result("\n".join(line for line in lines if line), data)
 
 
 def _get_build_log(call: _Call) -> Result:
     number = call.build()
-    answer = call.get(f"/{number}/consoleText", call.source(number))
-    excerpt = excerpt_of(answer)
-    return Result(
-        describe_excerpt(f"console log of build {number} of Jenkins job {call.job}", excerpt),
-        {"number": number, "lines": excerpt.lines, "failing_lines": excerpt.failing,
-         "excerpt": excerpt.text, "cut": excerpt.cut},
-    )  # fmt: skip
+    answer = call.get(f"/{number}/consoleText", call.source(number=number))
+    what = f"console log of build {number} of Jenkins job {call.job}"
+    return excerpt_result(what, answer, number=number)
 
 
 def _cases(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -204,9 +181,9 @@ def _cases(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def _get_test_report(call: _Call) -> Result:
     number = call.build()
     report = call.get(
-        f"/{number}/testReport/api/json", call.source(number), {"tree": REPORT_TREE}
+        f"/{number}/testReport/api/json", call.source(number=number), {"tree": REPORT_TREE}
     ).json()
-    report = record_of(report, call.session, call.source(number), "test report",
+    report = record_of(report, call.session, call.source(number=number), "test report",
                        "failCount", "passCount", "skipCount", "childReports")  # fmt: skip
     parts = [report]
     for child in report.get("childReports") or []:  # a matrix or multi-module build
@@ -304,9 +281,9 @@ def _trigger_build(call: _Call) -> Result:
     )  # fmt: skip
 
 
-_HANDLERS: dict[str, Callable[[_Call], Result]] = {
-    "get_build": _get_build,
-    "get_build_log": _get_build_log,
-    "get_test_report": _get_test_report,
-    "trigger_build": _trigger_build,
-}
+class JenkinsConnector(ServiceConnector):
+    name = NAME
+    call_class = _Call
+    handlers = by_operation(
+        _get_build, _get_build_log, _get_test_report, _trigger_build
+    )  # fmt: skip

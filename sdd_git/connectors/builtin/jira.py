@@ -18,7 +18,6 @@ mirrors a stage or her verdict."""
 
 from __future__ import annotations
 
-import base64
 import datetime
 import functools
 import re
@@ -32,11 +31,12 @@ from sdd_git.connectors.base import (
     Result,
     Session,
 )
-from sdd_git.connectors.builtin.hostkit import bearer_call, token_of
+from sdd_git.connectors.builtin.hostkit import basic_auth, bearer_call, by_operation, token_of
 from sdd_git.connectors.builtin.trackerkit import (
     TrackerConnector,
     as_mapping,
-    by_operation,
+    comment_lines,
+    count_arg,
     mapping_arg,
     refuse_stage_fields,
     refuse_stage_status,
@@ -62,12 +62,11 @@ _ADF_CUSTOM_TYPE = "com.atlassian.jira.plugin.system.customfieldtypes:textarea"
 
 
 def _headers(session: Session) -> dict[str, str]:
-    token_of(session)  # signed in, or NotSignedIn
+    token = token_of(session)
     email = session.settings.get("email")
     if isinstance(email, str) and email.strip():
-        pair = f"{email.strip()}:{session.token}".encode()
-        return {"Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
-    return {"Authorization": f"Bearer {session.token}"}
+        return basic_auth(email.strip(), token)
+    return {"Authorization": f"Bearer {token}"}
 
 
 # Jira Cloud signs with the email and an API token; a server or data center with a bearer token.
@@ -326,19 +325,13 @@ def _get_issue(session: Session, args: Mapping[str, Any]) -> Result:
     lines.append(f"updated: {data['updated']}" if data["updated"] else "")
     lines.append(f"link: {data['url']}")
     lines.append("\ndescription:\n" + (shorten(description) if description else "(none)"))
-    if comments:
-        lines.append(f"\ncomments ({len(comments)}):")
-        lines += [f"- {c['author']} ({c['created']}): {shorten(c['body'], 1500)}" for c in comments]
+    lines += comment_lines(comments)
     return Result("\n".join(line for line in lines if line), data)
 
 
 def _search(session: Session, args: Mapping[str, Any]) -> Result:
     jql = text_arg(args, "jql", "search")
-    wanted = args.get("max_results", DEFAULT_RESULTS)
-    try:
-        limit = max(1, min(MAX_RESULTS, int(wanted)))
-    except (TypeError, ValueError):
-        raise ConnectorError(f"search: 'max_results' must be a number, not {wanted!r}") from None
+    limit = count_arg(args, "max_results", "search", DEFAULT_RESULTS, MAX_RESULTS)
     issues: list[Mapping[str, Any]] = []
     token: str | None = None
     for _ in range(MAX_PAGES):

@@ -32,10 +32,10 @@ from sdd_git.connectors.base import (
     Session,
     Unavailable,
 )
-from sdd_git.connectors.builtin.hostkit import bearer
+from sdd_git.connectors.builtin.hostkit import bearer, by_operation
 from sdd_git.connectors.builtin.trackerkit import (
     TrackerConnector,
-    by_operation,
+    count_arg,
     draft_only,
     shorten,
     text_arg,
@@ -139,11 +139,7 @@ def _next_cursor(page: Mapping[str, Any]) -> str | None:
 
 def _read_channel(session: Session, args: Mapping[str, Any]) -> Result:
     channel = text_arg(args, "channel", "read_channel")
-    wanted = args.get("limit", DEFAULT_MESSAGES)
-    try:
-        limit = max(1, min(MAX_MESSAGES, int(wanted)))
-    except (TypeError, ValueError):
-        raise ConnectorError(f"read_channel: 'limit' must be a number, not {wanted!r}") from None
+    limit = count_arg(args, "limit", "read_channel", DEFAULT_MESSAGES, MAX_MESSAGES)
     source = f"messages of Slack channel {channel}"
     channel_id = _channel_id(session, channel, source)
     messages: list[Mapping[str, Any]] = []

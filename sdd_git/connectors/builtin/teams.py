@@ -27,15 +27,13 @@ from sdd_git.connectors.base import (
     Result,
     Session,
 )
-from sdd_git.connectors.builtin.hostkit import bearer
+from sdd_git.connectors.builtin.hostkit import bearer_call, by_operation
 from sdd_git.connectors.builtin.trackerkit import (
     TrackerConnector,
-    by_operation,
     draft_only,
     segment,
     text_to_html,
 )
-from sdd_git.connectors.http import request
 
 CHANNEL_ID = re.compile(r"19:[^/\s]+@thread\.[A-Za-z0-9.]+")
 GRAPH_ID = re.compile(r"[A-Za-z0-9:@._=-]+")
@@ -73,10 +71,7 @@ def _channel_by_name(session: Session, team: str, name: str) -> str:
     for _ in range(MAX_PAGES):
         if path is None:
             break
-        page = request(
-            session, "GET", path, source=source, query=query, headers=bearer(session),
-            missing_on_403=True,
-        ).json()  # fmt: skip
+        page = bearer_call(session, "GET", path, source, query=query).json()
         for found in (page.get("value") if isinstance(page, Mapping) else None) or []:
             if isinstance(found, Mapping) and found.get("displayName") == name and found.get("id"):
                 return str(found["id"])
@@ -98,9 +93,9 @@ class TeamsConnector(TrackerConnector):
         team, channel_id, shown = _where(session, channel)
         team_part = segment(team, "a Teams team id", GRAPH_ID)
         channel_part = segment(channel_id, "a Teams channel id", GRAPH_ID)
-        posted = request(
+        posted = bearer_call(
             session, "POST", f"/teams/{team_part}/channels/{channel_part}/messages",
-            source=f"Teams channel {shown}", headers=bearer(session),
+            f"Teams channel {shown}",
             body={"body": {"contentType": "html", "content": text_to_html(text)}},
         ).json()  # fmt: skip
         message_id = str(posted.get("id") or "") if isinstance(posted, Mapping) else ""

@@ -13,7 +13,6 @@ import html
 import re
 from collections.abc import Callable, Mapping
 from html.parser import HTMLParser
-from types import MappingProxyType
 from typing import Any, ClassVar
 
 from sdd_git.connectors.base import ConnectorError, Operation, Refused, Result, Session
@@ -39,14 +38,6 @@ class TrackerConnector:
         if handler is None:
             raise ConnectorError(f"{self.name} has no operation '{operation}'")
         return handler(session, args)
-
-
-def by_operation(*handlers: Handler, **named: Handler) -> Mapping[str, Handler]:
-    """Handlers by the operation each is named for (`_get_issue` for `get_issue`), and any
-    shared one by the operation given."""
-    return MappingProxyType(
-        {handler.__name__.removeprefix("_"): handler for handler in handlers} | named
-    )
 
 
 def draft_only(session: Session, args: Mapping[str, Any]) -> Result:
@@ -78,6 +69,16 @@ def text_arg(args: Mapping[str, Any], name: str, operation: str) -> str:
     if not text:
         raise ConnectorError(f"{operation} needs '{name}' (a text), not an empty one")
     return text
+
+
+def count_arg(args: Mapping[str, Any], name: str, operation: str, default: int, most: int) -> int:
+    """How many a read should return (`max_results`, `limit`): a number, held between 1 and
+    `most`; `default` when the role names none."""
+    wanted = args.get(name, default)
+    try:
+        return max(1, min(most, int(wanted)))
+    except (TypeError, ValueError):
+        raise ConnectorError(f"{operation}: '{name}' must be a number, not {wanted!r}") from None
 
 
 def mapping_arg(args: Mapping[str, Any], name: str, operation: str) -> Mapping[str, Any]:
@@ -183,6 +184,16 @@ def shorten(text: str, limit: int = 4000) -> str:
         if len(text) <= limit
         else text[:limit] + f"\n[... {len(text) - limit:,} characters cut]"
     )
+
+
+def comment_lines(comments: list[dict[str, str]], words: str = "body") -> list[str]:
+    """A record's comments as its read shows them, after its description: each one's author,
+    date and `words` (the field of the comment that holds them)."""
+    if not comments:
+        return []
+    return [f"\ncomments ({len(comments)}):"] + [
+        f"- {c['author']} ({c['created']}): {shorten(c[words], 1500)}" for c in comments
+    ]
 
 
 def as_mapping(value: Any) -> Mapping[str, Any]:
