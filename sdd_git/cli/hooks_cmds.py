@@ -43,17 +43,27 @@ def hooks_install(into_hooks_path: bool) -> None:
     for problem in problems:  # left out of the index: such a routine fires nothing yet
         say(f"warning: {problem.message} (this routine fires nothing until it loads)")
     say(f"hooks folder: {changes[0].path.parent}" if changes else "nothing to install")
-    _print_lines([(c.config, c.lines) for c in changes])
+    _print_lines(changes)
 
 
-def _print_lines(found: list[tuple[Any, str | None]]) -> None:
+# Where the lines go in the manager's file.
+_WHERE = {
+    "lefthook": "merge the jobs into the hooks it has already",
+    "husky": "first in the file: git's stdin is read by the first command that reads it",
+}
+
+
+def _print_lines(changes: list[Any]) -> None:
     """The lines a hook manager's own file needs, on stdout: they are what she copies."""
     by_file: dict[str, list[str]] = {}
-    for config, lines in found:
-        if config is not None and lines is not None:
-            by_file.setdefault(str(config), []).append(lines)
+    manager: dict[str, str] = {}
+    for change in changes:
+        if change.config is not None and change.lines is not None:
+            by_file.setdefault(str(change.config), []).append(change.lines)
+            manager[str(change.config)] = change.manager or ""
     for config, blocks in by_file.items():
-        say(f"add to {config} (where it has these keys already, add the entries under them):")
+        where = _WHERE.get(manager[config])
+        say(f"add to {config}" + (f" ({where}):" if where else ":"))
         click.echo("".join(blocks), nl=False)
 
 

@@ -124,6 +124,7 @@ class Change:
     words: str  # what was done, or why nothing was
     lines: str | None = None  # what to add to `config` so that the manager runs sdd's hook
     config: Path | None = None
+    manager: str | None = None  # whose file `config` is
 
 
 @dataclass(frozen=True)
@@ -374,7 +375,7 @@ def _change(hook: HookStatus, words: str) -> Change:
         return Change(hook.name, hook.path, words)
     config = hook.slot.config
     words += f"; {hookwords.runner(hook.slot)} runs it once {config} calls it: add the lines below"
-    return Change(hook.name, hook.path, words, hook.slot.lines, config)
+    return Change(hook.name, hook.path, words, hook.slot.lines, config, hook.slot.manager)
 
 
 def _remove_stale(hook: HookStatus) -> str:

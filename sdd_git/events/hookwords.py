@@ -32,7 +32,11 @@ def runner(slot: Slot) -> str:
     if slot.manager == LEFTHOOK:
         return f"lefthook's hook ({name})"
     if slot.manager == HUSKY:
-        return f"husky's hook ({name})"
+        top = slot.top
+        shown = (
+            slot.git_runs.relative_to(top) if top and slot.git_runs.is_relative_to(top) else name
+        )
+        return f"husky's hook ({shown})"
     if slot.manager == ANOTHER:
         return f"another hook ({name})"
     return "git"
@@ -71,15 +75,20 @@ def status(hook: HookStatus) -> str:
         said += _where(hook) + _would_run(hook)
     elif hook.state == "another hook" and hook.path != hook.slot.git_runs:
         said = f"not installed; {short(hook.slot, hook.path)} is another hook" + _runs(hook)
+    elif hook.state == "another hook" and hook.hooks_path:
+        said += f" in {short(hook.slot, hook.path.parent)}"
     if hook.legacy is not None and hook.state not in _SDDS:
         said += f"; {hook.legacy.name} is there too"
     for path in hook.stale:
         said += f"; sdd's copy {short(hook.slot, path)} is not run"
     command = "sdd hooks install --path" if hook.hooks_path else "sdd hooks install"
-    if hook.state == "out of date" or (hook.state != "not supported by this git" and hook.stale):
+    if hook.state == "out of date" or (hook.state in _SDDS and hook.stale):
         said += f": run `{command}` to update it"
-    elif hook.state == "not installed" and hook.hooks_path:
+    elif hook.state == "not installed" and (hook.hooks_path or hook.stale):
         said += f": `{command}` installs it"
+    elif hook.state == "another hook" and hook.legacy is None:
+        kept = hook.path.name + ".before-sdd"
+        said += f": `{command}` keeps it as {kept}, run first by sdd's"
     if hook.state in _SDDS and not hook.slot.calls:
         said += f" (`{command}` prints the lines to add)"
     return said
@@ -95,7 +104,10 @@ def _runs(hook: HookStatus) -> str:
         config = short(slot, slot.config)
         if slot.calls:
             return f": {runner(slot)} runs it, called from {config}"
-        return f", and nothing runs it: {runner(slot)} calls it only once {config} does"
+        if slot.manager == LEFTHOOK:
+            jobs = f"the jobs in {config}, none of which calls it"
+            return f", and nothing runs it yet: {runner(slot)} runs {jobs}"
+        return f", and nothing runs it yet: {runner(slot)} runs {config}, which does not call it"
     return ""
 
 

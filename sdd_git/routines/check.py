@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from sdd_git.beneath import Refused
 from sdd_git.errors import RecordError
 from sdd_git.paths import display
 from sdd_git.root import Root
@@ -24,15 +25,17 @@ class Checked:
         return self.problem is None
 
 
-def files_to_check(root: Root | None, targets: Sequence[Path]) -> list[Path]:
+def files_to_check(
+    root: Root | None, targets: Sequence[Path], refused: list[str] | None = None
+) -> list[Path]:
     """The routine files named (a file, or a folder's `routines/*.yaml`), else the product's
-    and its templates'. A folder that holds none is an error: checking nothing must not look
-    like a pass."""
+    and its templates' (a link among the product's is said in `refused`, never followed). A
+    folder that holds none is an error: checking nothing must not look like a pass."""
     if not targets:
         if root is None:
             raise RecordError("name a routine file or folder to check")
         templates = sorted((root.path / "templates").glob("*/routines/*.yaml"))
-        return [*routine_paths(root), *templates]
+        return [*routine_paths(root, refused), *templates]
     found: list[Path] = []
     for target in targets:
         if target.is_file():
@@ -54,8 +57,10 @@ def files_to_check(root: Root | None, targets: Sequence[Path]) -> list[Path]:
 
 
 def check(root: Root | None, targets: Sequence[Path]) -> list[Checked]:
-    results = []
-    for path in files_to_check(root, targets):
+    refused: list[str] = []
+    paths = files_to_check(root, targets, refused)
+    results = [Checked(Path(why.split(" ", 1)[0]), Refused(why)) for why in refused]
+    for path in paths:
         # Inside the product, read as the hooks' worker reads it: no link followed (the path is
         # made absolute, never resolved, so a link in it is seen and refused).
         within = root.path if root is not None and _inside(root, path) else None
