@@ -5,6 +5,9 @@ runs sdd's, and a hook from an earlier sdd that chained `HOOK.legacy`."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -148,3 +151,34 @@ def test_a_hook_from_an_earlier_sdd_that_chained_hook_legacy_is_moved_to_the_new
     assert trace.read_text() == "hers\n"
     assert sdd("hooks", "uninstall").code == 0
     assert snapshot(folder) == before
+
+
+def test_a_relative_path_entry_like_huskys_node_modules_bin_runs_none_of_the_products_files(
+    repo: Root, tmp_path: Path
+) -> None:
+    """husky runs hooks with `node_modules/.bin` first on PATH: a file the product (or any npm
+    package) put there named `find` or `mv` would run with her rights inside sdd's hook."""
+    core.install(repo)
+    trace = tmp_path / "trace"
+    planted = repo.path / "node_modules" / ".bin"
+    for tool in ("git", "date", "find", "mv", "mkdir", "nohup", "python3", "dirname"):
+        write(planted / tool, f'#!/bin/sh\necho "{tool}" >> {trace}\n')
+    git(repo.path, "checkout", "-q", "-b", "feature")
+    (repo.path / "f.txt").write_text("f\n")
+    git(repo.path, "add", "f.txt")
+    git(repo.path, "commit", "-q", "-m", "f")
+    git(repo.path, "checkout", "-q", "main")
+    real_git = shutil.which("git")
+    assert real_git is not None
+    path = f"node_modules/.bin{os.pathsep}{os.environ['PATH']}"
+    done = subprocess.run(
+        [real_git, "merge", "-q", "--no-ff", "feature", "-m", "m"],
+        cwd=repo.path,
+        env={**os.environ, "PATH": path},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert [e["kind"] for e in event_files(repo)] == ["pr-merged"]  # the hook did its work
+    assert not trace.exists(), trace.read_text()
