@@ -507,3 +507,24 @@ def routine_export(name: str, engine: str | None, out: Path | None) -> None:
     write_text_atomic(out, text)
     say(f"wrote the {engine} definition of {found.role}/{found.name}")
     click.echo(_relative(out))
+
+
+@routine.command("validate")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+def routine_validate(paths: tuple[Path, ...]) -> None:
+    """Check routine files (default: every routine of this repo and of its templates). Errors
+    name file, line and key; exit 1 when any file has one."""
+    from sdd_git.cli.output import current_root_unless
+    from sdd_git.routines.check import check
+
+    root = current_root_unless(paths or None)
+    results = check(root, paths)
+    failed = [checked for checked in results if checked.problem is not None]
+    for checked in failed:
+        assert checked.problem is not None
+        click.echo(f"error: {checked.problem.message}", err=True)
+        if checked.problem.hint:
+            click.echo(f"hint: {checked.problem.hint}", err=True)
+    say(f"checked {len(results)} routine file(s): {len(failed)} with errors")
+    if failed:
+        sys.exit(1)

@@ -150,7 +150,7 @@ def test_post_merge_of_a_squash_fires_nothing(repo: Root) -> None:
 def test_a_chained_post_rewrite_gets_gits_stdin_and_its_exit_code_is_the_hooks(
     repo: Root, tmp_path: Path
 ) -> None:
-    legacy = repo.path / ".git" / "hooks" / "post-rewrite.legacy"
+    legacy = repo.path / ".git" / "hooks" / "post-rewrite.before-sdd"
     seen = tmp_path / "seen"
     legacy.write_text(f'#!/bin/sh\necho "args: $*" > "{seen}"\ncat >> "{seen}"\nexit 4\n')
     legacy.chmod(0o755)

@@ -57,7 +57,7 @@ def test_installing_again_changes_nothing_and_never_chains_sdd_to_itself(
     again = sdd("hooks", "install")
     assert again.code == 0 and "already installed" in again.stderr
     assert snapshot(hooks_folder(root)) == before
-    assert not list(hooks_folder(root).glob("*.legacy"))
+    assert not list(hooks_folder(root).glob("*.before-sdd"))
 
 
 def test_hooks_already_there_are_chained_and_uninstall_gives_the_folder_back_byte_for_byte(
@@ -72,13 +72,13 @@ def test_hooks_already_there_are_chained_and_uninstall_gives_the_folder_back_byt
     assert sdd("hooks", "install").code == 0
     for name in core.HOOK_NAMES:
         assert core.signature((hooks_folder(root) / name).read_bytes()) == "intact"
-    assert (hooks_folder(root) / "reference-transaction.legacy").is_symlink()
-    assert (hooks_folder(root) / "post-merge.legacy").stat().st_mode & 0o777 == 0o750
+    assert (hooks_folder(root) / "reference-transaction.before-sdd").is_symlink()
+    assert (hooks_folder(root) / "post-merge.before-sdd").stat().st_mode & 0o777 == 0o750
     status = sdd("hooks", "status")
-    assert "installed, chains post-merge.legacy" in status.stdout
+    assert "installed, chains post-merge.before-sdd" in status.stdout
     result = sdd("hooks", "uninstall")
     assert result.code == 0, result.stderr
-    assert "post-merge.legacy is post-merge again" in result.stderr
+    assert "post-merge.before-sdd is post-merge again" in result.stderr
     assert snapshot(hooks_folder(root)) == before
 
 
@@ -102,7 +102,7 @@ def test_core_hooks_path_set_elsewhere_refuses_with_the_fix_and_writes_nothing(
     assert result.code == 1
     assert "core.hooksPath is set to .githooks" in result.stderr
     assert "git config --unset core.hooksPath" in result.stderr
-    assert "copy " in result.stderr and "SDD_PYTHON" in result.stderr
+    assert "sdd hooks install --path" in result.stderr
     assert snapshot(hooks_folder(root)) == before
     assert not (root.path / ".githooks").exists()
     assert not index_path(root).exists()
@@ -133,19 +133,19 @@ def test_a_hook_changed_after_install_is_reported_never_overwritten_and_never_re
     assert not (hooks_folder(root) / "post-rewrite").exists()
 
 
-def test_a_hook_and_a_legacy_file_both_foreign_are_refused_before_any_write(
+def test_a_hook_and_a_chained_file_both_foreign_are_refused_before_any_write(
     root: Root, sdd: SddRunner
 ) -> None:
     write_hook(root, "reference-transaction", "#!/bin/sh\nexit 0\n")
-    write_hook(root, "reference-transaction.legacy", "#!/bin/sh\nexit 0\n")
+    write_hook(root, "reference-transaction.before-sdd", "#!/bin/sh\nexit 0\n")
     before = snapshot(hooks_folder(root))
     result = sdd("hooks", "install")
     assert result.code == 1 and "neither is sdd's" in result.stderr
     assert snapshot(hooks_folder(root)) == before  # post-merge was not written either
 
 
-def test_a_legacy_file_alone_is_not_brought_back_to_life(root: Root, sdd: SddRunner) -> None:
-    write_hook(root, "post-merge.legacy", "#!/bin/sh\nexit 0\n")
+def test_a_chained_file_alone_is_not_brought_back_to_life(root: Root, sdd: SddRunner) -> None:
+    write_hook(root, "post-merge.before-sdd", "#!/bin/sh\nexit 0\n")
     result = sdd("hooks", "install")
     assert result.code == 1 and "git does not run it now" in result.stderr
 
