@@ -340,6 +340,48 @@ def test_codex_itself_refuses_the_persons_commands_and_runs_the_reads(
     assert _files_under(codex_project.path) == before
 
 
+# What Codex's rules catch on their own, in the commands as Codex's agent splits them: it
+# splits a plain chain (`&&`, `||`, `;`, `|`) into its commands; any other shell syntax leaves
+# one command whose first word is no sdd. The docs page lists both, and the guard hook is the
+# wall for the second list: if a Codex release starts catching one, this test says so.
+RULES_CATCH = (
+    'sdd change new "a"',
+    'true && sdd change new "b"',
+    'true; sdd change new "c"',
+    'false || sdd change new "d"',
+    'sdd change new "e" | cat',
+)
+RULES_MISS = (
+    "bash -c 'sdd change new \"f\"'",
+    'echo "$(sdd change new "g")"',
+    'sdd change new "h" > /dev/null',
+    'sdd change new "i" 2>&1',
+    '{ sdd change new "j"; }',
+    'if true; then sdd change new "k"; fi',
+    'X=1 sdd change new "l"',
+    'timeout 60 sdd change new "m"',
+    'sdd -C./ change new "n"',
+)
+
+
+def test_what_codexs_rules_alone_catch_and_what_they_miss(
+    codex_project: Root, tmp_path: Path
+) -> None:
+    calls = [shell(command) for command in (*RULES_CATCH, *RULES_MISS)]
+    with ScriptedModel(calls) as model:
+        done = run_codex(
+            codex(), codex_project.path, model, tmp_path / "codex-home", "--disable", "hooks",
+            "--sandbox", "workspace-write", path=[Path(sys.executable).parent],
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for turn, command in enumerate(RULES_CATCH):
+        assert "rejected" in model.output(turn), (command, model.output(turn))
+    for turn, command in enumerate(RULES_MISS, start=len(RULES_CATCH)):
+        assert "started with spec" in model.output(turn), (command, model.output(turn))
+    made = sorted(p.name for p in (codex_project.path / "changes").glob("CH-*"))
+    assert len(made) == len(RULES_MISS)
+
+
 def test_codex_runs_the_registered_guard_before_shell_commands_and_patches(
     codex_project: Root, tmp_path: Path
 ) -> None:
