@@ -5,8 +5,9 @@
   to do instead: ask her), and `match`/`not_match` examples Codex checks when it loads the file.
   Codex matches a rule's words exactly from the start of a command; it has no wildcard word. So
   sdd's global options are refused whole (`sdd -C`, `sdd --no-agent`, `sdd --`, whatever
-  follows): a rule cannot see which command comes after `-C DIR`. Only the attached form
-  `-CDIR` escapes for a DIR that is not `.` or `..`; `sdd guard` catches it.
+  follows): a rule cannot see which command comes after `-C DIR`. What no exact words can name
+  (`-CDIR` for a DIR other than `.` and `..`, an interpreter option before `-m`, shell syntax
+  Codex does not split into commands) is left to `sdd guard`, and docs/hosts.md lists it.
   A command by path (`.venv/bin/sdd accept`, `/usr/bin/python3 -m sdd_git accept`) meets the
   rule of its file name: Codex's agent resolves a path to its basename rules, which hold for
   every path as long as no `host_executable("sdd")` narrows them (none is written).

@@ -141,6 +141,24 @@ def test_codex_lets_every_read_through(rules_file: Path, command: str) -> None:
     assert check(rules_file, shlex.split(command)) == {"matchedRules": []}
 
 
+# Spellings no exact-word rule can name: an interpreter option before -m, the console script
+# run by Python, a runner, -C attached to another folder. The docs page lists them; the guard
+# hook is the wall for them.
+NO_RULE_NAMES = (
+    "python3 -I -m sdd_git accept reading CH-0001",
+    "python3 .venv/bin/sdd accept reading CH-0001",
+    "uv run sdd accept reading CH-0001",
+    "sdd -Csub accept reading CH-0001",
+)
+
+
+@pytest.mark.parametrize("command", NO_RULE_NAMES)
+def test_what_no_rule_can_name_is_said_not_hidden(rules_file: Path, command: str) -> None:
+    import shlex
+
+    assert check(rules_file, shlex.split(command)) == {"matchedRules": []}
+
+
 def test_a_wrong_example_makes_codex_refuse_the_file(rules_file: Path, tmp_path: Path) -> None:
     text = rules_file.read_text("utf-8")
     start = text.index('pattern = ["sdd", "accept"]')
