@@ -12,6 +12,9 @@ Each host gets what its own documentation says it loads, and nothing it would ig
   PATH of the cloud agent's environment (without it, every instruction to run `sdd` fails). It
   installs sdd from the source her confirmed settings pin (`ci.install`, see sdd_git.cipins),
   never by a bare name: with none pinned, `sdd agents install copilot` writes nothing.
+- Codex: `.codex/rules/sdd.rules` (execpolicy rules that forbid every spelling of the
+  person's commands) and `sdd guard --host codex` as a `PreToolUse` hook in `.codex/hooks.json`
+  (see sdd_git.codexrules).
 - Ollama gets nothing: a bare model cannot run commands. Ollama is an sdd provider instead.
 
 A person's file is never overwritten: markdown gets one marked sdd section, settings.json and the
@@ -44,7 +47,7 @@ from sdd_git.personcommands import PERSON_COMMANDS
 from sdd_git.root import Root
 from sdd_git.sink import refuse_inside_run
 
-HOSTS: tuple[str, ...] = ("copilot", "claude", "grok", "ollama", "kilo")
+HOSTS: tuple[str, ...] = ("copilot", "claude", "grok", "ollama", "kilo", "codex")
 
 # `sdd --no-agent next` is the contract's model-free form of the stage commands.
 _GLOBAL_FLAG_FORMS: tuple[str, ...] = ("--no-agent next", "--no-agent complete")
@@ -72,6 +75,10 @@ HOST_READS: dict[str, str] = {
     "grok": "Grok Build reads AGENTS.md at the repository root (docs.x.ai/build/features/"
     "project-rules)",
     "kilo": "Kilo reads AGENTS.md at the repository root",
+    "codex": "Codex reads AGENTS.md, refuses the person's sdd commands through the rules in "
+    ".codex/rules/sdd.rules, and runs `sdd guard --host codex` before each shell command and "
+    "patch (.codex/hooks.json). It loads both only in a project you trust, and runs the hook "
+    "only once you trust it: open /hooks in Codex and trust it",
 }
 
 Action = Literal["create", "update", "unchanged"]
@@ -243,6 +250,13 @@ class _Tree:
 
     def real(self, rel: str) -> Path:
         target = self.root.path / rel
+        for folder in Path(rel).parents:  # `.codex` a file: its rules/ could never be made
+            if folder != Path(".") and (self.root.path / folder).is_file():
+                raise SddError(
+                    f"{folder.as_posix()} is a file, and {rel} needs it to be a folder",
+                    hint=f"move {folder.as_posix()} out of the way, then run `sdd agents install` "
+                    "again; nothing was written",
+                )
         if target.exists() and not target.is_file():
             raise SddError(
                 f"{rel} exists and is not a file",
@@ -554,6 +568,13 @@ def plan(root: Root, host: str) -> InstallReport:
         tree.texts[workflow_real], notes = merge_workflow(
             workflow_text, lambda: install_source(root, "writing Copilot's setup steps")
         )
+    if host == "codex":
+        from sdd_git import codexrules
+
+        rules_real, rules_text = tree.read(codexrules.RULES_FILE)
+        tree.texts[rules_real] = codexrules.merge_rules(rules_text)
+        hooks_real, hooks_text = tree.read(codexrules.HOOKS_FILE)
+        tree.texts[hooks_real] = codexrules.merge_hooks(hooks_text)
     return InstallReport(host, tree.planned(), HOST_READS[host], dry_run=True, notes=notes)
 
 

@@ -27,7 +27,7 @@ ORDER: tuple[tuple[str, ...], ...] = (
     ("providers", "sandbox", "shellpolicy", "trust", "http"),
     ("roles",),
     ("records",),
-    ("connectors", "hoststubs", "cipins"),
+    ("connectors", "hoststubs", "cipins", "codexrules"),
     ("tools",),
     ("runner",),
     ("routines",),

