@@ -39,9 +39,31 @@ class Source:
     moved: bool
 
 
+@dataclass(frozen=True)
+class SddCall:
+    """One route to sdd and the words it hands on, for a caller that lets some of sdd's commands
+    run (another agent may read the record; a role may run no sdd command at all)."""
+
+    program: str  # "sdd" (any path to it), "sdd_git" (python -m sdd_git), or the name as written
+    words: Words  # the words after the program; a None word is not fixed, or not shown at all
+    why: str
+    # False: a route the classifier only suspects (a wrapper's option it does not know, a string
+    # in code): the words are a guess, or there are none.
+    sure: bool = True
+
+
+@dataclass(frozen=True)
+class Ran:
+    """One simple command as it runs: its wrappers taken off, in the folder a `cd` left it."""
+
+    cwd: str
+    words: Words
+
+
 @dataclass
 class ShellFinding:
     reaches_sdd: list[str] = field(default_factory=list)  # why, for each route found
+    sdd_calls: list[SddCall] = field(default_factory=list)  # one for each of `reaches_sdd`
     writes: list[Write] = field(default_factory=list)
     touches: list[Touch] = field(default_factory=list)
     git_writes: list[str] = field(default_factory=list)  # git subcommands that change the repo
@@ -55,10 +77,31 @@ class ShellFinding:
     # Files this command line writes with text it shows (`printf '...' > x.sh`), by path from
     # the product folder: a later command of the same line that runs one runs that text.
     scripts: dict[str, str | None] = field(default_factory=dict)
+    commands: list[Ran] = field(default_factory=list)  # every simple command, as it runs
+    # Above zero while a command is handed words the line does not show (`find -exec CMD {}`).
+    handing: int = 0
 
     @property
     def certain(self) -> bool:
         return not self.uncertain
+
+    def reach_sdd(
+        self, why: str, program: str = "", words: Words | None = None, sure: bool = True
+    ) -> None:
+        """A route to sdd: why (in words), and the words it runs sdd with. With no words, the
+        route is one the classifier only suspects."""
+        if words is None:
+            words, sure = [None], False
+        if self.handing:
+            words = [*words, None]  # find -exec appends what it finds
+        self.reaches_sdd.append(why)
+        self.sdd_calls.append(SddCall(program or "?", list(words), why, sure))
+
+    def reach_sdd_through(self, probe: ShellFinding, why: str, sure: bool = True) -> None:
+        """Every route a probe found (a command line held in a value, a guessed command), kept
+        under `why`, which names the reason with `{}`."""
+        for call in probe.sdd_calls:
+            self.reach_sdd(why.format(call.why), call.program, call.words, sure and call.sure)
 
     def ran_code(self, reasons: list[str]) -> None:
         self.runs_code.extend(r for r in reasons if r not in self.runs_code)

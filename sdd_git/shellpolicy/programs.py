@@ -70,7 +70,9 @@ def find_command(
                 # What it finds becomes the operands: the start paths stand for them.
                 probe = [inner[0], *("" if w == "{}" else w for w in inner[1:])]
                 before = (len(finding.writes), len(finding.touches), len(finding.uncertain))
+                finding.handing += 1  # sdd reached here gets the paths found as words too
                 follow.argv([w for w in probe if w != ""], finding, cwd, depth)
+                finding.handing -= 1
                 if inner[0] is not None:
                     handed_words(inner[0], [w for w in inner[1:] if w != "{}"], finding)
                 if (len(finding.writes), len(finding.touches)) != before[:2] or writes_operands(
@@ -130,7 +132,7 @@ def git_command(follow: Follow, args: Words, finding: ShellFinding, cwd: str, de
                 # git may run through a shell.
                 probe = ShellFinding()
                 follow.script(setting.split("=", 1)[1].lstrip("!"), probe, cwd, depth + 1)
-                finding.reaches_sdd.extend(f"git -c {r}" for r in probe.reaches_sdd)
+                finding.reach_sdd_through(probe, "git -c {}")
             return
         if arg in ("-C", "--git-dir", "--work-tree", "--namespace"):
             index += 2

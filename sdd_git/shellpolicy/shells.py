@@ -7,6 +7,7 @@ import posixpath
 import re
 
 from sdd_git.shellpolicy.findings import Follow, ShellFinding, Words
+from sdd_git.shellpolicy.parse import is_sdd
 from sdd_git.shellpolicy.runs_code import AWKS, EDITORS
 from sdd_git.shellpolicy.wrappers import probe_words
 
@@ -79,8 +80,7 @@ def code_strings(
     probe = ShellFinding()
     for text in texts:
         follow.script(re.sub(r"\\(.)", r"\1", text).strip("|- "), probe, cwd[-1], depth + 1)
-    for reason in probe.reaches_sdd:
-        finding.reaches_sdd.append(f"{name} hands a shell command to run: {reason}")
+    finding.reach_sdd_through(probe, f"{name} hands a shell command to run: {{}}", sure=False)
 
 
 def watch_command(
@@ -169,16 +169,21 @@ def python_module(args: Words, finding: ShellFinding) -> None:
             finding.uncertain.append("python gets an argument that is not a fixed word")
             return
         if arg == "-" or not arg.startswith("-"):
+            if is_sdd(posixpath.basename(arg)):  # sdd's own console script, run by path
+                finding.reach_sdd(f"it runs {arg} with python", "sdd", args[index + 1 :])
             return  # a script file (or stdin): the sink and the sandbox hold there
         if arg in ("-c",):
             return  # code on the command line: the sink and the sandbox hold there
         flags = arg[1:] if not arg.startswith("--") else ""
         if "m" in flags:
-            module = flags.split("m", 1)[1] or (args[index + 1] if index + 1 < len(args) else "")
+            attached = flags.split("m", 1)[1]
+            module = attached or (args[index + 1] if index + 1 < len(args) else "")
+            rest = args[index + (1 if attached else 2) :]
             if module is None or not module:
                 finding.uncertain.append("python -m names a module that is not a fixed word")
             elif module.split(".")[0] == "sdd_git":
-                finding.reaches_sdd.append("it runs python -m sdd_git")
+                program = "sdd_git" if module in ("sdd_git", "sdd_git.__main__") else module
+                finding.reach_sdd("it runs python -m sdd_git", program, rest)
             elif module.split(".")[0] in PYTHON_LAUNCHERS:
                 finding.uncertain.append(f"python -m {module} runs another module or script")
             return

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sdd_git.shellpolicy.findings import Follow, ShellFinding, Words
+from sdd_git.shellpolicy.findings import Follow, Ran, ShellFinding, Words
 from sdd_git.shellpolicy.parse import (
     base_name,
     heredoc_body,
@@ -187,6 +187,7 @@ def _argv(
 ) -> None:
     if not words:
         return
+    finding.commands.append(Ran(cwd[-1], list(words)))
     head = words[0]
     if head is None:
         finding.uncertain.append("the command name is not a fixed word")
@@ -240,7 +241,7 @@ def _rule(name: str, args: Words) -> tuple[Rule, str]:
 
 
 def _reaches_sdd(command: Command, finding: ShellFinding, cwd: list[str], depth: int) -> None:
-    finding.reaches_sdd.append(f"it runs {command.head}")
+    finding.reach_sdd(f"it runs {command.head}", command.name, command.args)
 
 
 def _runs_unchecked(command: Command, finding: ShellFinding, cwd: list[str], depth: int) -> None:

@@ -160,8 +160,7 @@ def command_variable(follow: Follow, name: str, value: str | None, finding: Shel
         return
     probe = ShellFinding()
     follow.script(value.lstrip("|-").replace("%s", "x"), probe, ".", 1)
-    for reason in probe.reaches_sdd:
-        finding.reaches_sdd.append(f"{name} holds a command that runs sdd: {reason}")
+    finding.reach_sdd_through(probe, f"{name} holds a command that runs sdd: {{}}")
 
 
 def probe_words(
@@ -179,8 +178,7 @@ def probe_words(
             follow.script(value, probe, cwd[-1], depth + 1)
         elif not arg.startswith("-"):
             follow.argv(args[index:], probe, list(cwd), depth + 1)
-    for reason in probe.reaches_sdd:
-        finding.reaches_sdd.append(f"{name} may run it: {reason}")
+    finding.reach_sdd_through(probe, f"{name} may run it: {{}}", sure=False)
     finding.runs_code.extend(r for r in probe.runs_code if r not in finding.runs_code)
 
 
@@ -330,7 +328,9 @@ def _xargs(
 ) -> Words | None:
     inner = rest[0]
     if inner is not None and is_sdd(base_name(inner)):
-        return rest  # reaches sdd: refused outright, not merely uncertain
+        # Reaches sdd: refused outright, not merely uncertain. Its input adds words the line
+        # does not show (the None word).
+        return [*rest, None]
     if inner is None or "{}" in (w or "" for w in rest) or base_name(inner) in _XARGS_UNCERTAIN:
         finding.uncertain.append("xargs hands its input to a command that runs or writes it")
         probe_words(follow, "xargs", rest, finding, cwd, depth)
@@ -359,7 +359,7 @@ def _consumed(name: str, word: str | None, finding: ShellFinding) -> None:
     """A word a wrapper takes as an option's value is not its command: were sdd's name taken so
     (a table that is wrong about an option), it is refused all the same."""
     if word is not None and is_sdd(base_name(word)):
-        finding.reaches_sdd.append(f"{name} is given {word}, which may be the command it runs")
+        finding.reach_sdd(f"{name} is given {word}, which may be the command it runs", word)
 
 
 def handed_words(head: str, args: Words, finding: ShellFinding) -> None:
