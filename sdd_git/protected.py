@@ -56,7 +56,7 @@ def writes_allowed(root: Path, finding: ShellFinding, start: str = ".") -> Rejec
     in the command reached, since loops and functions reorder them. False: the person decides."""
     certain = True
     for write in finding.writes:
-        for base in _bases(write.cwd, write.path, finding.cwds):
+        for base in bases(write.cwd, write.path, finding.cwds):
             target = str(Path(start) / base / write.path)
             problem = write_path_problem(root, target, whole_tree=write.whole_tree)
             if problem is None or problem.code != "protected_path":
@@ -77,7 +77,7 @@ def copies_allowed(
     roles is fine, `cp -r /tmp/pack src/pack` of a pack is not. False: the person decides."""
     certain = True
     for source in finding.sources:
-        for base in _bases(source.cwd, source.path, finding.cwds):
+        for base in bases(source.cwd, source.path, finding.cwds):
             target = str(Path(start) / base / source.path)
             problem = _rule_problem(root, target)
             if problem is None and _lands_or_leaves(root, source, target, finding.cwds, start):
@@ -99,7 +99,7 @@ def _lands_or_leaves(
     destination = source.destination
     lands = destination is None or any(
         _where_rules_count(root, str(Path(start) / b / destination))
-        for b in _bases(source.cwd, destination, cwds)
+        for b in bases(source.cwd, destination, cwds)
     )
     return lands or (source.moved and _where_rules_count(root, target))
 
@@ -107,7 +107,7 @@ def _lands_or_leaves(
 def touches_allowed(root: Path, finding: ShellFinding, start: str = ".") -> bool:
     """False when a program nobody vouches for is handed part of the record."""
     for touch in finding.touches:
-        for base in _bases(touch.cwd, touch.path, finding.cwds):
+        for base in bases(touch.cwd, touch.path, finding.cwds):
             problem = write_path_problem(root, str(Path(start) / base / touch.path))
             if problem is not None and problem.code == "protected_path":
                 return False
@@ -115,7 +115,8 @@ def touches_allowed(root: Path, finding: ShellFinding, start: str = ".") -> bool
 
 
 
-def _bases(cwd: str, path: str, cwds: set[str]) -> set[str]:
+def bases(cwd: str, path: str, cwds: set[str]) -> set[str]:
+    """The folders a path written in a command may be read from: every folder a `cd` reached."""
     return {"."} if path.startswith("/") else {cwd} | cwds
 
 
@@ -259,6 +260,13 @@ def _where_rules_count(root: Path, value: str) -> bool:
     return inside(root, value) is not None or _within(
         (root / value).resolve(), _resolved_sdd_home()
     )
+
+
+def in_sdd_home(value: str) -> bool:
+    """The path (as written, or where its links lead) is in `$SDD_HOME`, the person's own packs
+    and templates: rules for every product."""
+    home = _resolved_sdd_home()
+    return _within(Path(os.path.normpath(value)), home) or _within(Path(value).resolve(), home)
 
 
 def _resolved_sdd_home() -> Path:

@@ -1,0 +1,121 @@
+"""Code an agent runs: what the command line shows of it.
+
+An agent's host runs its commands with all its rights: no sandbox holds a script, so the guard
+reads what it can. A command that runs code (an interpreter, a build or test runner: the
+classifier's `runs_code`) and names sdd's own code (`sdd_git`) or a protected path among its
+words is refused: `python -c "open('memory/decisions.yaml', 'w')"`. A script it runs by name
+(`./x.sh`, `python x.py`, `bash x.sh`) is read too, and one that names sdd or a protected path is
+asked about. What such code does beyond its words (a test suite, a Makefile, a script that builds
+a path) is not seen here: that is what a sandbox is for (see docs/guard.md)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from sdd_git.hostguard.call import Answer, ask, deny
+
+Words = list[str | None]
+
+# A protected folder named as a path in code or a script (`memory/`, '.sdd/x', "changes", a
+# quoted 'memory'), or a rule file by its name (`CLAUDE.md`, `ROLE.md`, ...).
+_FOLDERS = r"memory|changes|\.sdd|\.git|\.claude|\.codex|\.cursor|\.githooks|\.husky"
+_FILES = r"CLAUDE(?:\.local)?\.md|AGENTS(?:\.override)?\.md|ROLE\.md|SKILL\.md|\.mcp\.json"
+_NAMES_PROTECTED = re.compile(
+    rf"(?:(?:^|[\s'\"`(=,:])(?:\./)?({_FOLDERS})/|(['\"])({_FOLDERS})\2|\b({_FILES})\b)"
+)
+_NAMES_SDD = re.compile(r"\bsdd_git\b|(?:^|[\s'\"`;&|(])sdd\s+[a-z-]")
+_SCRIPT_BYTES = 1_000_000
+# Interpreters whose first operand (after their options) is the script they run.
+_SCRIPT_RUNNERS = re.compile(r"(python|pypy|perl|ruby|node|nodejs|php|bash|sh|dash|zsh|ksh)[0-9.]*")
+
+
+def code_answer(words: Words, cwd: str) -> Answer | None:
+    """The word on one command, when the classifier says it runs code; None when it says
+    nothing the guard can see."""
+    from sdd_git.shellpolicy.runs_code import runs_code
+
+    if not words or words[0] is None:
+        return None
+    head, args = words[0], words[1:]
+    reasons = runs_code(head, args)
+    if not reasons:
+        return None
+    shown = os.path.basename(head)
+    for word in args:
+        if word is None:
+            continue
+        if "sdd_git" in word:
+            return deny(
+                f"{shown} is given code that uses sdd's own code (sdd_git); the person's "
+                "commands are hers, by any route"
+            )
+        named = _named(word, cwd)
+        if named is not None:
+            return deny(
+                f"{shown} runs code and is given {named}, part of the person's record "
+                "or of the files that grant agents their rules; sdd guard cannot tell "
+                "whether that code writes there. Read the record with the Read tool or "
+                "cat; it changes only by the person's own sdd commands"
+            )
+    script = _script(head, args, cwd)
+    if script is not None:
+        return _read_script(script, cwd)
+    return None
+
+
+def _named(word: str, cwd: str) -> str | None:
+    """The protected path a word names: as a path (`memory/x`, `../p/.sdd`), checked where it
+    leads; or, in code text, by its name."""
+    from sdd_git.hostguard.paths import write_problem
+
+    value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+    if value and not value.startswith("-") and not any(c in value for c in " \t\n'\"();"):
+        return value if write_problem(cwd, value) is not None else None
+    found = _NAMES_PROTECTED.search(word)
+    return next(g for g in found.groups() if g and g not in "'\"") if found else None
+
+
+def _script(head: str, args: Words, cwd: str) -> str | None:
+    """The file of code the command runs by name: the program itself when it is a path, or an
+    interpreter's script."""
+    if "/" in head:
+        return head
+    if not _SCRIPT_RUNNERS.fullmatch(head):
+        return None
+    for index, word in enumerate(args):
+        if word is None:
+            return None
+        if word in ("-c", "-e", "-E", "-m", "-r", "--eval", "-p", "--print"):
+            return None  # code on the line (read above) or a module
+        if word == "--":
+            following = args[index + 1] if index + 1 < len(args) else None
+            return following
+        if not word.startswith("-"):
+            return word
+    return None
+
+
+def _read_script(path: str, cwd: str) -> Answer | None:
+    full = os.path.join(cwd, path)
+    try:
+        if not os.path.isfile(full):
+            return None
+        with open(full, "rb") as handle:
+            text = handle.read(_SCRIPT_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return None
+    if _NAMES_SDD.search(text):
+        return ask(
+            f"{path} runs sdd or uses its code (sdd_git); sdd guard cannot tell which of "
+            "sdd's commands it runs, and the person's are hers alone"
+        )
+    found = _NAMES_PROTECTED.search(text)
+    if found is not None:
+        named = next(g for g in found.groups() if g and g not in "'\"")
+        return ask(
+            f"{path} names {named}, part of the person's record or of the files "
+            "that grant agents their rules; sdd guard cannot tell whether it writes "
+            "there"
+        )
+    return None
