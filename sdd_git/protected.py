@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from sdd_git.sandbox.policy import (
     AGENT_FILE_NAMES,
@@ -32,7 +31,12 @@ from sdd_git.sandbox.policy import (
 )
 from sdd_git.shellpolicy.decision import Decision, Verdict
 
+# `typing` is never imported at run time here: `sdd guard` runs this before each tool call of
+# another agent (mypy reads this block as true).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from sdd_git.shellpolicy.findings import ShellFinding, Source
 
 _RULE_NAMES = frozenset(name.casefold() for name in RULE_FILE_NAMES)
@@ -93,9 +97,7 @@ def copies_allowed(
     return certain
 
 
-def _lands_or_leaves(
-    root: Path, source: Source, target: str, cwds: set[str], start: str
-) -> bool:
+def _lands_or_leaves(root: Path, source: Source, target: str, cwds: set[str], start: str) -> bool:
     destination = source.destination
     lands = destination is None or any(
         _where_rules_count(root, str(Path(start) / b / destination))
@@ -112,7 +114,6 @@ def touches_allowed(root: Path, finding: ShellFinding, start: str = ".") -> bool
             if problem is not None and problem.code == "protected_path":
                 return False
     return True
-
 
 
 def bases(cwd: str, path: str, cwds: set[str]) -> set[str]:
@@ -307,4 +308,3 @@ def _case_alias(root: Path, top: str) -> bool:
         for name in RECORD_FOLDERS
         if candidate.exists()
     )
-

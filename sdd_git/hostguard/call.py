@@ -7,7 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol, TextIO
+
+# `typing` is never imported at run time here: `sdd guard` runs this before each tool call of
+# another agent (mypy reads this block as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Protocol, TextIO
 
 ALLOW = "allow"  # the call goes on to the host's own permission check, untouched
 ASK = "ask"  # the host asks the person
@@ -53,14 +58,16 @@ def strictest(answers: list[Answer]) -> Answer:
     return ALLOWED
 
 
-class Host(Protocol):
-    """One host's protocol: its input read into a call (or answered at once when it is not one
-    the guard can check), and an answer written the way the host reads it."""
+if TYPE_CHECKING:
 
-    name: str
+    class Host(Protocol):
+        """One host's protocol: its input read into a call (or answered at once when it is not one
+        the guard can check), and an answer written the way the host reads it."""
 
-    def read(self, data: str, environ: Mapping[str, str]) -> HostCall | Answer: ...
+        name: str
 
-    def write(self, answer: Answer, out: TextIO, err: TextIO) -> int:
-        """Write the answer; return the exit code."""
-        ...
+        def read(self, data: str, environ: Mapping[str, str]) -> HostCall | Answer: ...
+
+        def write(self, answer: Answer, out: TextIO, err: TextIO) -> int:
+            """Write the answer; return the exit code."""
+            ...

@@ -19,9 +19,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from typing import Any, TextIO
 
 from sdd_git.hostguard.call import ASK, DENY, Answer, HostCall, ask, deny
+
+# `typing` is never imported at run time here: `sdd guard` runs this before each tool call of
+# another agent (mypy reads this block as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 # The tools that write files, and the argument that names the file.
 WRITE_TOOLS = {

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import importlib
 
-from sdd_git.hostguard.call import Host
+# `typing` is never imported at run time here: `sdd guard` runs this before each tool call of
+# another agent (mypy reads this block as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from sdd_git.hostguard.call import Host
 
 HOSTS: dict[str, str] = {
     "claude": "sdd_git.hostguard.claude",  # Claude Code's PreToolUse hook

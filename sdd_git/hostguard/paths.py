@@ -11,10 +11,12 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from sdd_git.hostguard.call import Answer, ask, deny
 
+# `typing` is never imported at run time here: `sdd guard` runs this before each tool call of
+# another agent (mypy reads this block as true).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sdd_git.shellpolicy.findings import ShellFinding
 

@@ -8,10 +8,12 @@ that names one. Then what the classifier could not be certain of is asked about.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from sdd_git.hostguard.call import ALLOWED, Answer, ask, deny, strictest
 
+# `typing` is never imported at run time here: `sdd guard` runs this before each tool call of
+# another agent (mypy reads this block as true).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sdd_git.shellpolicy.findings import SddCall, ShellFinding
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import os
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -192,6 +191,8 @@ def hooks_folder(product: Path) -> str | None:
 
 @functools.lru_cache(maxsize=64)
 def _hooks_folder(product: str) -> str | None:
+    import subprocess  # here, not at the top: `sdd guard` imports this module on its hot path
+
     try:
         found = subprocess.run(
             ["git", "-C", product, "config", "--get", "--path", "core.hooksPath"],

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+
+# `typing` is never imported at run time here: the classifier is on the hot path of
+# `sdd guard`, which a host runs before each tool call (mypy reads this block as true).
+TYPE_CHECKING = False
 
 # A command's words: None where a word is not fixed (bash would expand it).
 Words = list[str | None]
@@ -107,17 +110,20 @@ class ShellFinding:
         self.runs_code.extend(r for r in reasons if r not in self.runs_code)
 
 
-class Follow(Protocol):
-    """How a program rule hands on what its command runs in turn: a command line (`bash -c`,
-    `sed e`, `git -c core.pager=...`) or the words of a command (a wrapper's)."""
+if TYPE_CHECKING:
+    from typing import Protocol
 
-    def script(self, source: str, finding: ShellFinding, cwd: str, depth: int) -> None: ...
+    class Follow(Protocol):
+        """How a program rule hands on what its command runs in turn: a command line (`bash -c`,
+        `sed e`, `git -c core.pager=...`) or the words of a command (a wrapper's)."""
 
-    def argv(
-        self,
-        words: Words,
-        finding: ShellFinding,
-        cwd: list[str],
-        depth: int,
-        stdin_script: str | None = None,
-    ) -> None: ...
+        def script(self, source: str, finding: ShellFinding, cwd: str, depth: int) -> None: ...
+
+        def argv(
+            self,
+            words: Words,
+            finding: ShellFinding,
+            cwd: list[str],
+            depth: int,
+            stdin_script: str | None = None,
+        ) -> None: ...

@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import posixpath
 
-from sdd_git.shellpolicy.findings import Follow, ShellFinding, Words, Write
+from sdd_git.shellpolicy.findings import ShellFinding, Words, Write
 from sdd_git.shellpolicy.parse import matching_option, word_at
 from sdd_git.shellpolicy.wrappers import handed_words
 from sdd_git.shellpolicy.writers import writes_operands
+
+# `typing` is never imported at run time here: the classifier is on the hot path of
+# `sdd guard`, which a host runs before each tool call (mypy reads this block as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from sdd_git.shellpolicy.findings import Follow
 
 # git options whose value is a program git runs through a shell, and the subcommands where the
 # short `-u` is one of them (elsewhere it means "update" or "set upstream").

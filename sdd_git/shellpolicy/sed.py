@@ -7,9 +7,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sdd_git.shellpolicy.findings import Follow, ShellFinding, Words, Write
+from sdd_git.shellpolicy.findings import ShellFinding, Words, Write
 from sdd_git.shellpolicy.parse import short_flag
 from sdd_git.shellpolicy.writers import touched
+
+# `typing` is never imported at run time here: the classifier is on the hot path of
+# `sdd guard`, which a host runs before each tool call (mypy reads this block as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from sdd_git.shellpolicy.findings import Follow
 
 
 def sed_command(follow: Follow, args: Words, finding: ShellFinding, cwd: str, depth: int) -> None:

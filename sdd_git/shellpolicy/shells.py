@@ -6,10 +6,16 @@ from __future__ import annotations
 import posixpath
 import re
 
-from sdd_git.shellpolicy.findings import Follow, ShellFinding, Words
+from sdd_git.shellpolicy.findings import ShellFinding, Words
 from sdd_git.shellpolicy.parse import is_sdd
 from sdd_git.shellpolicy.runs_code import AWKS, EDITORS
 from sdd_git.shellpolicy.wrappers import probe_words
+
+# `typing` is never imported at run time here: the classifier is on the hot path of
+# `sdd guard`, which a host runs before each tool call (mypy reads this block as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from sdd_git.shellpolicy.findings import Follow
 
 PYTHON_LAUNCHERS = frozenset({"runpy", "cProfile", "profile", "pdb", "trace", "timeit", "code"})
 

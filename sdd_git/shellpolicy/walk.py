@@ -6,9 +6,8 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from sdd_git.shellpolicy.findings import Follow, Ran, ShellFinding, Words
+from sdd_git.shellpolicy.findings import Ran, ShellFinding, Words
 from sdd_git.shellpolicy.parse import (
     base_name,
     heredoc_body,
@@ -61,6 +60,14 @@ from sdd_git.shellpolicy.writers import (
     touched,
     write_command,
 )
+
+# `typing` is never imported at run time here: the classifier is on the hot path of
+# `sdd guard`, which a host runs before each tool call (mypy reads this block as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from sdd_git.shellpolicy.findings import Follow
 
 # Builtins and programs that run text as code, rename commands or evaluate strings.
 UNCERTAIN_COMMANDS = frozenset(

@@ -6,10 +6,16 @@ from __future__ import annotations
 import re
 import shlex
 
-from sdd_git.shellpolicy.findings import Follow, ShellFinding, Words, Write
+from sdd_git.shellpolicy.findings import ShellFinding, Words, Write
 from sdd_git.shellpolicy.parse import base_name, is_sdd, matching_option, short_flag, word_at
 from sdd_git.shellpolicy.runs_code import TARS, runs_code
 from sdd_git.shellpolicy.writers import WRITERS_ALL, WRITERS_LAST
+
+# `typing` is never imported at run time here: the classifier is on the hot path of
+# `sdd guard`, which a host runs before each tool call (mypy reads this block as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from sdd_git.shellpolicy.findings import Follow
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish"})
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass, field
-from typing import Any
 
 from sdd_git.shellpolicy.findings import ShellFinding, Source, Touch, Words, Write
 from sdd_git.shellpolicy.parse import (
@@ -16,6 +15,12 @@ from sdd_git.shellpolicy.parse import (
     text_of,
     word_at,
 )
+
+# `typing` is never imported at run time here: the classifier is on the hot path of
+# `sdd guard`, which a host runs before each tool call (mypy reads this block as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 WRITE_REDIRECTS = (">", ">>", ">|", "&>", "&>>", "<>", ">&")
 
