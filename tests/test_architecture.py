@@ -30,7 +30,7 @@ ORDER: tuple[tuple[str, ...], ...] = (
     ("protected", "hostguard"),
     ("roles",),
     ("records",),
-    ("connectors", "hoststubs", "cipins"),
+    ("connectors", "hoststubs", "hostclaude", "cipins"),
     ("tools",),
     ("runner",),
     ("routines",),

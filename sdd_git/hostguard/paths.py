@@ -99,7 +99,27 @@ def anywhere_problem(full: str) -> str | None:
             return "is inside git's own folder (.git/), where no agent writes"
     if in_sdd_home(full):
         return "is in the person's sdd home, whose packs give roles their rules"
+    real = os.path.realpath(full)
+    for folder in _python_folders():
+        if real == folder or real.startswith(folder.rstrip("/") + "/"):
+            return (
+                "is in the Python environment sdd runs from (or a folder Python loads code from "
+                "at start): code written there would run inside sdd guard itself"
+            )
     return None
+
+
+@functools.lru_cache(maxsize=1)
+def _python_folders() -> tuple[str, ...]:
+    """sdd's own interpreter prefix and every folder Python loads code from at start (site
+    folders, `.pth` files, sitecustomize): the guard's own code, and what runs before it."""
+    import sys
+
+    from sdd_git.sandbox.policy import site_folders
+
+    found = {os.path.realpath(sys.prefix)}
+    found.update(str(folder) for folder in site_folders())
+    return tuple(sorted(found))
 
 
 def shell_problem(cwd: str, finding: ShellFinding) -> Answer | None:
