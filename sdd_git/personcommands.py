@@ -37,11 +37,13 @@ PERSON_COMMANDS: tuple[str, ...] = (
     "role delete",
     "role add",
     "role duplicate",
+    "role share",  # writes templates/, which gives other products their roles and rules
     "routine create",
     "routine edit",
     "routine delete",
     "routine pause",
     "routine resume",
+    "routine export",  # writes a CI file (`--out`) that runs her routines on the engine
     "skill save",
     "hooks install",
     "hooks uninstall",

@@ -26,6 +26,9 @@ class HostCall:
     command: str | None = None  # a shell command line
     writes: tuple[str, ...] = ()  # the paths a file tool writes, as given
     project: str | None = None  # the host's project folder, when it says one
+    # The host's own settings, hooks and rules (`~/.claude/`): written there, they could turn
+    # the guard off, so no call may write them.
+    host_files: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,18 @@ READ_TOOLS = frozenset(
 PROJECT_ENV = "CLAUDE_PROJECT_DIR"
 
 
+def own_files(environ: Mapping[str, str]) -> tuple[str, ...]:
+    """Claude Code's own settings, wherever its docs say it reads them: the user's `~/.claude/`
+    (or `$CLAUDE_CONFIG_DIR`) and `~/.claude.json`, and the managed settings' folders. A hook
+    or `disableAllHooks` written there would turn the guard off."""
+    home = os.path.expanduser("~")
+    found = [os.path.join(home, ".claude"), os.path.join(home, ".claude.json")]
+    if environ.get("CLAUDE_CONFIG_DIR"):
+        found.append(environ["CLAUDE_CONFIG_DIR"])
+    found += ["/etc/claude-code", "/Library/Application Support/ClaudeCode"]
+    return tuple(found)
+
+
 class ClaudeCode:
     name = "claude"
 
@@ -113,17 +125,18 @@ def _call(event: dict[str, Any], environ: Mapping[str, str]) -> HostCall | Answe
         return deny("the hook input's `cwd` is not a folder's path")
     cwd = os.path.join(os.getcwd(), cwd)  # an absolute cwd stays as it is
     project = environ.get(PROJECT_ENV) or None
+    mine = own_files(environ)
     if tool in SHELL_TOOLS:
         command = arguments.get("command")
         if not isinstance(command, str) or not command.strip():
             return deny(f"{tool}: `command` is missing, empty or not a text")
-        return HostCall(tool, cwd, command=command, project=project)
+        return HostCall(tool, cwd, command=command, project=project, host_files=mine)
     if tool in WRITE_TOOLS:
         key = WRITE_TOOLS[tool]
         path = arguments.get(key)
         if not isinstance(path, str) or not path:
             return deny(f"{tool}: `{key}` is missing, empty or not a text")
-        return HostCall(tool, cwd, writes=(path,), project=project)
+        return HostCall(tool, cwd, writes=(path,), project=project, host_files=mine)
     if tool in READ_TOOLS:
         return HostCall(tool, cwd, project=project)
     if tool.startswith("mcp__"):

@@ -30,38 +30,65 @@ _SCRIPT_BYTES = 1_000_000
 _SCRIPT_RUNNERS = re.compile(r"(python|pypy|perl|ruby|node|nodejs|php|bash|sh|dash|zsh|ksh)[0-9.]*")
 
 
-def code_answer(words: Words, cwd: str) -> Answer | None:
-    """The word on one command, when the classifier says it runs code; None when it says
-    nothing the guard can see."""
+def code_answer(words: Words, cwd: str, stdin: str | None = None) -> Answer | None:
+    """The word on one command (and the text a here-document feeds it), when it runs code or
+    is a program outside the system's folders; None when the guard sees nothing in it."""
     from sdd_git.shellpolicy.runs_code import runs_code
 
     if not words or words[0] is None:
         return None
     head, args = words[0], words[1:]
-    reasons = runs_code(head, args)
-    if not reasons:
-        return None
     shown = os.path.basename(head)
-    for word in args:
-        if word is None:
-            continue
-        if "sdd_git" in word:
-            return deny(
-                f"{shown} is given code that uses sdd's own code (sdd_git); the person's "
-                "commands are hers, by any route"
-            )
-        named = _named(word, cwd)
-        if named is not None:
-            return deny(
-                f"{shown} runs code and is given {named}, part of the person's record "
-                "or of the files that grant agents their rules; sdd guard cannot tell "
-                "whether that code writes there. Read the record with the Read tool or "
-                "cat; it changes only by the person's own sdd commands"
-            )
-    script = _script(head, args, cwd)
-    if script is not None:
-        return _read_script(script, cwd)
-    return None
+    if runs_code(head, args):
+        texts = [(word, False) for word in args if word is not None]
+        texts += [(stdin, True)] if stdin else []
+        for text, fed in texts:
+            refused = _code_text(shown, text, cwd, whole=fed)
+            if refused is not None:
+                return refused
+        script = _script(head, args)
+        if script is not None:
+            return _read_script(script, cwd)
+    found = _on_path(head) if "/" not in head else None
+    return _read_script(found, cwd) if found is not None else None
+
+
+def _code_text(shown: str, text: str, cwd: str, whole: bool) -> Answer | None:
+    """A word of a command that runs code, or the code a here-document feeds it."""
+    if "sdd_git" in text or (whole and _NAMES_SDD.search(text)):
+        return deny(
+            f"{shown} is given code that runs sdd or uses its code (sdd_git); the person's "
+            "commands are hers, by any route"
+        )
+    named = _NAMES_PROTECTED.search(text) if whole else None
+    name = _group(named) if named is not None else (None if whole else _named(text, cwd))
+    if name is None:
+        return None
+    return deny(
+        f"{shown} runs code and is given {name}, part of the person's record or of the files "
+        "that grant agents their rules; sdd guard cannot tell whether that code writes there. "
+        "Read the record with the Read tool or cat; it changes only by the person's own sdd "
+        "commands"
+    )
+
+
+def _group(found: re.Match[str]) -> str:
+    return next(g for g in found.groups() if g and g not in "'\"")
+
+
+def _on_path(name: str) -> str | None:
+    """Where PATH finds a program of this name, when that is outside the system's folders: a
+    program someone put there (a copy of sdd's own script under another name, say)."""
+    import shutil
+
+    from sdd_git.shellpolicy.runs_code import BASH_BUILTINS, SYSTEM_FOLDERS
+
+    if not name or name in BASH_BUILTINS:
+        return None
+    found = shutil.which(name)
+    if found is None or os.path.realpath(found).startswith(SYSTEM_FOLDERS):
+        return None
+    return found
 
 
 def _named(word: str, cwd: str) -> str | None:
@@ -73,10 +100,10 @@ def _named(word: str, cwd: str) -> str | None:
     if value and not value.startswith("-") and not any(c in value for c in " \t\n'\"();"):
         return value if write_problem(cwd, value) is not None else None
     found = _NAMES_PROTECTED.search(word)
-    return next(g for g in found.groups() if g and g not in "'\"") if found else None
+    return _group(found) if found else None
 
 
-def _script(head: str, args: Words, cwd: str) -> str | None:
+def _script(head: str, args: Words) -> str | None:
     """The file of code the command runs by name: the program itself when it is a path, or an
     interpreter's script."""
     if "/" in head:
@@ -102,9 +129,12 @@ def _read_script(path: str, cwd: str) -> Answer | None:
         if not os.path.isfile(full):
             return None
         with open(full, "rb") as handle:
-            text = handle.read(_SCRIPT_BYTES).decode("utf-8", "replace")
+            data = handle.read(_SCRIPT_BYTES)
     except OSError:
         return None
+    if data.startswith((b"\x7fELF", b"\xcf\xfa\xed\xfe", b"\xca\xfe\xba\xbe", b"MZ")):
+        return None  # a compiled program: nothing to read in it
+    text = data.decode("utf-8", "replace")
     if _NAMES_SDD.search(text):
         return ask(
             f"{path} runs sdd or uses its code (sdd_git); sdd guard cannot tell which of "

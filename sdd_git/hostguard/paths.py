@@ -21,6 +21,13 @@ if TYPE_CHECKING:
     from sdd_git.shellpolicy.findings import ShellFinding
 
 CONFIG = os.path.join(".sdd", "config.yaml")
+# The host's own settings (`call.HostCall.host_files`): one call is checked per process, and
+# every path rule below reads them, so they are set once, before the check.
+_HOST_FILES: list[str] = []
+
+
+def host_writes_none_of(files: tuple[str, ...]) -> None:
+    _HOST_FILES[:] = [os.path.realpath(f) for f in files] + [os.path.normpath(f) for f in files]
 
 
 @functools.lru_cache(maxsize=256)
@@ -100,6 +107,10 @@ def anywhere_problem(full: str) -> str | None:
     if in_sdd_home(full):
         return "is in the person's sdd home, whose packs give roles their rules"
     real = os.path.realpath(full)
+    for candidate in (os.path.normpath(full), real):
+        for mine in _HOST_FILES:
+            if candidate == mine or candidate.startswith(mine.rstrip("/") + "/"):
+                return "is the host's own settings, where a hook or rule could turn sdd guard off"
     for folder in _python_folders():
         if real == folder or real.startswith(folder.rstrip("/") + "/"):
             return (

@@ -56,7 +56,7 @@ def _commands(finding: ShellFinding, cwd: str, depth: int) -> list[Answer]:
         if name == "git" or name.startswith("git-"):
             found = git_answer(ran.words, where, lambda text, at: _nested(text, at, depth))
         if found is None or found.allowed:
-            found = code_answer(ran.words, where)
+            found = code_answer(ran.words, where, ran.stdin)
         if found is not None and not found.allowed:
             if found.decision == "deny":
                 return [found]

@@ -61,6 +61,7 @@ class Ran:
 
     cwd: str
     words: Words
+    stdin: str | None = None  # the text a here-document or here-string feeds it
 
 
 @dataclass

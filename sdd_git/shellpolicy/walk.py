@@ -194,7 +194,7 @@ def _argv(
 ) -> None:
     if not words:
         return
-    finding.commands.append(Ran(cwd[-1], list(words)))
+    finding.commands.append(Ran(cwd[-1], list(words), stdin_script))
     head = words[0]
     if head is None:
         finding.uncertain.append("the command name is not a fixed word")

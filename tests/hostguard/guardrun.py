@@ -102,6 +102,9 @@ def furnish(root: Root) -> Path:
     script.chmod(0o755)
     (product / "scripts" / "build.sh").write_text("#!/bin/sh\necho building\n")
     (product / "scripts" / "build.sh").chmod(0o755)
+    copy = product / "scripts" / "s"  # sdd's console script, copied under another name
+    copy.write_text("#!/usr/bin/python3\nimport sys\nfrom sdd_git.cli.entry import main\nmain()\n")
+    copy.chmod(0o755)
     (product / "patches").mkdir()
     (product / "patches" / "record.patch").write_text(
         "diff --git a/memory/decisions.yaml b/memory/decisions.yaml\n"

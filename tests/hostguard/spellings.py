@@ -75,6 +75,8 @@ PERSON: tuple[Spelling, ...] = (
     Spelling("trust accept", "sdd trust accept --all", DENY, True),
     Spelling("allow a stop", "sdd allow STOP-0001 --always", DENY, True),
     Spelling("her page's sign-in", "sdd page --no-browser", DENY, True),
+    Spelling("role share", "sdd role share builder", DENY, True),
+    Spelling("routine export to CI", "sdd routine export nightly --out ci.yml", DENY, True),
     Spelling("unknown global option", "sdd --frobnicate accept reading CH-0001", DENY, True),
 )
 
@@ -102,6 +104,10 @@ WRITES: tuple[Spelling, ...] = (
     Spelling("CLAUDE.md", "printf x > CLAUDE.md", DENY, False),
     Spelling("nested AGENTS.md", "echo x >> guide/AGENTS.md", DENY, False),
     Spelling("bash -c write", "bash -c 'echo x > memory/decisions.yaml'", DENY, False),
+    Spelling("python here-document", "python3 - <<'EOF'\nopen('memory/x', 'w')\nEOF", DENY, False),
+    Spelling("ruby here-string", "ruby <<< 'File.write(\".sdd/x\", 1)'", DENY, False),
+    Spelling("Claude Code's own settings", "echo '{}' > ~/.claude/settings.json", DENY, False),
+    Spelling("Claude Code's state file", "cp src/app.py ~/.claude.json", DENY, False),
     Spelling("env sh -c cp", 'env sh -c "cp src/app.py .sdd/config.yaml"', DENY, False),
     Spelling("vim on the record", "vim memory/decisions.yaml", DENY, False),
     Spelling("git checkout a path", "git checkout -- memory/decisions.yaml", DENY, False),
@@ -149,6 +155,7 @@ UNCERTAIN: tuple[Spelling, ...] = (
     Spelling("source a file", "source env.sh", ASK, False),
     Spelling("a script that runs sdd", "./scripts/accept.sh", ASK, False),
     Spelling("python runs that script", "python3 scripts/accept.sh", ASK, False),
+    Spelling("sdd's script by another name", "scripts/s accept reading CH-0001", ASK, False),
 )
 
 ALL: tuple[Spelling, ...] = (*PERSON, *WRITES, *READS, *UNCERTAIN)

@@ -74,6 +74,16 @@ def test_from_a_subfolder_and_from_outside_the_product(product: Path, tmp_path: 
     assert _edit("Write", str(elsewhere / "free.txt"), elsewhere) == ALLOW
 
 
+def test_claude_code_s_own_settings_are_refused_wherever_the_agent_is(
+    product: Path, tmp_path: Path
+) -> None:
+    home = Path.home()
+    for path in (home / ".claude" / "settings.json", home / ".claude.json"):
+        assert _edit("Write", str(path), product) == DENY
+        assert _edit("Edit", str(path), tmp_path) == DENY
+    assert _edit("Write", str(product / ".claude" / "settings.local.json"), product) == DENY
+
+
 def test_with_no_sdd_root_git_s_folder_is_still_refused(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     subprocess.run(["git", "init", "-q", str(plain)], check=True)
