@@ -4,12 +4,15 @@ Run it as `python benchmarks/guard_bench.py [--runs N]`. It prints a markdown ta
 median, min and max wall time of each case, in ms, and each median minus the floor's.
 
 - **floor**: `python -c pass` with the same interpreter and environment.
-- **guard, ...**: `sdd guard --host claude` (the console script next to this interpreter, else
-  `python -m sdd_git guard`), fed Claude Code's documented PreToolUse input on stdin, in a
-  synthetic sdd root that is a git repository: a Bash command the guard allows
-  (`git status && pytest -q`), a Bash person command it refuses (`sdd -C . accept reading
-  CH-0001`), an Edit of `src/app.py` it allows, an Edit of `memory/decisions.yaml` it refuses,
-  and a Read it passes.
+- **hook, ...**: the command the hook `sdd agents install claude` registers runs,
+  `python -P -m sdd_git guard --host claude` (this interpreter), fed Claude Code's documented
+  PreToolUse input on stdin, in a synthetic sdd root that is a git repository: a Bash command
+  the guard allows (`git status && pytest -q tests/test_app.py`), a person command and a write
+  into the record it refuses, an Edit of `src/app.py` it allows, an Edit of
+  `memory/decisions.yaml` it refuses, and a Read it passes. (Claude Code starts the hook
+  through a shell, which costs the same whatever the hook is; it is not counted.)
+- **console script**: `sdd guard` as typed, the script next to this interpreter, when there is
+  one, on the allowed Bash call.
 
 Each case runs once untimed first, and its answer is checked (exit 0 and nothing on stdout for
 an allowed call, exit 2 and `sdd guard:` on stderr for a refusal); a wrong answer stops the
@@ -17,8 +20,8 @@ script. Then the cases run round-robin, N times each, so a busy machine slows th
 
 The children run with Python's bytecode cache (in a temporary folder, `PYTHONPYCACHEPREFIX`),
 as an installed sdd runs: with `PYTHONDONTWRITEBYTECODE` set and an editable install, every run
-would compile sdd's modules again, which no installed sdd does. The goal: the allowed Bash
-case at most 25 ms over the floor, median.
+would compile sdd's modules again, which no installed sdd does. The goal: the hook on the
+allowed Bash call at most 25 ms over the floor, median.
 """
 
 from __future__ import annotations
@@ -37,20 +40,26 @@ from pathlib import Path
 GOAL_MS = 25.0
 
 
-def guard_command() -> list[str]:
+# What the hook `sdd agents install claude` writes runs: this interpreter, -P, the module.
+HOOK = [sys.executable, "-P", "-m", "sdd_git", "guard", "--host", "claude"]
+
+
+def script_command() -> list[str] | None:
+    """The console script next to this interpreter (`sdd guard` typed by hand), if installed."""
     script = Path(sys.executable).parent / "sdd"
     if script.is_file() and os.access(script, os.X_OK):
         return [str(script), "guard", "--host", "claude"]
-    return [sys.executable, "-m", "sdd_git", "guard", "--host", "claude"]
+    return None
 
 
 def product(base: Path) -> Path:
     root = base / "product"
-    for folder in ("memory/specs", "changes/CH-0001", ".sdd", "src"):
+    for folder in ("memory/specs", "changes/CH-0001", ".sdd", "src", "tests"):
         (root / folder).mkdir(parents=True)
     (root / ".sdd" / "config.yaml").write_text("provider: {kind: openai, model: m}\n")
     (root / "memory" / "decisions.yaml").write_text("# Decisions\n")
     (root / "src" / "app.py").write_text("print('hi')\n")
+    (root / "tests" / "test_app.py").write_text("def test_app():\n    pass\n")
     env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_SYSTEM": os.devnull}
     subprocess.run(["git", "init", "-q", str(root)], check=True, env=env)
     return root
@@ -72,20 +81,26 @@ def event(root: Path, tool: str, tool_input: dict[str, str]) -> bytes:
 
 
 def cases(root: Path) -> list[tuple[str, list[str], bytes | None, str]]:
-    guard = guard_command()
-    return [
+    allowed = event(root, "Bash", {"command": "git status && pytest -q tests/test_app.py"})
+    table = [
         ("floor: python -c pass", [sys.executable, "-c", "pass"], None, "floor"),
-        ("guard, Bash allowed: git status && pytest -q", guard,
-         event(root, "Bash", {"command": "git status && pytest -q"}), "allow"),
-        ("guard, Bash refused: sdd -C . accept reading CH-0001", guard,
+        ("hook, Bash allowed: git status && pytest -q tests/test_app.py", HOOK, allowed, "allow"),
+        ("hook, Bash refused: sdd -C . accept reading CH-0001", HOOK,
          event(root, "Bash", {"command": "sdd -C . accept reading CH-0001"}), "deny"),
-        ("guard, Edit allowed: src/app.py", guard,
+        ("hook, Bash refused: echo x > memory/decisions.yaml", HOOK,
+         event(root, "Bash", {"command": "echo x > memory/decisions.yaml"}), "deny"),
+        ("hook, Edit allowed: src/app.py", HOOK,
          event(root, "Edit", {"file_path": str(root / "src/app.py")}), "allow"),
-        ("guard, Edit refused: memory/decisions.yaml", guard,
+        ("hook, Edit refused: memory/decisions.yaml", HOOK,
          event(root, "Edit", {"file_path": str(root / "memory/decisions.yaml")}), "deny"),
-        ("guard, Read passes", guard,
+        ("hook, Read passes", HOOK,
          event(root, "Read", {"file_path": str(root / "src/app.py")}), "allow"),
     ]  # fmt: skip
+    script = script_command()
+    if script is not None:
+        table.append(("console script `sdd guard`, Bash allowed (as above)", script, allowed,
+                      "allow"))  # fmt: skip
+    return table
 
 
 def run_once(argv: list[str], data: bytes | None, cwd: Path, env: dict[str, str]) -> tuple[
@@ -130,7 +145,7 @@ def main() -> int:
                 times[name].append(elapsed)
     floor = statistics.median(times[table[0][0]])
     print(f"Python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} cores, "
-          f"{args.runs} runs each, `{' '.join(guard_command()[:2])}`\n")  # fmt: skip
+          f"{args.runs} runs each; the hook runs `{' '.join(HOOK[1:])}`\n")  # fmt: skip
     print("| case | median | min | max | over the floor | goal |")
     print("| --- | ---: | ---: | ---: | ---: | --- |")
     for name, *_ in table:
@@ -138,7 +153,7 @@ def main() -> int:
         median = statistics.median(values)
         over = median - floor
         goal = ""
-        if name.startswith("guard, Bash allowed"):
+        if name.startswith("hook, Bash allowed"):
             goal = f"≤ {GOAL_MS:.0f} ms over: {'yes' if over <= GOAL_MS else '**no**'}"
         shown_over = "-" if name.startswith("floor") else f"{over:.1f}"
         print(f"| {name} | {median:.1f} | {min(values):.1f} | {max(values):.1f} | "

@@ -7,9 +7,9 @@ from sdd_git.hostguard.call import ALLOWED, Answer, HostCall, deny
 
 
 def decide(call: HostCall) -> Answer:
-    from sdd_git.hostguard.paths import host_writes_none_of
+    from sdd_git.hostguard.paths import prepare
 
-    host_writes_none_of(call.host_files)
+    prepare(call.cwd, call.project, call.host_files)
     for path in call.writes:
         from sdd_git.hostguard.paths import write_problem
 

@@ -21,13 +21,15 @@ Words = list[str | None]
 # quoted 'memory'), or a rule file by its name (`CLAUDE.md`, `ROLE.md`, ...).
 _FOLDERS = r"memory|changes|\.sdd|\.git|\.claude|\.codex|\.cursor|\.githooks|\.husky"
 _FILES = r"CLAUDE(?:\.local)?\.md|AGENTS(?:\.override)?\.md|ROLE\.md|SKILL\.md|\.mcp\.json"
-_NAMES_PROTECTED = re.compile(
+# Patterns, not compiled ones: `re` compiles each on first use and keeps it, and most commands
+# never need one (sdd guard pays for every compile at start).
+_NAMES_PROTECTED = (
     rf"(?:(?:^|[\s'\"`(=,:])(?:\./)?({_FOLDERS})/|(['\"])({_FOLDERS})\2|\b({_FILES})\b)"
 )
-_NAMES_SDD = re.compile(r"\bsdd_git\b|(?:^|[\s'\"`;&|(])sdd\s+[a-z-]")
+_NAMES_SDD = r"\bsdd_git\b|(?:^|[\s'\"`;&|(])sdd\s+[a-z-]"
 _SCRIPT_BYTES = 1_000_000
 # Interpreters whose first operand (after their options) is the script they run.
-_SCRIPT_RUNNERS = re.compile(r"(python|pypy|perl|ruby|node|nodejs|php|bash|sh|dash|zsh|ksh)[0-9.]*")
+_SCRIPT_RUNNERS = r"(python|pypy|perl|ruby|node|nodejs|php|bash|sh|dash|zsh|ksh)[0-9.]*"
 
 
 def code_answer(words: Words, cwd: str, stdin: str | None = None) -> Answer | None:
@@ -55,12 +57,12 @@ def code_answer(words: Words, cwd: str, stdin: str | None = None) -> Answer | No
 
 def _code_text(shown: str, text: str, cwd: str, whole: bool) -> Answer | None:
     """A word of a command that runs code, or the code a here-document feeds it."""
-    if "sdd_git" in text or (whole and _NAMES_SDD.search(text)):
+    if "sdd_git" in text or (whole and re.search(_NAMES_SDD, text)):
         return deny(
             f"{shown} is given code that runs sdd or uses its code (sdd_git); the person's "
             "commands are hers, by any route"
         )
-    named = _NAMES_PROTECTED.search(text) if whole else None
+    named = re.search(_NAMES_PROTECTED, text) if whole else None
     name = _group(named) if named is not None else (None if whole else _named(text, cwd))
     if name is None:
         return None
@@ -79,28 +81,53 @@ def _group(found: re.Match[str]) -> str:
 def _on_path(name: str) -> str | None:
     """Where PATH finds a program of this name, when that is outside the system's folders: a
     program someone put there (a copy of sdd's own script under another name, say)."""
-    import shutil
-
     from sdd_git.shellpolicy.runs_code import BASH_BUILTINS, SYSTEM_FOLDERS
 
     if not name or name in BASH_BUILTINS:
         return None
-    found = shutil.which(name)
-    if found is None or os.path.realpath(found).startswith(SYSTEM_FOLDERS):
-        return None
-    return found
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        candidate = os.path.join(folder or ".", name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return None if os.path.realpath(candidate).startswith(SYSTEM_FOLDERS) else candidate
+    return None
 
 
 def _named(word: str, cwd: str) -> str | None:
     """The protected path a word names: as a path (`memory/x`, `../p/.sdd`), checked where it
     leads; or, in code text, by its name."""
-    from sdd_git.hostguard.paths import write_problem
-
     value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
     if value and not value.startswith("-") and not any(c in value for c in " \t\n'\"();"):
-        return value if write_problem(cwd, value) is not None else None
-    found = _NAMES_PROTECTED.search(word)
+        return value if _may_name_protected(value, cwd) else None
+    found = re.search(_NAMES_PROTECTED, word)
     return _group(found) if found else None
+
+
+def _may_name_protected(value: str, cwd: str) -> bool:
+    """The path rules' answer for an operand of code, asked only when the path could be
+    protected: a part of it (as written, or where its links lead) has a protected name, or it
+    leads out of the folder the command runs in (into another product, sdd's home, Python's
+    folders). Most operands (`tests/`, `src/app.py`) are neither, and the rules cost their
+    import. A file a rule folder links to, under an ordinary name, is not seen here: the hook's
+    file-tool and shell-write checks see it."""
+    from sdd_git.hostguard.paths import absolute, write_problem
+
+    full = absolute(cwd, value)
+    real = os.path.realpath(full)
+    parts = {p.casefold() for p in (*full.split("/"), *real.split("/"))}
+    named = bool(parts & _PROTECTED_PARTS) or any(p.startswith(".env") for p in parts)
+    leaves = not real.startswith(os.path.realpath(cwd).rstrip("/") + "/")
+    return (named or leaves) and write_problem(cwd, value) is not None
+
+
+# Parts of a path that make an operand worth the path rules' full check.
+_PROTECTED_PARTS = frozenset(
+    {
+        "memory", "changes", ".sdd", ".git", "templates", ".agents", ".claude", ".codex",
+        ".cursor", ".vscode", ".github", ".githooks", ".husky", "claude.md", "claude.local.md",
+        "agents.md", "agents.override.md", ".mcp.json", "copilot-instructions.md",
+        ".gitattributes", "role.md", "skill.md", ".claude.json",
+    }
+)  # fmt: skip
 
 
 def _script(head: str, args: Words) -> str | None:
@@ -108,7 +135,7 @@ def _script(head: str, args: Words) -> str | None:
     interpreter's script."""
     if "/" in head:
         return head
-    if not _SCRIPT_RUNNERS.fullmatch(head):
+    if not re.fullmatch(_SCRIPT_RUNNERS, head):
         return None
     for index, word in enumerate(args):
         if word is None:
@@ -135,12 +162,12 @@ def _read_script(path: str, cwd: str) -> Answer | None:
     if data.startswith((b"\x7fELF", b"\xcf\xfa\xed\xfe", b"\xca\xfe\xba\xbe", b"MZ")):
         return None  # a compiled program: nothing to read in it
     text = data.decode("utf-8", "replace")
-    if _NAMES_SDD.search(text):
+    if re.search(_NAMES_SDD, text):
         return ask(
             f"{path} runs sdd or uses its code (sdd_git); sdd guard cannot tell which of "
             "sdd's commands it runs, and the person's are hers alone"
         )
-    found = _NAMES_PROTECTED.search(text)
+    found = re.search(_NAMES_PROTECTED, text)
     if found is not None:
         named = next(g for g in found.groups() if g and g not in "'\"")
         return ask(

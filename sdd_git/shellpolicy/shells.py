@@ -36,14 +36,16 @@ VERSIONED_CODE = re.compile(r"(perl|ruby|php|lua|luajit|node|tclsh)[0-9.]*")
 _LITERAL = r"""(?P<q>["'`])(?P<body>(?:\\.|(?!(?P=q)).)*)(?P=q)"""
 
 
-_SHELL_CALL = re.compile(
+# Patterns, not compiled ones: `re` compiles each on first use and keeps it. Only code given on
+# the line needs them, and `sdd guard` would pay for the compile before every tool call.
+_SHELL_CALL = (
     r"(?:\b(?:system|exec\w*|popen\w*|spawn\w*|call|run|check_output|check_call|Popen|"
     r"getoutput|getstatusoutput|shell_exec|passthru|proc_open|qx|open\w*|pipe)\s*[(\s]\s*"
     r"|\|\s*|\bqx\s*)" + _LITERAL
 )
 
 
-_PIPED_LITERAL = re.compile(_LITERAL + r"\s*\|")
+_PIPED_LITERAL = _LITERAL + r"\s*\|"
 
 
 _BACKTICKS = re.compile(r"`([^`]*)`")
@@ -77,9 +79,9 @@ def code_strings(
             for prefix in ("shell ", "!", "platform shell "):
                 if command.startswith(prefix):
                     texts.append(command[len(prefix) :])
-        for match in _SHELL_CALL.finditer(arg):
+        for match in re.finditer(_SHELL_CALL, arg):
             texts.append(match.group("body"))
-        for match in _PIPED_LITERAL.finditer(arg):
+        for match in re.finditer(_PIPED_LITERAL, arg):
             texts.append(match.group("body"))
         if name not in AWKS and not name.startswith(("python", "pypy")):
             texts.extend(m.group(1) for m in _BACKTICKS.finditer(arg))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from sdd_git.shellpolicy.findings import Ran, ShellFinding, Words
 from sdd_git.shellpolicy.parse import (
@@ -212,8 +212,7 @@ def _argv(
     rule(Command(key, head, args, stdin_script), finding, cwd, depth)
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     """One simple command, its wrappers' words still on: `name` is the rule's key."""
 
     name: str

@@ -4,7 +4,6 @@ options each one knows, and the command left when they are taken off."""
 from __future__ import annotations
 
 import re
-import shlex
 
 from sdd_git.shellpolicy.findings import ShellFinding, Words, Write
 from sdd_git.shellpolicy.parse import base_name, is_sdd, matching_option, short_flag, word_at
@@ -317,6 +316,8 @@ def _env_assignment(follow: Follow, arg: str, finding: ShellFinding) -> None:
 
 def _split(text: str | None) -> Words:
     """`env -S TEXT`: the words it splits TEXT into; [None] when sdd cannot read them."""
+    import shlex  # here: `env -S` is rare, and sdd guard pays for every import at start
+
     try:
         return list(shlex.split(text)) if text is not None else [None]
     except ValueError:

@@ -4,7 +4,6 @@ operands handed to programs nobody vouches for."""
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
 
 from sdd_git.shellpolicy.findings import ShellFinding, Source, Touch, Words, Write
 from sdd_git.shellpolicy.parse import (
@@ -79,11 +78,11 @@ def write_command(name: str, args: Words, finding: ShellFinding, cwd: str) -> No
         written(operands[-1] if operands else None)
 
 
-@dataclass
 class _CopyWords:
-    operands: Words = field(default_factory=list)
-    folders: Words = field(default_factory=list)  # each -t FOLDER, in order
-    hard_link: bool = False
+    def __init__(self, hard_link: bool = False) -> None:
+        self.operands: Words = []
+        self.folders: Words = []  # each -t FOLDER, in order
+        self.hard_link = hard_link
 
 
 def _copy_words(name: str, args: Words) -> _CopyWords:
