@@ -151,7 +151,6 @@ def _shell(root: Path, command: str) -> Rejection | Clearance:
     return Clearance(certain=certain, runs_code=bool(reasons), reasons=tuple(reasons))
 
 
-
 def _product_program(root: Path, program: str) -> str | None:
     """A command that runs a program of the product's which the classifier could not see from
     the words alone: an absolute path into the product folder, or a bare name that the product
@@ -175,7 +174,6 @@ def _product_program(root: Path, program: str) -> str | None:
             where = folder.relative_to(base).as_posix()
             return f"{program} is a program in the product folder ({where}/{program})"
     return None
-
 
 
 def _holds_nul(value: Any) -> bool:

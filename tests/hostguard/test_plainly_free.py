@@ -36,9 +36,7 @@ def _furnished(product: Path, planted: bool) -> None:
 
 
 @pytest.mark.parametrize("planted", [False, True], ids=["plain product", "links and hooks"])
-def test_a_plainly_free_path_is_one_the_rules_never_refuse(
-    product: Path, planted: bool
-) -> None:
+def test_a_plainly_free_path_is_one_the_rules_never_refuse(product: Path, planted: bool) -> None:
     _furnished(product, planted)
     paths.prepare(str(product), None, (os.path.expanduser("~/.claude"),))
     paths._plain_product.cache_clear()
