@@ -3,6 +3,8 @@ writes. A call with neither (a read, a search) passes."""
 
 from __future__ import annotations
 
+import os
+
 from sdd_git.hostguard.call import ALLOWED, Answer, HostCall, deny
 
 
@@ -13,11 +15,13 @@ def decide(call: HostCall) -> Answer:
     for path in call.writes:
         from sdd_git.hostguard.paths import write_problem
 
-        problem = write_problem(call.cwd, path)
+        # A file tool is given an absolute path; one that starts with `~` is read as the
+        # person's home, as a shell would, so that it is checked where it would land.
+        problem = write_problem(call.cwd, os.path.expanduser(path) if path[:2] == "~/" else path)
         if problem is not None:
             return deny(
-                f"{call.tool} of {path} is refused: {problem}. The record changes only by the "
-                "person's own sdd commands; say what should change, and she runs them"
+                f"{call.tool} of {path} is refused: {problem}. Only the person changes it (her "
+                "record, by her own sdd commands): say what should change, and she does it"
             )
     if call.command is not None:
         from sdd_git.hostguard.shell import shell_answer
