@@ -6,8 +6,9 @@ Each host gets what its own documentation says it loads, and nothing it would ig
   Grok Build and Copilot's cloud agent: what sdd is, what the agent may run, what only the person
   runs.
 - Claude Code reads `CLAUDE.md`, not `AGENTS.md`, so `CLAUDE.md` imports it (`@AGENTS.md`); and
-  `.claude/settings.json` gets `permissions.deny` rules, so the host itself refuses the person's
-  commands whatever the model decides.
+  `.claude/settings.json` gets `sdd guard` as its PreToolUse hook, and `permissions.deny` rules as
+  a second layer (sdd_git.hostclaude), so the host itself refuses the person's commands and any
+  write to her record whatever the model decides.
 - Copilot: `.github/copilot-instructions.md`, and the setup steps workflow that puts `sdd` on the
   PATH of the cloud agent's environment (without it, every instruction to run `sdd` fails). It
   installs sdd from the source her confirmed settings pin (`ci.install`, see sdd_git.cipins),
@@ -25,7 +26,6 @@ workflow are merged. Running it twice changes nothing. It creates no role and ne
 from __future__ import annotations
 
 import io
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,18 +43,16 @@ from sdd_git.cipins import (
     bare_installs,
 )
 from sdd_git.errors import SddError, UsageError
+from sdd_git.hostclaude import CLAUDE_SETTINGS, claude_section, merge_settings
+from sdd_git.hostclaude import deny_rules as deny_rules  # named here too, for who imports it
 from sdd_git.personcommands import PERSON_COMMANDS
 from sdd_git.root import Root
 from sdd_git.sink import refuse_inside_run
 
 HOSTS: tuple[str, ...] = ("copilot", "claude", "grok", "ollama", "kilo", "codex")
 
-# `sdd --no-agent next` is the contract's model-free form of the stage commands.
-_GLOBAL_FLAG_FORMS: tuple[str, ...] = ("--no-agent next", "--no-agent complete")
-
 AGENTS_MD = "AGENTS.md"
 CLAUDE_MD = "CLAUDE.md"
-CLAUDE_SETTINGS = ".claude/settings.json"
 COPILOT_INSTRUCTIONS = ".github/copilot-instructions.md"
 COPILOT_SETUP = ".github/workflows/copilot-setup-steps.yml"
 COPILOT_JOB = "copilot-setup-steps"
@@ -70,8 +68,9 @@ _BEGIN_PREFIX = "<!-- sdd:begin"
 HOST_READS: dict[str, str] = {
     "copilot": "Copilot's cloud agent reads AGENTS.md and .github/copilot-instructions.md, and "
     "runs the copilot-setup-steps job before it starts work, so `sdd` is on its PATH",
-    "claude": "Claude Code reads CLAUDE.md (which imports @AGENTS.md) and refuses the person's "
-    "sdd commands through the deny rules in .claude/settings.json",
+    "claude": "Claude Code reads CLAUDE.md (which imports @AGENTS.md), and runs `sdd guard` "
+    "before each Bash, Edit, Write, MultiEdit and NotebookEdit call (a PreToolUse hook in "
+    ".claude/settings.json, beside deny rules for the person's commands and the record)",
     "grok": "Grok Build reads AGENTS.md at the repository root (docs.x.ai/build/features/"
     "project-rules)",
     "kilo": "Kilo reads AGENTS.md at the repository root",
@@ -109,20 +108,6 @@ class InstallReport:
         return tuple(f.path for f in self.files if f.action == "unchanged")
 
 
-def deny_rules() -> tuple[str, ...]:
-    """Claude Code `permissions.deny` rules covering every person command.
-
-    Both the bare command and `COMMAND *` are listed: `sdd next` is usually run with no argument,
-    and the docs' space-star form is a word-bounded prefix (`sdd next *` never matches
-    `sdd nextfoo`). The legacy `:*` suffix is deprecated, so it is not used.
-    """
-    rules: list[str] = []
-    for command in (*PERSON_COMMANDS, *_GLOBAL_FLAG_FORMS):
-        rules.append(f"Bash(sdd {command})")
-        rules.append(f"Bash(sdd {command} *)")
-    return tuple(rules)
-
-
 def _agents_section() -> str:
     person = "\n".join(f"- `sdd {command} ...`" for command in PERSON_COMMANDS)
     return f"""\
@@ -156,19 +141,6 @@ Never edit `memory/decisions.yaml`, `memory/releases/`, `changes/*/change.yaml`,
 `changes/*/qa.yaml` or anything under `.sdd/`. An acceptance lives only in
 `memory/decisions.yaml`, and only her commands write it.
 """
-
-
-def _claude_section(imports_agents_already: bool) -> str:
-    # Claude Code loads CLAUDE.md and inlines `@path` imports; it does not read AGENTS.md itself.
-    head = "## sdd\n\n"
-    if not imports_agents_already:
-        head += "@AGENTS.md\n\n"
-    return head + (
-        "The sdd rules are in AGENTS.md, imported above: read its sdd section before you run\n"
-        "any `sdd` command. `.claude/settings.json` denies the person's sdd commands\n"
-        "(`sdd accept`, `sdd next`, `sdd complete`, `sdd qa record`, `sdd release generate`,\n"
-        "`sdd decision replace` and the others listed there); do not try another route to them.\n"
-    )
 
 
 def _setup_workflow(source: InstallSource) -> str:
@@ -334,44 +306,6 @@ def _outside_section(text: str | None) -> str:
     if len(begins) == 1 and len(ends) == 1 and begins[0] < ends[0]:
         lines = lines[: begins[0]] + lines[ends[0] + 1 :]
     return "\n".join(lines)
-
-
-def merge_settings(existing: str | None, rel: str = CLAUDE_SETTINGS) -> str:
-    """Claude Code settings with sdd's deny rules added; every key of the person's is kept."""
-    if existing is None or existing.strip() == "":
-        data: dict[str, Any] = {}
-    else:
-        try:
-            loaded = json.loads(existing)
-        except json.JSONDecodeError as exc:
-            raise SddError(
-                f"{rel}:{exc.lineno}: not valid JSON ({exc.msg})",
-                hint=f"fix {rel} by hand, then run `sdd agents install claude` again; "
-                "nothing was changed",
-            ) from None
-        if not isinstance(loaded, dict):
-            raise SddError(
-                f"{rel}: the settings are not a JSON object",
-                hint=f"fix {rel} by hand; nothing was changed",
-            )
-        data = loaded
-    permissions = data.setdefault("permissions", {})
-    if not isinstance(permissions, dict):
-        raise SddError(
-            f"{rel}: `permissions` is not an object",
-            hint=f"fix {rel} by hand; nothing was changed",
-        )
-    deny = permissions.setdefault("deny", [])
-    if not isinstance(deny, list):
-        raise SddError(
-            f"{rel}: `permissions.deny` is not a list",
-            hint=f"fix {rel} by hand; nothing was changed",
-        )
-    missing = [rule for rule in deny_rules() if rule not in deny]
-    if not missing and existing is not None and existing.strip():
-        return existing  # nothing to add: keep her formatting byte for byte
-    deny.extend(missing)
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def _step_installs_sdd(step: Any) -> bool:
@@ -551,9 +485,7 @@ def plan(root: Root, host: str) -> InstallReport:
             already = any(
                 line.strip() == "@AGENTS.md" for line in _outside_section(claude_text).splitlines()
             )
-            tree.texts[claude_real] = merge_section(
-                claude_text, _claude_section(already), CLAUDE_MD
-            )
+            tree.texts[claude_real] = merge_section(claude_text, claude_section(already), CLAUDE_MD)
         settings_real, settings_text = tree.read(CLAUDE_SETTINGS)
         tree.texts[settings_real] = merge_settings(settings_text)
     if host == "copilot":

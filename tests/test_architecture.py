@@ -25,9 +25,12 @@ FOUNDATION = frozenset({
 ORDER: tuple[tuple[str, ...], ...] = (
     tuple(sorted(FOUNDATION)),
     ("providers", "sandbox", "shellpolicy", "trust", "http"),
+    # The protected paths (sandbox's tables, the classifier's findings) and `sdd guard`, which
+    # another agent's host runs before each tool call: nothing of roles, records or the runner.
+    ("protected", "hostguard"),
     ("roles",),
     ("records",),
-    ("connectors", "hoststubs", "cipins", "codexrules"),
+    ("connectors", "hoststubs", "hostclaude", "cipins", "codexrules"),
     ("tools",),
     ("runner",),
     ("routines",),

@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +41,7 @@ from sdd_git.hoststubs import (
     PERSON_COMMANDS,
     deny_rules,
     install,
+    merge_settings,
     plan,
 )
 from sdd_git.root import Root, init_root
@@ -57,6 +61,21 @@ INSTALLABLE = tuple(EXPECTED_PATHS)
 # The person's commands the brief names; the host must refuse each (Claude) or be told (all).
 MUST_DENY = (
     "sdd accept reading CH-1",
+    "sdd -C . accept reading CH-1",
+    "sdd -C. accept reading CH-1",
+    "sdd -C /work/product accept reading CH-1",
+    "sdd --no-agent accept reading CH-1",
+    "sdd --no-agent -C . complete",
+    "sdd -- accept reading CH-1",
+    "python -m sdd_git accept reading CH-1",
+    "python3 -m sdd_git -C . next",
+    ".venv/bin/sdd next",
+    "/usr/local/bin/sdd complete",
+    "sdd send D-1",
+    "sdd role create reviewer",
+    "sdd routine delete nightly",
+    "sdd hooks install",
+    "sdd page --no-browser",
     "sdd accept section SPEC-1#S2 --words ok",
     "sdd next",
     "sdd next CH-1",
@@ -295,14 +314,32 @@ def test_settings_deny_rules_follow_the_documented_grammar_and_cover_every_perso
     assert deny == list(deny_rules())
     for rule in deny:
         found = RULE.match(rule)
-        assert found and found["tool"] == "Bash", rule
+        assert found and found["tool"] in ("Bash", "Edit") and found["spec"], rule
         assert not found["spec"].endswith(":*"), "the legacy :* form is deprecated"
+    bash = [rule for rule in deny if rule.startswith("Bash(")]
     for command in MUST_DENY:
-        assert any(_claude_rule_matches(rule, command) for rule in deny), command
+        assert any(_claude_rule_matches(rule, command) for rule in bash), command
     for command in MUST_ALLOW:
-        assert not any(_claude_rule_matches(rule, command) for rule in deny), command
+        assert not any(_claude_rule_matches(rule, command) for rule in bash), command
     for command in PERSON_COMMANDS:
-        assert f"Bash(sdd {command} *)" in deny
+        for spelling in (f"sdd {command}", f"sdd -C . {command}", f"sdd --no-agent {command}"):
+            assert any(_claude_rule_matches(rule, f"{spelling} x") for rule in bash), spelling
+            assert any(_claude_rule_matches(rule, spelling) for rule in bash), spelling
+
+
+def test_settings_edit_rules_cover_the_record_and_the_rule_files(root: Root) -> None:
+    """Claude Code's Edit rules are gitignore patterns, `/PATH` from the project root; they
+    apply to every built-in tool that edits files (Write, MultiEdit, NotebookEdit too)."""
+    install(root, "claude")
+    deny = json.loads((root.path / ".claude/settings.json").read_text("utf-8"))["permissions"][
+        "deny"
+    ]
+    edits = {rule for rule in deny if rule.startswith("Edit(")}
+    for folder in ("memory", "changes", ".sdd", ".git", ".claude", ".codex", "templates"):
+        assert f"Edit(/{folder}/**)" in edits
+    for name in ("CLAUDE.md", "AGENTS.md", "ROLE.md", "SKILL.md"):
+        assert f"Edit(/**/{name})" in edits
+    assert not any(rule.startswith("Write(") for rule in deny)  # not a documented path rule
 
 
 def test_settings_merge_keeps_every_key_of_the_persons(root: Root) -> None:
@@ -314,7 +351,7 @@ def test_settings_merge_keeps_every_key_of_the_persons(root: Root) -> None:
     target.write_text(mine, encoding="utf-8")
     install(root, "claude")
     old, new = json.loads(mine), json.loads(target.read_text("utf-8"))
-    assert list(new) == list(old)
+    assert list(new) == [*old, "hooks"]
     for key in old:
         if key != "permissions":
             assert new[key] == old[key]
@@ -333,6 +370,120 @@ def test_settings_with_some_rules_already_gets_only_the_missing_ones(root: Root)
     install(root, "claude")
     deny = json.loads(target.read_text("utf-8"))["permissions"]["deny"]
     assert deny.count("Bash(sdd next)") == 1 and set(deny) == set(deny_rules())
+
+
+def _pre_tool_use(root: Root) -> list[Any]:
+    data = json.loads((root.path / ".claude" / "settings.json").read_text("utf-8"))
+    entries = data["hooks"]["PreToolUse"]
+    assert isinstance(entries, list)
+    return entries
+
+
+def test_sdd_guard_is_registered_as_the_pretooluse_hook_of_the_five_tools(root: Root) -> None:
+    """Claude Code's hooks shape (code.claude.com/docs/en/hooks): `hooks.PreToolUse` is a list
+    of `{matcher, hooks: [{type: command, command}]}`; the matcher is a regex of tool names."""
+    install(root, "claude")
+    [entry] = _pre_tool_use(root)
+    assert set(entry) == {"matcher", "hooks"}
+    for tool in ("Bash", "Edit", "Write", "MultiEdit", "NotebookEdit"):
+        assert re.fullmatch(entry["matcher"], tool)
+    for tool in ("Read", "Grep", "WebFetch", "BashOutput"):
+        assert not re.fullmatch(entry["matcher"], tool)
+    [hook] = entry["hooks"]
+    assert hook["type"] == "command"
+    # This interpreter by its absolute path, as `sdd hooks install` writes SDD_PYTHON, and -P:
+    # no sdd_git folder in the product may stand in for the installed one.
+    assert hook["command"].startswith(f"{shlex.quote(sys.executable)} -P -m sdd_git guard ")
+    assert "--host claude" in hook["command"]
+
+
+def _hook_runs(command: str, product: Path, tool_input: dict[str, str]) -> Any:
+    data = {
+        "session_id": "s",
+        "cwd": str(product),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": tool_input,
+    }
+    # As Claude Code runs a command hook: through the shell, the input on stdin.
+    return subprocess.run(
+        ["bash", "-c", command], input=json.dumps(data), text=True, cwd=product,
+        capture_output=True, check=False, timeout=60,
+    )  # fmt: skip
+
+
+def test_the_registered_command_runs_the_real_guard_and_fails_closed(root: Root) -> None:
+    install(root, "claude")
+    [entry] = _pre_tool_use(root)
+    command = entry["hooks"][0]["command"]
+    refused = _hook_runs(command, root.path, {"command": "sdd -C . accept reading CH-0001"})
+    assert refused.returncode == 2 and refused.stderr.startswith("sdd guard: ")
+    allowed = _hook_runs(command, root.path, {"command": "git status"})
+    assert (allowed.returncode, allowed.stdout, allowed.stderr) == (0, "", "")
+    # An interpreter that is gone (the venv moved, sdd uninstalled) refuses every call: any
+    # exit but 0 and 2 would let Claude Code run it.
+    gone = command.replace(shlex.quote(sys.executable), "/nonexistent/python", 1)
+    broken = _hook_runs(gone, root.path, {"command": "git status"})
+    assert broken.returncode == 2 and "sdd guard could not run" in broken.stderr
+
+
+def test_the_hook_merges_with_her_hooks_and_is_idempotent(root: Root) -> None:
+    target = root.path / ".claude" / "settings.json"
+    target.parent.mkdir()
+    hers = {
+        "matcher": "Bash",
+        "hooks": [{"type": "command", "command": "~/bin/audit-bash.sh", "timeout": 5}],
+    }
+    after = {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "npx prettier"}]}
+    mine = {"hooks": {"PreToolUse": [hers], "PostToolUse": [after]}, "model": "sonnet"}
+    target.write_text(json.dumps(mine), encoding="utf-8")
+    install(root, "claude")
+    data = json.loads(target.read_text("utf-8"))
+    assert data["model"] == "sonnet" and data["hooks"]["PostToolUse"] == [after]
+    entries = data["hooks"]["PreToolUse"]
+    assert entries[0] == hers and len(entries) == 2
+    once = target.read_bytes()
+    assert install(root, "claude").written == ()
+    assert target.read_bytes() == once
+    # Another interpreter later: sdd's entry is brought up to date in place, never added twice.
+    moved = merge_settings(target.read_text("utf-8"), python="/opt/py/bin/python3")
+    entries = json.loads(moved)["hooks"]["PreToolUse"]
+    assert entries[0] == hers and len(entries) == 2
+    assert entries[1]["hooks"][0]["command"].startswith("/opt/py/bin/python3 -P -m sdd_git")
+
+
+def test_her_hook_in_the_same_entry_as_sdd_s_is_kept_apart(root: Root) -> None:
+    ours = merge_settings(None)
+    data = json.loads(ours)
+    entry = data["hooks"]["PreToolUse"][0]
+    entry["hooks"].append({"type": "command", "command": "./check.sh"})
+    again = json.loads(merge_settings(json.dumps(data)))["hooks"]["PreToolUse"]
+    assert again[0]["hooks"] == [{"type": "command", "command": "./check.sh"}]
+    assert again[1] == json.loads(ours)["hooks"]["PreToolUse"][0]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"hooks": []}\n', "`hooks` is not an object"),
+        ('{"hooks": {"PreToolUse": {}}}\n', "`hooks.PreToolUse` is not a list"),
+    ],
+)
+def test_a_broken_hooks_shape_is_refused(root: Root, text: str, message: str) -> None:
+    target = root.path / ".claude" / "settings.json"
+    target.parent.mkdir()
+    target.write_text(text, encoding="utf-8")
+    with pytest.raises(SddError) as caught:
+        install(root, "claude")
+    assert message in caught.value.message
+    assert target.read_text("utf-8") == text
+
+
+def test_claude_md_says_what_the_guard_does(root: Root) -> None:
+    install(root, "claude")
+    text = (root.path / "CLAUDE.md").read_text("utf-8")
+    assert "@AGENTS.md" in text and "sdd guard" in text and "PreToolUse" in text
+    assert "memory/" in text and "tell the person the exact command" in text
 
 
 @pytest.mark.parametrize(

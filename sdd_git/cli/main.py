@@ -58,6 +58,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "hooks": ("sdd_git.cli.hooks_cmds:hooks", "Install, remove and show sdd's git hooks."),
     "watch": ("sdd_git.cli.watch_cmds:watch", "Watch refs, build results and schedules."),
     "agents": ("sdd_git.cli.agents_cmds:agents", "Install host-agent stubs (creates no role)."),
+    "guard": (
+        "sdd_git.cli.guard_cmd:guard",
+        "Check another agent's tool call before it runs (a host's pre-tool-use hook).",
+    ),
     "skill": ("sdd_git.cli.skill_cmds:skill", "List, show and validate skills (SKILL.md)."),
     "provider": ("sdd_git.cli.provider_cmds:provider", "Show, check and list the model provider."),
     "connect": (

@@ -7,45 +7,21 @@ from __future__ import annotations
 
 import functools
 import os
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-# Inside the product folder: the person's record, sdd's own files and git's folder.
-RECORD_FOLDERS = ("memory", "changes", ".sdd", ".git")
-# Folders that define roles, skills and routines, carry rules for them or for the other agents
-# working in the same repository (Claude Code, Codex, Cursor, Copilot, VS Code tasks), or hold
-# code that git, CI or an editor runs by itself: rules come only from the person, so no role
-# writes here either.
-RULE_FOLDERS = (
-    "templates",
-    ".agents/skills",
-    ".claude",
-    ".codex",
-    ".cursor",
-    ".vscode",
-    ".github/agents",
-    ".github/skills",
-    ".github/workflows",
-    ".githooks",
-    ".husky",
-)
-# A file with one of these names defines a role or a skill wherever it lives.
-RULE_FILE_NAMES = ("ROLE.md", "SKILL.md")
-# A file with one of these names gives another agent its rules, its tools or a filter git runs,
-# wherever it lives (Claude Code and Codex read nested CLAUDE.md and AGENTS.md too).
-AGENT_FILE_NAMES = (
-    "CLAUDE.md",
-    "CLAUDE.local.md",
-    "AGENTS.md",
-    "AGENTS.override.md",
-    ".mcp.json",
-    "copilot-instructions.md",
-    ".gitattributes",
-)
-PROTECTED_FILE_NAMES = RULE_FILE_NAMES + AGENT_FILE_NAMES
-PROTECTED_IN_PRODUCT = RECORD_FOLDERS + RULE_FOLDERS
+# The tables are in sdd_git.sandbox.tables, which `sdd guard` reads without this module's Policy;
+# every name stays importable from here.
+from sdd_git.sandbox.tables import AGENT_FILE_NAMES as AGENT_FILE_NAMES
+from sdd_git.sandbox.tables import PROTECTED_FILE_NAMES as PROTECTED_FILE_NAMES
+from sdd_git.sandbox.tables import PROTECTED_IN_PRODUCT as PROTECTED_IN_PRODUCT
+from sdd_git.sandbox.tables import RECORD_FOLDERS as RECORD_FOLDERS
+from sdd_git.sandbox.tables import RULE_FILE_NAMES as RULE_FILE_NAMES
+from sdd_git.sandbox.tables import RULE_FOLDERS as RULE_FOLDERS
+from sdd_git.sandbox.tables import sdd_home as sdd_home
+from sdd_git.sandbox.tables import site_folders as site_folders
+
 # Under the person's home: files that sign in somewhere. Hidden, not only read-only.
 CREDENTIALS = (
     ".netrc",
@@ -152,10 +128,6 @@ def runtime_folder() -> Path | None:
     return folder.resolve()
 
 
-def sdd_home() -> Path:
-    return Path(os.environ.get("SDD_HOME") or Path.home() / ".sdd")
-
-
 def python_environments(product: Path) -> list[Path]:
     """The Python environments sdd runs from that live inside the product folder (a .venv beside
     the code): a .pth file written there would run in the person's next `sdd`."""
@@ -168,20 +140,6 @@ def python_environments(product: Path) -> list[Path]:
     return found
 
 
-def site_folders() -> list[Path]:
-    """Where Python looks for .pth files and sitecustomize at start: the environment's own site
-    folders, the user's (also where it does not exist yet, as HOME says now), and every folder
-    on sdd's own import path (sitecustomize is imported from any of them). Code planted there
-    runs in every later Python, sdd's included."""
-    import site
-
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    user = Path.home() / ".local" / "lib" / version / "site-packages"
-    folders = [*site.getsitepackages(), site.getusersitepackages(), str(user)]
-    folders += [entry for entry in sys.path if entry and os.path.isdir(entry)]
-    return [Path(f).resolve() for f in dict.fromkeys(folders)]
-
-
 def hooks_folder(product: Path) -> str | None:
     """The folder `core.hooksPath` names, relative to the product, when it lies inside it: git
     runs what is there at the next commit. Read as git reads it (her global and system config
@@ -192,6 +150,8 @@ def hooks_folder(product: Path) -> str | None:
 
 @functools.lru_cache(maxsize=64)
 def _hooks_folder(product: str) -> str | None:
+    import subprocess  # here, not at the top: `sdd guard` imports this module on its hot path
+
     try:
         found = subprocess.run(
             ["git", "-C", product, "config", "--get", "--path", "core.hooksPath"],

@@ -6,17 +6,50 @@ from __future__ import annotations
 import posixpath
 import re
 from functools import lru_cache
-from typing import Any
 
 from sdd_git.shellpolicy.findings import Words
+
+# `typing` is never imported at run time here: the classifier is on the hot path of
+# `sdd guard`, which a host runs before each tool call (mypy reads this block as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @lru_cache(maxsize=1)
 def parser() -> Any:
-    import tree_sitter_bash
-    from tree_sitter import Language, Parser
+    ts, bash = _binding("tree_sitter"), _binding("tree_sitter_bash")
+    return ts.Parser(ts.Language(bash.language()))
 
-    return Parser(Language(tree_sitter_bash.language()))
+
+def _binding(package: str) -> Any:
+    """The package's compiled `_binding` module. When the package is not imported yet, the
+    extension is loaded alone, under its own name, so that a later import of the package finds
+    it: the packages' own `__init__` would bring in `typing` and `importlib.resources`, a third
+    of the time `sdd guard` may take."""
+    import importlib
+    import sys
+
+    name = f"{package}._binding"
+    if package in sys.modules or name in sys.modules:
+        return importlib.import_module(name)
+    import importlib.machinery
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec(package)
+    folders = spec.submodule_search_locations if spec is not None else None
+    for folder in folders or ():
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:  # in the order Python prefers
+            path = os.path.join(folder, "_binding" + suffix)
+            found = importlib.util.spec_from_file_location(name, path)
+            if not os.path.isfile(path) or found is None or found.loader is None:
+                continue
+            module = importlib.util.module_from_spec(found)
+            sys.modules[name] = module
+            found.loader.exec_module(module)
+            return module
+    return importlib.import_module(name)  # as installed in another way: the package's own import
 
 
 def join_continuations(source: str) -> str:

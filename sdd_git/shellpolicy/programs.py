@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import posixpath
 
-from sdd_git.shellpolicy.findings import Follow, ShellFinding, Words, Write
+from sdd_git.shellpolicy.findings import ShellFinding, Words, Write
 from sdd_git.shellpolicy.parse import matching_option, word_at
 from sdd_git.shellpolicy.wrappers import handed_words
 from sdd_git.shellpolicy.writers import writes_operands
+
+# `typing` is never imported at run time here: the classifier is on the hot path of
+# `sdd guard`, which a host runs before each tool call (mypy reads this block as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from sdd_git.shellpolicy.findings import Follow
 
 # git options whose value is a program git runs through a shell, and the subcommands where the
 # short `-u` is one of them (elsewhere it means "update" or "set upstream").
@@ -70,7 +76,9 @@ def find_command(
                 # What it finds becomes the operands: the start paths stand for them.
                 probe = [inner[0], *("" if w == "{}" else w for w in inner[1:])]
                 before = (len(finding.writes), len(finding.touches), len(finding.uncertain))
+                finding.handing += 1  # sdd reached here gets the paths found as words too
                 follow.argv([w for w in probe if w != ""], finding, cwd, depth)
+                finding.handing -= 1
                 if inner[0] is not None:
                     handed_words(inner[0], [w for w in inner[1:] if w != "{}"], finding)
                 if (len(finding.writes), len(finding.touches)) != before[:2] or writes_operands(
@@ -130,7 +138,7 @@ def git_command(follow: Follow, args: Words, finding: ShellFinding, cwd: str, de
                 # git may run through a shell.
                 probe = ShellFinding()
                 follow.script(setting.split("=", 1)[1].lstrip("!"), probe, cwd, depth + 1)
-                finding.reaches_sdd.extend(f"git -c {r}" for r in probe.reaches_sdd)
+                finding.reach_sdd_through(probe, "git -c {}")
             return
         if arg in ("-C", "--git-dir", "--work-tree", "--namespace"):
             index += 2

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from sdd_git.shellpolicy.findings import Follow, ShellFinding, Words, Write
+from sdd_git.shellpolicy.findings import ShellFinding, Words, Write
 from sdd_git.shellpolicy.parse import short_flag
 from sdd_git.shellpolicy.writers import touched
+
+# `typing` is never imported at run time here: the classifier is on the hot path of
+# `sdd guard`, which a host runs before each tool call (mypy reads this block as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from sdd_git.shellpolicy.findings import Follow
 
 
 def sed_command(follow: Follow, args: Words, finding: ShellFinding, cwd: str, depth: int) -> None:
@@ -46,25 +51,24 @@ def sed_command(follow: Follow, args: Words, finding: ShellFinding, cwd: str, de
         touched(operands, finding, cwd)
 
 
-_ADDRESS = re.compile(
+# A pattern, compiled by `re` on first use (and kept): only sed scripts need it.
+_ADDRESS = (
     r"(?:[0-9]+(?:~[0-9]+)?|\$|/(?:\\.|[^/\\])*/[IM]*|\\(.)(?:\\.|(?!\1).)*\1[IM]*)"
     r"(?:\s*,\s*(?:[0-9]+|\$|[+~][0-9]+|/(?:\\.|[^/\\])*/[IM]*))?\s*!?\s*"
 )
 _QUIET_OUTPUTS = ("/dev/stdout", "/dev/stderr")
 
 
-@dataclass
 class _Script:
     """Walks a sed script command by command, after any address (`1e`, `$e`, `/re/w f`,
     `0~2e`, `1,3w f`): `e COMMAND` is classified as shell, `w FILE` is a write, and `e` alone or
     `s///e` (the text as a command) makes it uncertain."""
 
-    script: str
-    follow: Follow
-    finding: ShellFinding
-    cwd: str
-    depth: int
-    index: int = 0
+    def __init__(
+        self, script: str, follow: Follow, finding: ShellFinding, cwd: str, depth: int
+    ) -> None:
+        self.script, self.follow, self.finding = script, follow, finding
+        self.cwd, self.depth, self.index = cwd, depth, 0
 
     def readable(self) -> bool:
         """False when the script cannot be read, or runs the text it edits."""
@@ -77,7 +81,7 @@ class _Script:
             if char == "#":
                 self._rest_of_line()
                 continue
-            address = _ADDRESS.match(self.script, self.index)
+            address = re.compile(_ADDRESS).match(self.script, self.index)
             if address is not None:
                 self.index = address.end()
             if self.index >= size:

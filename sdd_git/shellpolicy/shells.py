@@ -6,9 +6,16 @@ from __future__ import annotations
 import posixpath
 import re
 
-from sdd_git.shellpolicy.findings import Follow, ShellFinding, Words
+from sdd_git.shellpolicy.findings import ShellFinding, Words
+from sdd_git.shellpolicy.parse import is_sdd
 from sdd_git.shellpolicy.runs_code import AWKS, EDITORS
 from sdd_git.shellpolicy.wrappers import probe_words
+
+# `typing` is never imported at run time here: the classifier is on the hot path of
+# `sdd guard`, which a host runs before each tool call (mypy reads this block as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from sdd_git.shellpolicy.findings import Follow
 
 PYTHON_LAUNCHERS = frozenset({"runpy", "cProfile", "profile", "pdb", "trace", "timeit", "code"})
 
@@ -29,14 +36,16 @@ VERSIONED_CODE = re.compile(r"(perl|ruby|php|lua|luajit|node|tclsh)[0-9.]*")
 _LITERAL = r"""(?P<q>["'`])(?P<body>(?:\\.|(?!(?P=q)).)*)(?P=q)"""
 
 
-_SHELL_CALL = re.compile(
+# Patterns, not compiled ones: `re` compiles each on first use and keeps it. Only code given on
+# the line needs them, and `sdd guard` would pay for the compile before every tool call.
+_SHELL_CALL = (
     r"(?:\b(?:system|exec\w*|popen\w*|spawn\w*|call|run|check_output|check_call|Popen|"
     r"getoutput|getstatusoutput|shell_exec|passthru|proc_open|qx|open\w*|pipe)\s*[(\s]\s*"
     r"|\|\s*|\bqx\s*)" + _LITERAL
 )
 
 
-_PIPED_LITERAL = re.compile(_LITERAL + r"\s*\|")
+_PIPED_LITERAL = _LITERAL + r"\s*\|"
 
 
 _BACKTICKS = re.compile(r"`([^`]*)`")
@@ -70,17 +79,16 @@ def code_strings(
             for prefix in ("shell ", "!", "platform shell "):
                 if command.startswith(prefix):
                     texts.append(command[len(prefix) :])
-        for match in _SHELL_CALL.finditer(arg):
+        for match in re.finditer(_SHELL_CALL, arg):
             texts.append(match.group("body"))
-        for match in _PIPED_LITERAL.finditer(arg):
+        for match in re.finditer(_PIPED_LITERAL, arg):
             texts.append(match.group("body"))
         if name not in AWKS and not name.startswith(("python", "pypy")):
             texts.extend(m.group(1) for m in _BACKTICKS.finditer(arg))
     probe = ShellFinding()
     for text in texts:
         follow.script(re.sub(r"\\(.)", r"\1", text).strip("|- "), probe, cwd[-1], depth + 1)
-    for reason in probe.reaches_sdd:
-        finding.reaches_sdd.append(f"{name} hands a shell command to run: {reason}")
+    finding.reach_sdd_through(probe, f"{name} hands a shell command to run: {{}}", sure=False)
 
 
 def watch_command(
@@ -169,16 +177,21 @@ def python_module(args: Words, finding: ShellFinding) -> None:
             finding.uncertain.append("python gets an argument that is not a fixed word")
             return
         if arg == "-" or not arg.startswith("-"):
+            if is_sdd(posixpath.basename(arg)):  # sdd's own console script, run by path
+                finding.reach_sdd(f"it runs {arg} with python", "sdd", args[index + 1 :])
             return  # a script file (or stdin): the sink and the sandbox hold there
         if arg in ("-c",):
             return  # code on the command line: the sink and the sandbox hold there
         flags = arg[1:] if not arg.startswith("--") else ""
         if "m" in flags:
-            module = flags.split("m", 1)[1] or (args[index + 1] if index + 1 < len(args) else "")
+            attached = flags.split("m", 1)[1]
+            module = attached or (args[index + 1] if index + 1 < len(args) else "")
+            rest = args[index + (1 if attached else 2) :]
             if module is None or not module:
                 finding.uncertain.append("python -m names a module that is not a fixed word")
             elif module.split(".")[0] == "sdd_git":
-                finding.reaches_sdd.append("it runs python -m sdd_git")
+                program = "sdd_git" if module in ("sdd_git", "sdd_git.__main__") else module
+                finding.reach_sdd("it runs python -m sdd_git", program, rest)
             elif module.split(".")[0] in PYTHON_LAUNCHERS:
                 finding.uncertain.append(f"python -m {module} runs another module or script")
             return

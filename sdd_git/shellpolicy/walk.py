@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import NamedTuple
 
-from sdd_git.shellpolicy.findings import Follow, ShellFinding, Words
+from sdd_git.shellpolicy.findings import Ran, ShellFinding, Words
 from sdd_git.shellpolicy.parse import (
     base_name,
     heredoc_body,
@@ -61,6 +60,14 @@ from sdd_git.shellpolicy.writers import (
     touched,
     write_command,
 )
+
+# `typing` is never imported at run time here: the classifier is on the hot path of
+# `sdd guard`, which a host runs before each tool call (mypy reads this block as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from sdd_git.shellpolicy.findings import Follow
 
 # Builtins and programs that run text as code, rename commands or evaluate strings.
 UNCERTAIN_COMMANDS = frozenset(
@@ -187,6 +194,7 @@ def _argv(
 ) -> None:
     if not words:
         return
+    finding.commands.append(Ran(cwd[-1], list(words), stdin_script))
     head = words[0]
     if head is None:
         finding.uncertain.append("the command name is not a fixed word")
@@ -204,8 +212,7 @@ def _argv(
     rule(Command(key, head, args, stdin_script), finding, cwd, depth)
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     """One simple command, its wrappers' words still on: `name` is the rule's key."""
 
     name: str
@@ -240,7 +247,7 @@ def _rule(name: str, args: Words) -> tuple[Rule, str]:
 
 
 def _reaches_sdd(command: Command, finding: ShellFinding, cwd: list[str], depth: int) -> None:
-    finding.reaches_sdd.append(f"it runs {command.head}")
+    finding.reach_sdd(f"it runs {command.head}", command.name, command.args)
 
 
 def _runs_unchecked(command: Command, finding: ShellFinding, cwd: list[str], depth: int) -> None:

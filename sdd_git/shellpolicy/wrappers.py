@@ -4,12 +4,17 @@ options each one knows, and the command left when they are taken off."""
 from __future__ import annotations
 
 import re
-import shlex
 
-from sdd_git.shellpolicy.findings import Follow, ShellFinding, Words, Write
+from sdd_git.shellpolicy.findings import ShellFinding, Words, Write
 from sdd_git.shellpolicy.parse import base_name, is_sdd, matching_option, short_flag, word_at
 from sdd_git.shellpolicy.runs_code import TARS, runs_code
 from sdd_git.shellpolicy.writers import WRITERS_ALL, WRITERS_LAST
+
+# `typing` is never imported at run time here: the classifier is on the hot path of
+# `sdd guard`, which a host runs before each tool call (mypy reads this block as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from sdd_git.shellpolicy.findings import Follow
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish"})
 
@@ -160,8 +165,7 @@ def command_variable(follow: Follow, name: str, value: str | None, finding: Shel
         return
     probe = ShellFinding()
     follow.script(value.lstrip("|-").replace("%s", "x"), probe, ".", 1)
-    for reason in probe.reaches_sdd:
-        finding.reaches_sdd.append(f"{name} holds a command that runs sdd: {reason}")
+    finding.reach_sdd_through(probe, f"{name} holds a command that runs sdd: {{}}")
 
 
 def probe_words(
@@ -179,8 +183,7 @@ def probe_words(
             follow.script(value, probe, cwd[-1], depth + 1)
         elif not arg.startswith("-"):
             follow.argv(args[index:], probe, list(cwd), depth + 1)
-    for reason in probe.reaches_sdd:
-        finding.reaches_sdd.append(f"{name} may run it: {reason}")
+    finding.reach_sdd_through(probe, f"{name} may run it: {{}}", sure=False)
     finding.runs_code.extend(r for r in probe.runs_code if r not in finding.runs_code)
 
 
@@ -313,6 +316,8 @@ def _env_assignment(follow: Follow, arg: str, finding: ShellFinding) -> None:
 
 def _split(text: str | None) -> Words:
     """`env -S TEXT`: the words it splits TEXT into; [None] when sdd cannot read them."""
+    import shlex  # here: `env -S` is rare, and sdd guard pays for every import at start
+
     try:
         return list(shlex.split(text)) if text is not None else [None]
     except ValueError:
@@ -330,7 +335,9 @@ def _xargs(
 ) -> Words | None:
     inner = rest[0]
     if inner is not None and is_sdd(base_name(inner)):
-        return rest  # reaches sdd: refused outright, not merely uncertain
+        # Reaches sdd: refused outright, not merely uncertain. Its input adds words the line
+        # does not show (the None word).
+        return [*rest, None]
     if inner is None or "{}" in (w or "" for w in rest) or base_name(inner) in _XARGS_UNCERTAIN:
         finding.uncertain.append("xargs hands its input to a command that runs or writes it")
         probe_words(follow, "xargs", rest, finding, cwd, depth)
@@ -359,7 +366,7 @@ def _consumed(name: str, word: str | None, finding: ShellFinding) -> None:
     """A word a wrapper takes as an option's value is not its command: were sdd's name taken so
     (a table that is wrong about an option), it is refused all the same."""
     if word is not None and is_sdd(base_name(word)):
-        finding.reaches_sdd.append(f"{name} is given {word}, which may be the command it runs")
+        finding.reach_sdd(f"{name} is given {word}, which may be the command it runs", word)
 
 
 def handed_words(head: str, args: Words, finding: ShellFinding) -> None:

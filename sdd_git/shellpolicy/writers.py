@@ -4,8 +4,6 @@ operands handed to programs nobody vouches for."""
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
-from typing import Any
 
 from sdd_git.shellpolicy.findings import ShellFinding, Source, Touch, Words, Write
 from sdd_git.shellpolicy.parse import (
@@ -16,6 +14,12 @@ from sdd_git.shellpolicy.parse import (
     text_of,
     word_at,
 )
+
+# `typing` is never imported at run time here: the classifier is on the hot path of
+# `sdd guard`, which a host runs before each tool call (mypy reads this block as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 WRITE_REDIRECTS = (">", ">>", ">|", "&>", "&>>", "<>", ">&")
 
@@ -74,11 +78,11 @@ def write_command(name: str, args: Words, finding: ShellFinding, cwd: str) -> No
         written(operands[-1] if operands else None)
 
 
-@dataclass
 class _CopyWords:
-    operands: Words = field(default_factory=list)
-    folders: Words = field(default_factory=list)  # each -t FOLDER, in order
-    hard_link: bool = False
+    def __init__(self, hard_link: bool = False) -> None:
+        self.operands: Words = []
+        self.folders: Words = []  # each -t FOLDER, in order
+        self.hard_link = hard_link
 
 
 def _copy_words(name: str, args: Words) -> _CopyWords:
