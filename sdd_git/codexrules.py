@@ -32,12 +32,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from sdd_git.errors import SddError
+from sdd_git.hostclaude import hook_command
 from sdd_git.personcommands import GLOBAL_FLAGS, GLOBAL_OPTIONS_WITH_VALUE, PERSON_COMMANDS
 
 RULES_FILE = ".codex/rules/sdd.rules"
 HOOKS_FILE = ".codex/hooks.json"
 MARKER = "# sdd-rules sha256="
-GUARD_COMMAND = "sdd guard --host codex"
+# How sdd knows its own hook among hers, whatever interpreter wrote it.
+GUARD_MARK = "guard --host codex"  # `sdd guard ...` or `PYTHON -P -m sdd_git guard ...`
 # Codex names every shell tool `Bash` and its file edits `apply_patch` in a hook's input
 # (tool_input.command is the command line, or the whole patch).
 GUARD_MATCHER = "Bash|apply_patch"
@@ -284,7 +286,7 @@ def merge_rules(existing: str | None) -> str:
 # --- the hook ---------------------------------------------------------------------------------
 
 
-def guard_group() -> dict[str, Any]:
+def guard_group(python: str | None = None) -> dict[str, Any]:
     """The `PreToolUse` matcher group that runs `sdd guard` before each shell command and
     patch. Codex refuses the call when the hook exits 2 with a reason on stderr."""
     return {
@@ -292,7 +294,7 @@ def guard_group() -> dict[str, Any]:
         "hooks": [
             {
                 "type": "command",
-                "command": GUARD_COMMAND,
+                "command": hook_command(python, "codex"),
                 "timeout": GUARD_TIMEOUT,
                 "statusMessage": "sdd guard: checking the call",
             }
@@ -303,7 +305,7 @@ def guard_group() -> dict[str, Any]:
 def _registers_guard(group: Any) -> bool:
     hooks = group.get("hooks") if isinstance(group, dict) else None
     return isinstance(hooks, list) and any(
-        isinstance(hook, dict) and hook.get("command") == GUARD_COMMAND for hook in hooks
+        isinstance(hook, dict) and GUARD_MARK in str(hook.get("command", "")) for hook in hooks
     )
 
 

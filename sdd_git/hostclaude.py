@@ -69,15 +69,15 @@ def edit_rules() -> tuple[str, ...]:
     return (*folders, *files, "Edit(/.env)", "Edit(/.env.*)")
 
 
-def hook_command(python: str | None = None) -> str:
-    """The PreToolUse hook's command line: the guard, run by this interpreter; any exit but 0
-    (allowed, or asked) and 2 (refused) turned into a refusal that says why."""
+def hook_command(python: str | None = None, host: str = "claude") -> str:
+    """A host's pre-tool-use hook command line: the guard, run by this interpreter; any exit but
+    0 (allowed, or asked) and 2 (refused) turned into a refusal that says why."""
     interpreter = shlex.quote(python or sys.executable)
     return (
-        f"{interpreter} -P {HOOK_MARK}; s=$?; "
+        f"{interpreter} -P -m sdd_git guard --host {host}; s=$?; "
         '[ "$s" -eq 0 ] || [ "$s" -eq 2 ] || { '
         'echo "sdd guard could not run (exit $s), so this call is refused: run '
-        '\'sdd agents install claude\' again where sdd is installed" >&2; exit 2; }; exit "$s"'
+        f'\'sdd agents install {host}\' again where sdd is installed" >&2; exit 2; }}; exit "$s"'
     )
 
 

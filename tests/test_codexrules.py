@@ -400,39 +400,32 @@ def test_what_codexs_rules_alone_catch_and_what_they_miss(
     assert len(made) == len(RULES_MISS)
 
 
-def test_codex_runs_the_registered_guard_before_shell_commands_and_patches(
+def test_codex_runs_the_real_guard_before_shell_commands_and_patches(
     codex_project: Root, tmp_path: Path
 ) -> None:
-    # `sdd` on the hook's PATH is a stand-in that keeps what Codex hands it and refuses: this
-    # proves the registration Codex reads, not the guard's own decisions (tests of sdd guard).
-    stand_in = tmp_path / "bin" / "sdd"
-    stand_in.parent.mkdir()
-    seen = tmp_path / "seen"
-    seen.mkdir()
-    stand_in.write_text(
-        f'#!/bin/sh\necho "$*" > {seen}/args.$$\ncat > {seen}/input.$$\n'
-        'echo "refused by the stand-in guard" >&2\nexit 2\n',
-        encoding="utf-8",
-    )
-    stand_in.chmod(0o755)
+    # The registration Codex reads runs the real `sdd guard --host codex` (this interpreter, by
+    # its path: no `sdd` on Codex's PATH is needed). A plain command goes on; a patch into her
+    # record, a person command and a write Codex's hook cannot ask about are refused.
     edit = "*** Begin Patch\n*** Add File: memory/planted.txt\n+mine now\n*** End Patch\n"
-    with ScriptedModel([shell("echo hi > made.txt"), patch(edit)]) as model:
+    fine = "*** Begin Patch\n*** Add File: notes.txt\n+a note\n*** End Patch\n"
+    calls = [
+        shell("echo hi > made.txt"),
+        patch(edit),
+        shell("bash -c 'sdd change new slipped'"),  # a spelling no Codex rule can name
+        patch(fine),
+    ]
+    with ScriptedModel(calls) as model:
         done = run_codex(
             codex(), codex_project.path, model, tmp_path / "codex-home",
-            "--dangerously-bypass-hook-trust", path=[stand_in.parent],
+            "--dangerously-bypass-hook-trust", path=[Path(sys.executable).parent],
         )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    inputs = [json.loads(p.read_text()) for p in sorted(seen.glob("input.*"))]
-    assert {p.read_text().strip() for p in seen.glob("args.*")} == {"guard --host codex"}
-    assert sorted((i["tool_name"], i["tool_input"]["command"]) for i in inputs) == [
-        ("Bash", "echo hi > made.txt"),
-        ("apply_patch", edit),
-    ]
-    assert all(i["hook_event_name"] == "PreToolUse" for i in inputs)
-    for turn in (0, 1):
-        assert "blocked by PreToolUse hook: refused by the stand-in guard" in model.output(turn)
-    assert not (codex_project.path / "made.txt").exists()
+    assert (codex_project.path / "made.txt").read_text().strip() == "hi"
+    assert (codex_project.path / "notes.txt").exists()
+    for turn in (1, 2):
+        assert "blocked by PreToolUse hook: sdd guard:" in model.output(turn), model.output(turn)
     assert not (codex_project.path / "memory" / "planted.txt").exists()
+    assert not list((codex_project.path / "changes").glob("CH-*"))
 
 
 def test_codex_runs_no_hook_she_has_not_trusted(codex_project: Root, tmp_path: Path) -> None:

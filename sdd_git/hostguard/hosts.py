@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
 HOSTS: dict[str, str] = {
     "claude": "sdd_git.hostguard.claude",  # Claude Code's PreToolUse hook
+    "codex": "sdd_git.hostguard.codex",  # Codex's PreToolUse hook (no "ask": refused)
 }
 DEFAULT_HOST = "claude"
 
