@@ -27,6 +27,7 @@ RULE_FOLDERS = (
     ".github/workflows",
     ".githooks",
     ".husky",
+    ".lefthook",  # lefthook's scripts folder
 )
 # A file with one of these names defines a role or a skill wherever it lives.
 RULE_FILE_NAMES = ("ROLE.md", "SKILL.md")
@@ -40,6 +41,17 @@ AGENT_FILE_NAMES = (
     ".mcp.json",
     "copilot-instructions.md",
     ".gitattributes",
+    # The hook managers' own files: what they name runs at her next commit or merge, outside
+    # any sandbox (pre-commit, lefthook; husky's are under .husky/).
+    ".pre-commit-config.yaml",
+    "lefthook.yml",
+    "lefthook.yaml",
+    "lefthook-local.yml",
+    "lefthook-local.yaml",
+    ".lefthook.yml",
+    ".lefthook.yaml",
+    ".lefthook-local.yml",
+    ".lefthook-local.yaml",
 )
 PROTECTED_FILE_NAMES = RULE_FILE_NAMES + AGENT_FILE_NAMES
 PROTECTED_IN_PRODUCT = RECORD_FOLDERS + RULE_FOLDERS

@@ -122,3 +122,21 @@ def test_reading_role_files_stays_allowed(root: Root) -> None:
         verdict = _shell(root.path, command)
         assert isinstance(verdict, guard.Clearance) and verdict.certain, command
     assert isinstance(_check(root.path, "read_file", path="templates/x/ROLE.md"), guard.Clearance)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".pre-commit-config.yaml",
+        "lefthook.yml",
+        ".config/lefthook.yml",
+        "lefthook-local.yml",
+        ".lefthook/post-merge/run.sh",
+        ".husky/post-merge",
+    ],
+)
+def test_the_hook_managers_files_are_protected(root: Root, path: str) -> None:
+    # What pre-commit, lefthook or husky name runs at her next commit or merge, outside any
+    # sandbox: a role that wrote one would run a command with all her rights.
+    _refused(_check(root.path, "write_file", path=path, content="x"))
+    _refused(_shell(root.path, f"printf 'pre-commit:\\n' > {path}"))
