@@ -37,6 +37,10 @@ PERSON_COMMANDS: tuple[str, ...] = (
     "role delete",
     "role add",
     "role duplicate",
+    "role hide",  # these four rewrite ROLE.md (`hidden:`, `pinned:`)
+    "role unhide",
+    "role pin",
+    "role unpin",
     "role share",  # writes templates/, which gives other products their roles and rules
     "routine create",
     "routine edit",

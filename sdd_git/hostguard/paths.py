@@ -70,7 +70,9 @@ def roots_of(path: str) -> list[str]:
 def relative_to(root: str, path: str) -> str:
     """`path` (absolute, as written) relative to `root` when it lies there, its `..` and links
     kept for the rules to resolve; else as it is."""
-    for candidate in (path, os.path.join(os.path.realpath(os.path.dirname(path)), _last(path))):
+    for written in (path, os.path.join(os.path.realpath(os.path.dirname(path)), _last(path))):
+        # `/p//memory` is `/p/memory` to the system: its empty steps go, its `..` stay.
+        candidate = "/" + "/".join(part for part in written.split("/") if part)
         if candidate == root:
             return "."
         if candidate.startswith(root.rstrip("/") + "/"):

@@ -17,6 +17,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sdd_git.shellpolicy.findings import SddCall, ShellFinding
 
+# Programs that run none of their words as a command, or whose command text the classifier
+# parses itself (a shell's -c; git's own routes are the git rule's).
+_RUN_NO_WORD = frozenset(
+    {"sdd", "sdd_git", "git", "echo", "printf", "bash", "sh", "dash", "zsh", "ksh"}
+)
 MAX_NESTED = 4  # commands git runs (`rebase --exec`), checked as commands of their own
 
 
@@ -53,6 +58,13 @@ def _commands(finding: ShellFinding, cwd: str, depth: int) -> list[Answer]:
         head = ran.words[0]
         name = os.path.basename(head) if head is not None else ""
         found: Answer | None = None
+        if name not in _RUN_NO_WORD and _hands_on_sdd(ran.words[1:]):
+            # `uv run sdd next`, `npx -c 'sdd next'`, `tox -- sdd next`: a runner the
+            # classifier does not know runs sdd with words it cannot see as sdd's.
+            answers.append(
+                ask(f"{name or 'this command'} is given sdd to run, and sdd guard cannot tell "
+                    "which sdd command it runs; run sdd directly, with plain words")
+            )  # fmt: skip
         if name == "git" or name.startswith("git-"):
             found = git_answer(ran.words, where, lambda text, at: _nested(text, at, depth))
         if found is None or found.allowed:
@@ -62,6 +74,13 @@ def _commands(finding: ShellFinding, cwd: str, depth: int) -> list[Answer]:
                 return [found]
             answers.append(found)
     return answers
+
+
+def _hands_on_sdd(words: list[str | None]) -> bool:
+    import re
+
+    sdd = re.compile(r"(?:^|[\s;&|(`'\"=])(?:\S*/)?(?:sdd|sdd_git)(?:[\s;&|)`'\".]|$)")
+    return any(word is not None and sdd.search(word) is not None for word in words)
 
 
 def _nested(command: str, cwd: str, depth: int) -> Answer:

@@ -161,6 +161,14 @@ def words_of(command: Any, home: bool = False) -> Words:
         words.append(text_of(name))
     for argument in command.children_by_field_name("argument"):
         words.append((home_path(argument) if home else None) or text_of(argument))
+    # tree-sitter-bash reads `sdd >/dev/null next CH-1` as a redirection to three files; bash
+    # gives a redirection one word, and the words after it are the command's arguments.
+    parent = command.parent
+    if parent is not None and parent.type == "redirected_statement":
+        for redirect in parent.children_by_field_name("redirect"):
+            if redirect.type == "file_redirect":
+                for extra in redirect.children_by_field_name("destination")[1:]:
+                    words.append((home_path(extra) if home else None) or text_of(extra))
     return words
 
 
