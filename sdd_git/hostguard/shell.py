@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 _RUN_NO_WORD = frozenset(
     {"sdd", "sdd_git", "git", "echo", "printf", "bash", "sh", "dash", "zsh", "ksh"}
 )
+MAX_FOLDERS = 32  # folders a line's `cd`s may reach, followed at most
 MAX_NESTED = 4  # commands git runs (`rebase --exec`), checked as commands of their own
 
 
@@ -31,6 +32,14 @@ def shell_answer(command: str, cwd: str, depth: int = 0) -> Answer:
     if "\x00" in command:
         return deny("the command holds a NUL byte, which no command line may")
     finding = classify(command)
+    if len(finding.cwds) > MAX_FOLDERS:
+        # Every write is checked from every folder a `cd` may have left the line in: past this
+        # many, the check would outlast the host's hook timeout, and a timed-out hook lets the
+        # call run.
+        return deny(
+            f"the command changes folder {len(finding.cwds)} times, more than sdd guard follows "
+            f"({MAX_FOLDERS}); split it into shorter commands"
+        )
     for call in finding.sdd_calls:
         refused = sdd_call_answer(call)
         if refused is not None:
