@@ -110,7 +110,9 @@ class ClaudeCode:
 HOST = ClaudeCode()
 
 
-def _call(event: dict[str, Any], environ: Mapping[str, str]) -> HostCall | Answer:
+def envelope(event: dict[str, Any]) -> tuple[str, dict[str, Any], str] | Answer:
+    """A PreToolUse input's tool, its arguments and the folder it runs in (absolute), or the
+    refusal of an input that is not one: Claude Code's shape, which Codex shares."""
     name = event.get("hook_event_name", "PreToolUse")
     if name != "PreToolUse":
         return deny(f"sdd guard answers PreToolUse hooks only, not {_shown(name)}")
@@ -123,7 +125,14 @@ def _call(event: dict[str, Any], environ: Mapping[str, str]) -> HostCall | Answe
     cwd = event.get("cwd", os.getcwd())
     if not isinstance(cwd, str) or not cwd or "\x00" in cwd:
         return deny("the hook input's `cwd` is not a folder's path")
-    cwd = os.path.join(os.getcwd(), cwd)  # an absolute cwd stays as it is
+    return tool, arguments, os.path.join(os.getcwd(), cwd)  # an absolute cwd stays as it is
+
+
+def _call(event: dict[str, Any], environ: Mapping[str, str]) -> HostCall | Answer:
+    read = envelope(event)
+    if isinstance(read, Answer):
+        return read
+    tool, arguments, cwd = read
     project = environ.get(PROJECT_ENV) or None
     mine = own_files(environ)
     if tool in SHELL_TOOLS:

@@ -16,7 +16,7 @@ import os
 from collections.abc import Mapping
 
 from sdd_git.hostguard.call import ASK, DENY, Answer, HostCall, deny
-from sdd_git.hostguard.claude import own_files, visible
+from sdd_git.hostguard.claude import envelope, own_files, visible
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -55,18 +55,10 @@ HOST = Codex()
 
 
 def _call(event: dict[str, Any], environ: Mapping[str, str]) -> HostCall | Answer:
-    if event.get("hook_event_name", "PreToolUse") != "PreToolUse":
-        return deny("sdd guard answers PreToolUse hooks only")
-    tool = event.get("tool_name")
-    arguments = event.get("tool_input", {})
-    if not isinstance(tool, str) or not tool:
-        return deny("the hook input names no tool (`tool_name` is missing or not a text)")
-    if not isinstance(arguments, dict):
-        return deny(f"{tool}: `tool_input` is not a JSON object, so it cannot be checked")
-    cwd = event.get("cwd", os.getcwd())
-    if not isinstance(cwd, str) or not cwd or "\x00" in cwd:
-        return deny("the hook input's `cwd` is not a folder's path")
-    cwd = os.path.join(os.getcwd(), cwd)
+    read = envelope(event)
+    if isinstance(read, Answer):
+        return read
+    tool, arguments, cwd = read
     command = arguments.get("command")
     if not isinstance(command, str) or not command.strip():
         return deny(f"{tool}: `command` is missing, empty or not a text")
