@@ -7,9 +7,9 @@ median, min and max wall time of each case, in ms, and each median minus the flo
 - **hook, ...**: the command the hook `sdd agents install claude` registers runs,
   `python -P -m sdd_git guard --host claude` (this interpreter), fed Claude Code's documented
   PreToolUse input on stdin, in a synthetic sdd root that is a git repository: a Bash command
-  the guard allows (`git status && pytest -q tests/test_app.py`), a person command and a write
-  into the record it refuses, an Edit of `src/app.py` it allows, an Edit of
-  `memory/decisions.yaml` it refuses, and a Read it passes. (Claude Code starts the hook
+  the guard allows (`git status && grep -rn total src`), code it asks about (`pytest`), a
+  person command and a write into the record it refuses, an Edit of `src/app.py` it allows,
+  an Edit of `memory/decisions.yaml` it refuses, and a Read it passes. (Claude Code starts the hook
   through a shell, which costs the same whatever the hook is; it is not counted.)
 - **console script**: `sdd guard` as typed, the script next to this interpreter, when there is
   one, on the allowed Bash call.
@@ -81,10 +81,12 @@ def event(root: Path, tool: str, tool_input: dict[str, str]) -> bytes:
 
 
 def cases(root: Path) -> list[tuple[str, list[str], bytes | None, str]]:
-    allowed = event(root, "Bash", {"command": "git status && pytest -q tests/test_app.py"})
+    allowed = event(root, "Bash", {"command": "git status && grep -rn total src"})
     table = [
         ("floor: python -c pass", [sys.executable, "-c", "pass"], None, "floor"),
-        ("hook, Bash allowed: git status && pytest -q tests/test_app.py", HOOK, allowed, "allow"),
+        ("hook, Bash allowed: git status && grep -rn total src", HOOK, allowed, "allow"),
+        ("hook, Bash asked (code): pytest -q tests/test_app.py", HOOK,
+         event(root, "Bash", {"command": "pytest -q tests/test_app.py"}), "ask"),
         ("hook, Bash refused: sdd -C . accept reading CH-0001", HOOK,
          event(root, "Bash", {"command": "sdd -C . accept reading CH-0001"}), "deny"),
         ("hook, Bash refused: echo x > memory/decisions.yaml", HOOK,
@@ -116,6 +118,7 @@ def check(name: str, expected: str, done: subprocess.CompletedProcess[bytes]) ->
         "floor": done.returncode == 0,
         "allow": done.returncode == 0 and not done.stdout and not done.stderr,
         "deny": done.returncode == 2 and done.stderr.startswith(b"sdd guard:"),
+        "ask": done.returncode == 0 and b'"permissionDecision": "ask"' in done.stdout,
     }[expected]
     if not ok:
         sys.exit(

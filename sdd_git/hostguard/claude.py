@@ -78,6 +78,25 @@ def own_files(environ: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(found)
 
 
+# What Claude Code reads from the project and the folders above where it works: settings and
+# hooks (`.claude/`), MCP servers, and memory files that instruct it.
+PROJECT_FILES = (".claude", ".mcp.json", "CLAUDE.md", "CLAUDE.local.md")
+
+
+def project_files(cwd: str, project: str | None, names: tuple[str, ...]) -> tuple[str, ...]:
+    """A host's own files (`names`) in its project folder and in every folder above where the
+    agent works: the project may be a folder above the sdd root (a monorepo), where no rule of
+    the product's reaches, and a hook or `disableAllHooks` written there turns the guard off."""
+    found: list[str] = []
+    for start in (cwd, project):
+        folder = os.path.normpath(start) if start else ""
+        while folder:
+            found.extend(os.path.join(folder, name) for name in names)
+            parent = os.path.dirname(folder)
+            folder = "" if parent == folder else parent
+    return tuple(dict.fromkeys(found))
+
+
 class ClaudeCode:
     name = "claude"
 
@@ -134,7 +153,7 @@ def _call(event: dict[str, Any], environ: Mapping[str, str]) -> HostCall | Answe
         return read
     tool, arguments, cwd = read
     project = environ.get(PROJECT_ENV) or None
-    mine = own_files(environ)
+    mine = own_files(environ) + project_files(cwd, project, PROJECT_FILES)
     if tool in SHELL_TOOLS:
         command = arguments.get("command")
         if not isinstance(command, str) or not command.strip():

@@ -16,12 +16,15 @@ import os
 from collections.abc import Mapping
 
 from sdd_git.hostguard.call import ASK, DENY, Answer, HostCall, deny
-from sdd_git.hostguard.claude import envelope, own_files, visible
+from sdd_git.hostguard.claude import envelope, own_files, project_files, visible
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, TextIO
 
+# What Codex reads from the folders from the project's top down to where it works: its project
+# config, rules and hooks, and the instructions it follows.
+_PROJECT_FILES = (".codex", "AGENTS.md", "AGENTS.override.md")
 _PATCH_HEADS = ("*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:")
 
 
@@ -62,7 +65,7 @@ def _call(event: dict[str, Any], environ: Mapping[str, str]) -> HostCall | Answe
     command = arguments.get("command")
     if not isinstance(command, str) or not command.strip():
         return deny(f"{tool}: `command` is missing, empty or not a text")
-    mine = own_files(environ) + _codex_files(environ)
+    mine = own_files(environ) + _codex_files(environ) + project_files(cwd, None, _PROJECT_FILES)
     if tool == "Bash":
         return HostCall(tool, cwd, command=command, host_files=mine)
     if tool == "apply_patch":

@@ -132,9 +132,66 @@ def anywhere_problem(full: str) -> str | None:
             return "is the host's own settings, where a hook or rule could turn sdd guard off"
     if any(_within(real, folder) for folder in _python_folders()):
         return (
-            "is in the Python environment sdd runs from (or a folder Python loads code from "
-            "at start): code written there would run inside sdd guard itself"
+            "is in the Python environment sdd runs from, sdd's own code or a folder Python "
+            "loads code from at start: code written there would run inside sdd guard itself"
         )
+    for candidate in (os.path.normpath(full), real):
+        if any(_within(candidate, mine) for mine in _git_config()):
+            return (
+                "is git's own configuration, which can make git run any program (a hooks "
+                "folder, a pager, a filter) as the person at her next commit"
+            )
+    linked = _hard_link_to_protected(real)
+    if linked is not None:
+        return (
+            f"is a hard link to {linked}: writing it changes that file itself, which only the "
+            "person changes"
+        )
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _git_config() -> tuple[str, ...]:
+    """Every configuration file git reads for the person, wherever the agent works."""
+    home = os.path.expanduser("~")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    found = [os.path.join(home, ".gitconfig"), os.path.join(xdg, "git"), "/etc/gitconfig"]
+    found += [os.path.join(home, ".config", "git")]
+    found += [
+        os.environ[n] for n in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM") if os.environ.get(n)
+    ]
+    return tuple({form for f in found for form in (os.path.normpath(f), os.path.realpath(f))})
+
+
+def _hard_link_to_protected(real: str) -> str | None:
+    """The protected file a file shares its inode with, when it has other hard links: written
+    through any of its names, the record's file changes in place, and no path rule sees it. Only
+    a file with more than one link costs the search, and those are rare in a product."""
+    import stat
+
+    try:
+        info = os.lstat(real)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink < 2:
+        return None
+    from sdd_git.sandbox.tables import PROTECTED_IN_PRODUCT
+
+    same = (info.st_dev, info.st_ino)
+    places = [os.path.join(root, name) for root in roots_for(real) for name in PROTECTED_IN_PRODUCT]
+    places += [*_HOST_FILES, *_git_config()]
+    for place in places:
+        for current, _dirs, files in (
+            os.walk(place) if os.path.isdir(place) else [("", [], [place])]
+        ):
+            for name in files:
+                path = os.path.join(current, name)
+                try:
+                    other = os.lstat(path)
+                except OSError:
+                    continue
+                if (other.st_dev, other.st_ino) == same and path != real:
+                    return path
     return None
 
 
@@ -159,6 +216,9 @@ def _python_folders() -> tuple[str, ...]:
 
     found = {os.path.realpath(sys.prefix)}
     found.update(str(folder) for folder in site_folders())
+    # sdd's own package, also where an editable install keeps it outside the environment: the
+    # guard runs that code, so an agent that rewrote it would decide its own next call.
+    found.add(os.path.dirname(os.path.realpath(sys.modules["sdd_git"].__file__ or ".")))
     return tuple(sorted(found))
 
 

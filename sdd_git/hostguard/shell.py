@@ -54,6 +54,16 @@ def shell_answer(command: str, cwd: str, depth: int = 0) -> Answer:
         answers.append(
             ask(f"sdd guard cannot check this command with certainty: {finding.uncertain[0]}")
         )
+    if finding.runs_code:
+        # What code does is decided by files anyone could have written (a test, a Makefile, a
+        # script the same line writes), and no sandbox of sdd's holds the host's commands: only
+        # the person can vouch for it. Read code that names the record is refused above.
+        answers.append(
+            ask(
+                f"this runs code sdd guard cannot read ({finding.runs_code[0]}), and nothing "
+                "keeps that code from writing the person's record: run it if you trust it"
+            )
+        )
     return strictest(answers)
 
 

@@ -56,6 +56,7 @@ from sdd_git.shellpolicy.writers import (
     dd_command,
     file_redirect,
     perl_in_place,
+    reader_writes,
     sort_command,
     touched,
     write_command,
@@ -341,6 +342,8 @@ def _dd(command: Command, finding: ShellFinding, cwd: list[str], depth: int) -> 
 def _other(command: Command, finding: ShellFinding, cwd: list[str], depth: int) -> None:
     """A program nobody vouches for (or a reader told to write with `-o`)."""
     args = command.args
+    if reader_writes(command.name, args, finding, cwd[-1]):
+        return
     if command.name not in READERS or any(a is not None and a.startswith("-o") for a in args):
         touched(args, finding, cwd[-1])
 

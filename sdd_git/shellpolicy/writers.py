@@ -64,7 +64,7 @@ def write_command(name: str, args: Words, finding: ShellFinding, cwd: str) -> No
         written(folder)
     operands, target_dir = words.operands, bool(words.folders)
     if name == "ln":
-        _link(operands, finding, cwd, target_dir)
+        _link(operands, finding, cwd, target_dir, _symbolic(args))
         return
     if name in ("cp", "mv", "install", "rsync", "scp", "link"):
         destination = words.folders[-1] if target_dir else (operands[-1] if operands else None)
@@ -117,9 +117,22 @@ def _copy_words(name: str, args: Words) -> _CopyWords:
     return words
 
 
-def _link(operands: Words, finding: ShellFinding, cwd: str, target_dir: bool) -> None:
+def _symbolic(args: Words) -> bool:
+    for arg in args:
+        if arg is None or arg == "--":
+            return False
+        if arg == "--symbolic" or (arg[:1] == "-" and arg[1:2] != "-" and "s" in arg):
+            return True
+    return False
+
+
+def _link(
+    operands: Words, finding: ShellFinding, cwd: str, target_dir: bool, symbolic: bool
+) -> None:
     """`ln [-s] TARGET LINK`: the link is written, and the target must not be the record: a
-    link into it made now would be written through later in the same command."""
+    link into it made now would be written through later in the same command, and a hard link
+    shares the record's file itself. A symbolic link's target is read from the link's folder, a
+    hard link's from where the command runs."""
     if not operands or any(o is None for o in operands):
         finding.uncertain.append("ln gets an operand that is not a fixed word")
         return
@@ -131,6 +144,8 @@ def _link(operands: Words, finding: ShellFinding, cwd: str, target_dir: bool) ->
     link_path = posixpath.normpath(posixpath.join(cwd, link))
     for target in targets:
         seen_from = target if target.startswith("/") else posixpath.join(link_dir, target)
+        if not symbolic:
+            seen_from = posixpath.join(cwd, target)
         finding.writes.append(Write(".", posixpath.normpath(seen_from), True, False))
         finding.sources.append(Source(".", posixpath.normpath(seen_from), link_path, False))
 
@@ -145,6 +160,31 @@ def touched(args: Words, finding: ShellFinding, cwd: str) -> None:
             value = arg[2:]
         if value and not value.startswith("-"):
             finding.touches.append(Touch(cwd, value))
+
+
+def reader_writes(name: str, args: Words, finding: ShellFinding, cwd: str) -> bool:
+    """A reader told to write: `yq -i` edits its files in place, and `xxd IN OUT` (or `xxd -r
+    IN OUT`) writes its second operand. True when the command was one of these."""
+    if name == "yq" and any(
+        a is not None and (a in ("--inplace", "--in-place") or short_flag(a, "i")) for a in args
+    ):
+        operands = [a for a in args if a is None or not a.startswith("-")]
+        for operand in operands[1:]:  # the first is the expression
+            if operand is None:
+                finding.uncertain.append("yq -i edits a path that is not a fixed word")
+            else:
+                finding.writes.append(Write(cwd, operand))
+        return True
+    if name == "xxd":
+        operands = [a for a in args if a is None or not a.startswith("-") or a == "-"]
+        if len(operands) > 1:
+            out = operands[1]
+            if out is None:
+                finding.uncertain.append("xxd writes to a path that is not a fixed word")
+            elif out != "-":
+                finding.writes.append(Write(cwd, out))
+            return True
+    return False
 
 
 def perl_in_place(args: Words, finding: ShellFinding, cwd: str) -> None:
