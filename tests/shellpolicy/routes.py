@@ -90,6 +90,7 @@ ROUTES: tuple[Route, ...] = (
             "zsh -c 'cd src && sdd next'",
             "bash -c \"bash -c 'sdd next'\"",
             "bash <<EOF\nsdd next\nEOF",
+            "sdd <<X next\nX",
             "python -m sdd_git next",
             "python3 -m sdd_git.cli.main complete",
             "sdd-next",
