@@ -227,6 +227,8 @@ ROUTES: tuple[Route, ...] = (
             "hash -p /tmp/x ls; ls next",
             "let 'x=a[$(./x)]'",
             "x='a[$(sdd next)]'; echo $((x))",
+            "x='a[$'\"(sdd next)]\"; [[ x -eq 1 ]]",
+            'x=\'$\'"(sdd next)"; echo "${x@P}"',
             "BASH_ENV=/tmp/e.sh bash -c true",
             "env 'BASH_FUNC_ls%%=() { sdd next; }' bash -c ls",
             "GIT_EXTERNAL_DIFF='./x #' git diff",
@@ -280,6 +282,8 @@ ROUTES: tuple[Route, ...] = (
             "echo x > src/changes.py",
             "sed -i.bak 's/x/y/' src/app.py",
             "pytest \\\n  -q",
+            "echo $((1+2)) ${x:1:2} ${a[0]}",
+            "[[ 3 -eq 3 ]]",
         ),
     ),
     Route(
