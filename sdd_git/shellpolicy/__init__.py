@@ -19,6 +19,8 @@ Modules: `parse` (the tree and its static words), `walk` (the tree walk and the 
 program), `wrappers` (commands that run another: env, timeout, xargs, sudo, flock, ...),
 `shells` (what runs text as shell: bash -c, watch, sg, capsh, code with a shell call in it),
 `programs` (git, find, cd, sed), `writers` (what writes files), `runs_code` (what runs code),
+`arith` (where bash evaluates a variable's value as arithmetic or as a name: `$((x))`, a
+subscript, `[[ -v $x ]]`, `${x@P}`),
 `findings` (the records found), `decision` (allow < ask < forbid).
 
 The package itself imports nothing, so that a table (`runs_code.BASH_BUILTINS`) stays cheap to

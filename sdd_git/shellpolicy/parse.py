@@ -161,15 +161,32 @@ def words_of(command: Any, home: bool = False) -> Words:
         words.append(text_of(name))
     for argument in command.children_by_field_name("argument"):
         words.append((home_path(argument) if home else None) or text_of(argument))
-    # tree-sitter-bash reads `sdd >/dev/null next CH-1` as a redirection to three files; bash
-    # gives a redirection one word, and the words after it are the command's arguments.
     parent = command.parent
     if parent is not None and parent.type == "redirected_statement":
         for redirect in parent.children_by_field_name("redirect"):
-            if redirect.type == "file_redirect":
-                for extra in redirect.children_by_field_name("destination")[1:]:
-                    words.append((home_path(extra) if home else None) or text_of(extra))
+            for extra in _words_after(redirect):
+                words.append((home_path(extra) if home else None) or text_of(extra))
     return words
+
+
+def _words_after(redirect: Any) -> list[Any]:
+    """The command's words that tree-sitter-bash files under a redirection. It reads
+    `sdd >/dev/null next CH-1` as a redirection to three files, and `sdd <<X next` as a
+    here-document whose start has arguments; bash gives a redirection one word (a here-document
+    its delimiter), and the words after it are the command's. A here-string (`<<<word next`) is
+    read right already."""
+    if redirect.type == "file_redirect":
+        return list(redirect.children_by_field_name("destination")[1:])
+    if redirect.type != "heredoc_redirect":
+        return []
+    nodes: list[Any] = []
+    for index, child in enumerate(redirect.children):  # in order: `<<X a 2>f b` is a, b
+        field = redirect.field_name_for_child(index)
+        if field == "argument":
+            nodes.append(child)
+        elif field == "redirect":
+            nodes.extend(_words_after(child))
+    return nodes
 
 
 def home_path(node: Any) -> str | None:

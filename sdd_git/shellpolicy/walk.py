@@ -7,6 +7,17 @@ import posixpath
 from collections.abc import Callable
 from typing import NamedTuple
 
+from sdd_git.shellpolicy.arith import (
+    EVALUATES,
+    INTEGER_VARIABLES,
+    NAMING_BUILTINS,
+    array_keys,
+    assigned,
+    evaluated,
+    misread_arithmetic,
+    named_words,
+    tests_a_name,
+)
 from sdd_git.shellpolicy.findings import Ran, ShellFinding, Words
 from sdd_git.shellpolicy.parse import (
     base_name,
@@ -115,7 +126,11 @@ def _walk(node: Any, finding: ShellFinding, cwd: list[str], depth: int) -> None:
         _pipeline_into_interpreter(node, finding)
     elif kind in ("raw_string", "string_content") and looks_like_code(node.text):
         finding.uncertain.append("a string holds a command substitution that could be evaluated")
+    elif kind in EVALUATES:  # where bash evaluates a value as arithmetic or as a name
+        evaluated(node, finding)
     elif kind in ("subshell", "command_substitution", "process_substitution"):
+        if kind != "process_substitution":
+            misread_arithmetic(node, finding)
         cwd.append(cwd[-1])  # a `cd` inside stays inside
         for child in node.children:
             _walk(child, finding, cwd, depth)
@@ -132,7 +147,11 @@ def _assignment(node: Any, finding: ShellFinding) -> None:
     if name in DANGEROUS_ENV or name.startswith(DANGEROUS_ENV_PREFIXES):
         finding.uncertain.append(f"it sets {name}, which changes what later commands run")
     value = node.child_by_field_name("value")
-    command_variable(FOLLOW, name, text_of(value) if value is not None else None, finding)
+    text = text_of(value) if value is not None else None
+    assigned(name, text if value is not None else "", finding)
+    if value is not None and value.type == "array":
+        array_keys(value, finding)
+    command_variable(FOLLOW, name, text, finding)
 
 
 def _pipeline_into_interpreter(node: Any, finding: ShellFinding) -> None:
@@ -234,8 +253,12 @@ def _rule(name: str, args: Words) -> tuple[Rule, str]:
         return _runs_unchecked, name
     if LOADER.fullmatch(name):
         return _wrapped, "ld.so"
-    if name in ("printf", "read") and any(a is None or "[" in a for a in args):
+    if name in ("printf", "read") and any(
+        a is None or "[" in a or a in INTEGER_VARIABLES for a in args
+    ):
         return _assigns_subscript, name
+    if name in NAMING_BUILTINS:
+        return _names, name
     if name == "command" and any(a in ("-v", "-V") for a in args):
         return _looks_up, name
     if is_python(name):
@@ -263,9 +286,22 @@ def _wrapped(command: Command, finding: ShellFinding, cwd: list[str], depth: int
 
 
 def _assigns_subscript(command: Command, finding: ShellFinding, cwd: list[str], depth: int) -> None:
+    integers = ", ".join(sorted(INTEGER_VARIABLES))
     finding.uncertain.append(
-        f"`{command.name}` may assign to an array subscript, which evaluates it"
+        f"`{command.name}` may assign to an array element or to one of {integers}, whose "
+        "subscript or value bash evaluates as arithmetic, where a value can run a command"
     )
+
+
+def _names(command: Command, finding: ShellFinding, cwd: list[str], depth: int) -> None:
+    """`local`, `export`, `readonly`, `unset`, `wait -p` run as words (`builtin local`)."""
+    named_words(command.name, command.args, finding)
+    _other(command, finding, cwd, depth)
+
+
+def _test(command: Command, finding: ShellFinding, cwd: list[str], depth: int) -> None:
+    tests_a_name(command.args, finding)
+    _other(command, finding, cwd, depth)
 
 
 def _looks_up(command: Command, finding: ShellFinding, cwd: list[str], depth: int) -> None:
@@ -364,6 +400,8 @@ _BY_NAME: dict[str, Rule] = {
     "sed": _sed,
     "sort": _sort,
     "dd": _dd,
+    "test": _test,
+    "[": _test,
 }
 
 
