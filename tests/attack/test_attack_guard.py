@@ -234,7 +234,43 @@ GIT_RUNS = (
     ("grep -O attached", "git grep -O'sdd next' decisions"),
     ("instaweb --httpd", "git instaweb --httpd='sdd next'"),
     ("send-email --to-cmd", "git send-email --to-cmd='sdd next' x.patch"),
-)
+    # Found while closing the above: git's parse-options bundles short options and takes a
+    # value attached, Getopt::Long (send-email) takes one dash and any case, and both take a
+    # long option shortened; and the transports run the program they are given with a path of
+    # the agent's choosing added (`--upload-pack='rm -rf' memory`), so following it as a command
+    # of its own is not enough.
+    ("difftool -x in a bundle", "git difftool -yx 'sdd next' HEAD"),
+    ("grep -O in a bundle", "git grep -iO'sdd next' decisions"),
+    ("grep --open-files-in-pager shortened", "git grep --open='sdd next' decisions"),
+    ("instaweb -d", "git instaweb -d 'sdd next'"),
+    ("instaweb --module-path", "git instaweb --module-path=/tmp/mods"),
+    ("send-email --cc-cmd", "git send-email --cc-cmd 'touch x' x.patch"),
+    ("send-email --header-cmd shortened", "git send-email --header-c='touch x' x.patch"),
+    ("send-email --sendmail-cmd", "git send-email --sendmail-cmd='touch x' x.patch"),
+    ("send-email one dash, any case", "git send-email -TO-CMD='touch x' x.patch"),
+    ("send-email --smtp-server a program", "git send-email --smtp-server=./scripts/build.sh x"),
+    ("fetch --upload-pack", "git fetch --upload-pack='touch x' ."),
+    ("fetch --upload-pack shortened", "git fetch --upload-p='touch x' ."),
+    ("pull --upload-pack", "git pull --upload-pack 'touch x' ."),
+    ("ls-remote -u attached", "git ls-remote -u'touch x' ."),
+    ("clone -u", "git clone -u 'touch x' . ../copy"),
+    ("push --receive-pack", "git push --receive-pack='touch x' . HEAD"),
+    ("push --exec", "git push --exec='touch x' . HEAD"),
+    ("archive --exec", "git archive --remote=. --exec='touch x' HEAD"),
+    ("clone -c sets the new repository's hooks", "git clone -c core.hooksPath=scripts . ../c"),
+    ("clone --template brings hooks", "git clone --template=scripts . ../copy"),
+    ("clone --separate-git-dir", "git clone --separate-git-dir=/tmp/g . ../copy"),
+    ("init --template shortened", "git init --templ=scripts ../copy"),
+    ("rebase -x attached", "git rebase -x'sdd next' main"),
+    ("rebase -x in a bundle", "git rebase -ix 'sdd next' main"),
+    ("rebase --exec shortened", "git rebase --exe='sdd next' main"),
+    ("merge strategy from the PATH", "git merge -s accept main"),
+    ("cherry-pick strategy from the PATH", "git cherry-pick --strategy=accept HEAD"),
+    ("lfs install writes hooks and configuration", "git lfs install"),
+    ("commit -n in a bundle", "git commit -anm x"),
+    ("--no-verify shortened", "git commit --no-verif -m x"),
+    ("push --no-verify shortened", "git push --no-veri"),
+)  # fmt: skip
 
 
 @pytest.mark.parametrize("command", [c for _, c in GIT_RUNS], ids=[i for i, _ in GIT_RUNS])
@@ -261,6 +297,44 @@ GIT_WRITES = (
     ("restore by //", "git restore --source=HEAD @//memory/decisions.yaml"),
     ("rm by //", "git rm -r @//changes"),
     ("mv by //", "git mv src/app.py @//memory/specs/x.md"),
+    # Found while closing the above: more pathspec magic and patterns, and more of git's
+    # writes (the folder a clone or a submodule is named after, a value attached to -o, ...).
+    ("checkout :path without magic", "git checkout -- :memory/decisions.yaml"),
+    ("checkout an escaped character", "git checkout -- 'memor\\y/decisions.yaml'"),
+    ("checkout a bracket", "git checkout HEAD~1 -- '[m]emory'"),
+    ("checkout :(icase)", "git checkout -- ':(icase)MEMORY'"),
+    ("checkout --icase-pathspecs", "git --icase-pathspecs checkout -- MEMORY/decisions.yaml"),
+    ("checkout :/ from a subfolder", "git -C src checkout -- :/memory"),
+    ("checkout .. and a pattern from a subfolder", "git -C src checkout HEAD~1 -- '../m*'"),
+    ("checkout a rule file by pattern", "git checkout HEAD~1 -- 'guide/AGENTS.m?'"),
+    ("checkout :(glob)**", "git checkout HEAD~1 -- ':(glob)**/*.yaml'"),
+    ("checkout exclusions alone", "git checkout HEAD~1 -- ':!src'"),
+    ("restore .env by pattern", "git restore -s HEAD~1 -- '.env*'"),
+    ("rm the whole tree", "git rm -r -q ."),
+    ("rm a pattern", "git rm '*.yaml'"),
+    ("rm exclusions alone", "git rm -r ':!src'"),
+    ("rm --pathspec-from-file", "git rm --pathspec-from-file=paths.txt"),
+    ("clean a pattern", "git clean -f 'm*'"),
+    ("clean exclusions alone", "git clean -f ':^src'"),
+    ("stash push a pattern", "git stash push -- '*.yaml'"),
+    ("stash push --pathspec-from-file", "git stash push --pathspec-from-file=paths.txt"),
+    ("worktree add -b", "git worktree add -b x memory/tree"),
+    ("worktree move", "git worktree move ../feature-tree memory/tree"),
+    ("archive -o attached", "git archive -omemory/x.tar HEAD"),
+    ("archive --output shortened", "git archive --out=memory/x.tar HEAD"),
+    ("format-patch -o attached", "git format-patch -omemory HEAD~1"),
+    ("diff --output", "git diff --output memory/x"),
+    ("mailsplit -o", "git mailsplit -omemory x.mbox"),
+    ("mailinfo writes its two files", "git mailinfo memory/msg memory/patch"),
+    ("fast-export --export-marks", "git fast-export --export-marks=memory/marks HEAD"),
+    ("merge-file with labels", "git merge-file -L a -L b -L c memory/decisions.yaml x y"),
+    ("clone into the folder its URL names", "git -C memory clone https://example.invalid/y.git"),
+    ("submodule add into its default folder",
+     "git -C changes submodule add https://example.invalid/y.git"),
+    ("init --bare by -C", "git -C memory --bare init"),
+    ("apply --build-fake-ancestor", "git apply --build-fake-ancestor=memory/x patches/src.patch"),
+    ("lfs track writes .gitattributes", "git lfs track '*.yaml'"),
+    ("sparse-checkout disable", "git sparse-checkout disable"),
 )  # fmt: skip
 
 
@@ -268,6 +342,44 @@ GIT_WRITES = (
 def test_route_git_write_into_the_record_is_refused(product: Path, command: str) -> None:
     command = command.replace("@/", f"{product}/")
     _not_allowed(bash(command, product), command)
+
+
+# Patches crafted against the way the rule read them: a quoted name, one deeper than `-p` strips,
+# a rename alone (no ---/+++ lines), a name in octal escapes, one past the 4 MB the rule read, a
+# FIFO (an open that never returns would outlast the host's hook timeout, and a timed-out hook
+# lets the call run).
+_HUNK = "@@ -1 +1 @@\n-x\n+y\n"
+GIT_PATCHES = (
+    ("quoted names", "git apply patches/p.patch",
+     'diff --git "a/memory/decisions.yaml" "b/memory/decisions.yaml"\n'
+     '--- "a/memory/decisions.yaml"\n+++ "b/memory/decisions.yaml"\n' + _HUNK),
+    ("-p2", "git apply -p2 patches/p.patch",
+     "diff --git a/x/memory/decisions.yaml b/x/memory/decisions.yaml\n"
+     "--- a/x/memory/decisions.yaml\n+++ b/x/memory/decisions.yaml\n" + _HUNK),
+    ("a rename alone", "git apply patches/p.patch",
+     "diff --git a/src/app.py b/memory/app.py\nsimilarity index 100%\n"
+     "rename from src/app.py\nrename to memory/app.py\n"),
+    ("octal escapes", "git apply patches/p.patch",
+     'diff --git "a/memory/d\\303\\251.yaml" "b/memory/d\\303\\251.yaml"\n'
+     '--- "a/memory/d\\303\\251.yaml"\n+++ "b/memory/d\\303\\251.yaml"\n' + _HUNK),
+    ("past 4 MB", "git apply patches/p.patch",
+     "x" * 4_100_000 + "\n--- a/memory/decisions.yaml\n+++ b/memory/decisions.yaml\n" + _HUNK),
+    ("a FIFO", "git apply patches/fifo", ""),
+    ("am, quoted", "git am patches/p.patch",
+     '--- "a/memory/decisions.yaml"\n+++ "b/memory/decisions.yaml"\n' + _HUNK),
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(("command", "patch"), [(c, p) for _, c, p in GIT_PATCHES],
+                         ids=[i for i, _, _ in GIT_PATCHES])  # fmt: skip
+def test_route_git_apply_of_a_crafted_patch_is_refused(
+    product: Path, command: str, patch: str
+) -> None:
+    (product / "patches" / "p.patch").write_text(patch)
+    os.mkfifo(product / "patches" / "fifo")
+    started = time.monotonic()
+    _not_allowed(bash(command, product), command)
+    assert time.monotonic() - started < 30
 
 
 # ===== ROUTE 5: a file tool's path with `//` right after the product folder =====================
