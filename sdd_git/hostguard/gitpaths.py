@@ -415,7 +415,7 @@ def _protected(full: str) -> tuple[list[str], list[str], list[str]]:
     for root in roots:
         folders += [posixpath.join(root, name) for name in (*RECORD_FOLDERS, *RULE_FOLDERS)]
         folders += _product_folders(root)
-    folders += [paths._sdd_home(), *paths._python_folders(), *paths._HOST_FILES]
+    folders += paths.guarded_places()
     return folders, [name.lower() for name in PROTECTED_FILE_NAMES], roots
 
 
@@ -428,9 +428,9 @@ def _product_folders(root: str) -> list[str]:
 
     found = [str(path) for path in python_environments(Path(root))]
     found += [str(path) for path in rule_link_targets(Path(root))]
-    from sdd_git.hostguard.paths import _may_name_hooks
+    from sdd_git.hostguard.paths import may_name_hooks
 
-    hooks = hooks_folder(Path(root)) if _may_name_hooks(root) else None
+    hooks = hooks_folder(Path(root)) if may_name_hooks(root) else None
     if hooks:
         found.append(posixpath.join(root, hooks))
     return found

@@ -195,6 +195,12 @@ def _hard_link_to_protected(real: str) -> str | None:
     return None
 
 
+def guarded_places() -> list[str]:
+    """What is refused outside any product: the person's sdd home, sdd's Python and code, the
+    host's own settings and git's configuration for her."""
+    return [_sdd_home(), *_python_folders(), *_HOST_FILES, *_git_config()]
+
+
 def _within(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
@@ -280,10 +286,10 @@ def _plain_product(root: str) -> bool:
         for current, dirs, files in os.walk(folder):
             if any(os.path.islink(os.path.join(current, e)) for e in (*dirs, *files)):
                 return False
-    return not _may_name_hooks(root)
+    return not may_name_hooks(root)
 
 
-def _may_name_hooks(root: str) -> bool:
+def may_name_hooks(root: str) -> bool:
     """True unless every git configuration git reads here is plainly silent on `hooksPath`: no
     file of them mentions it, and none includes another (sdd_git.sandbox.policy asks git itself
     whenever this says True)."""
