@@ -26,6 +26,14 @@ DANGEROUS_ENV = frozenset(
         "PROMPT_COMMAND", "LD_PRELOAD", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONSTARTUP",
         "PYTHONHOME", "PATH", "IFS", "GLOBIGNORE", "EDITOR", "VISUAL", "MANPAGER", "LESSOPEN",
         "PERL5OPT", "NODE_OPTIONS", "RUBYOPT",
+        # Where git reads the person's configuration from (`$XDG_CONFIG_HOME/git/config`): one
+        # the agent wrote names a program git runs (core.fsmonitor at `git status`,
+        # diff.external at `git diff`).
+        "XDG_CONFIG_HOME",
+        # Options a program takes from its environment (`TAR_OPTIONS=-x tar -f a.tar` extracts),
+        # and the command lines of COMMAND_VARIABLES below, which are followed only for sdd.
+        "TAR_OPTIONS", "RSYNC_RSH", "BAT_PAGER", "LESSCLOSE", "BROWSER", "SSH_ASKPASS",
+        "SUDO_ASKPASS", "SYSTEMD_PAGER",
     }
 )  # fmt: skip
 
@@ -153,7 +161,7 @@ COMMAND_VARIABLES = frozenset(
         "PAGER", "MANPAGER", "GIT_PAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "GIT_EDITOR",
         "GIT_SEQUENCE_EDITOR", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXTERNAL_DIFF", "LESSOPEN",
         "LESSCLOSE", "BROWSER", "PROMPT_COMMAND", "RSYNC_RSH", "SUDO_ASKPASS", "SSH_ASKPASS",
-        "GIT_ASKPASS", "TAR_OPTIONS",
+        "GIT_ASKPASS", "TAR_OPTIONS", "BAT_PAGER",
     }
 )  # fmt: skip
 

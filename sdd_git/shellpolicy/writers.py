@@ -62,6 +62,10 @@ def write_command(name: str, args: Words, finding: ShellFinding, cwd: str) -> No
     words = _copy_words(name, args)
     for folder in words.folders:
         written(folder)
+    if name == "rsync":
+        _rsync_writes(args, words.operands, finding, cwd)
+    if name in ("gzip", "gunzip") and _restores_name(name, args):
+        finding.uncertain.append(f"{name} -N writes a file named by the archive itself")
     operands, target_dir = words.operands, bool(words.folders)
     if name == "ln":
         _link(operands, finding, cwd, target_dir, _symbolic(args))
@@ -76,6 +80,51 @@ def write_command(name: str, args: Words, finding: ShellFinding, cwd: str) -> No
             written(arg, name in TREE_WRITERS)
     elif not target_dir:
         written(operands[-1] if operands else None)
+
+
+# rsync options that write a file or folder of their own: a log, a batch, the folder replaced
+# files are moved to, and where partial and temporary files go (relative ones to the
+# destination; both readings are checked).
+_RSYNC_WRITES = frozenset({"--log-file", "--write-batch", "--only-write-batch"})
+_RSYNC_DIRS = frozenset({"--backup-dir", "--partial-dir", "--temp-dir", "-T"})
+
+
+def _rsync_writes(args: Words, operands: Words, finding: ShellFinding, cwd: str) -> None:
+    destination = operands[-1] if len(operands) > 1 else None
+    for index, arg in enumerate(args):
+        if arg is None or not arg.startswith("-"):
+            continue
+        match = matching_option(arg, _RSYNC_WRITES | _RSYNC_DIRS)
+        if match is None:
+            continue
+        value = match[1] if match[1] is not None else word_at(args, index + 1)
+        if value is None:
+            finding.uncertain.append(f"rsync {match[0]} writes to a path that is not a fixed word")
+            continue
+        finding.writes.append(Write(cwd, value))
+        if match[0] in _RSYNC_DIRS and not value.startswith("/"):
+            if destination is None:
+                finding.uncertain.append(f"rsync {match[0]} writes where its destination is")
+            elif ":" not in destination.split("/", 1)[0]:  # not host:path
+                finding.writes.append(Write(cwd, posixpath.join(destination, value)))
+
+
+def _restores_name(name: str, args: Words) -> bool:
+    """`gunzip -N x.gz` (`gzip -dN`) names what it writes after the name stored in the archive:
+    `CLAUDE.md`, `.mcp.json`, next to the archive."""
+    decompress = name == "gunzip"
+    restore = False
+    for arg in args:
+        if arg is None:
+            return True
+        if arg in ("--decompress", "--uncompress"):
+            decompress = True
+        elif arg == "--name":
+            restore = True
+        elif arg.startswith("-") and not arg.startswith("--"):
+            decompress = decompress or "d" in arg[1:]
+            restore = restore or "N" in arg[1:]
+    return decompress and restore
 
 
 class _CopyWords:
@@ -175,6 +224,17 @@ def reader_writes(name: str, args: Words, finding: ShellFinding, cwd: str) -> bo
             else:
                 finding.writes.append(Write(cwd, operand))
         return True
+    if name == "yq" and any(
+        a is not None
+        and (a == "--split-exp" or a.startswith("--split-exp=") or (short_flag(a, "s")))
+        for a in args
+    ):
+        # mikefarah's yq: `-s EXPR` writes each document to the file EXPR names.
+        finding.uncertain.append("yq -s writes files named by an expression")
+        return True
+    if name == "file" and any(a == "--compile" or short_flag(a, "C") for a in args):
+        _file_compile(args, finding, cwd)
+        return True
     if name == "xxd":
         operands = [a for a in args if a is None or not a.startswith("-") or a == "-"]
         if len(operands) > 1:
@@ -185,6 +245,22 @@ def reader_writes(name: str, args: Words, finding: ShellFinding, cwd: str) -> bo
                 finding.writes.append(Write(cwd, out))
             return True
     return False
+
+
+def _file_compile(args: Words, finding: ShellFinding, cwd: str) -> None:
+    """`file -C -m NAME` writes NAME's last part with `.mgc` added, in the current folder
+    (`magic.mgc` with no -m)."""
+    magic: list[str | None] = []
+    for index, arg in enumerate(args):
+        match = matching_option(arg, frozenset({"-m", "--magic-file"})) if arg else None
+        if match is not None:
+            magic.append(match[1] if match[1] is not None else word_at(args, index + 1))
+    for value in magic or ["magic"]:
+        if value is None:
+            finding.uncertain.append("file -C writes a file named after a word that is not fixed")
+            continue
+        for part in value.split(":"):
+            finding.writes.append(Write(cwd, posixpath.basename(part.rstrip("/")) + ".mgc"))
 
 
 def perl_in_place(args: Words, finding: ShellFinding, cwd: str) -> None:
