@@ -144,8 +144,10 @@ def _subcommand(
     sub: str, rest: list[str], cwd: str, script: Script, flags: frozenset[str]
 ) -> Answer | None:
     from sdd_git.hostguard.gitoptions import program_answer
+    from sdd_git.hostguard.gitrepo import repository_answer
 
     found = _refused(sub, rest) or program_answer(sub, rest)
+    found = found or repository_answer(sub, rest, cwd)
     if found is None and sub in ("rebase", "bisect", "submodule"):
         found = _runs(sub, rest, cwd, script)
     if found is not None:

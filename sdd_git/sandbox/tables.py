@@ -22,9 +22,15 @@ RULE_FOLDERS = (
     ".codex",
     ".cursor",
     ".vscode",
+    ".github/actions",  # local actions: code the protected workflows run
     ".github/agents",
     ".github/skills",
     ".github/workflows",
+    ".gemini",  # Gemini CLI's settings (hooks, MCP servers) and commands
+    ".windsurf",
+    ".kilocode",
+    ".roo",
+    ".continue",
     ".githooks",
     ".husky",
     ".lefthook",  # lefthook's scripts folder
@@ -40,6 +46,10 @@ AGENT_FILE_NAMES = (
     "AGENTS.override.md",
     ".mcp.json",
     "copilot-instructions.md",
+    "GEMINI.md",
+    ".cursorrules",
+    ".windsurfrules",
+    ".clinerules",
     ".gitattributes",
     # The hook managers' own files: what they name runs at her next commit or merge, outside
     # any sandbox (pre-commit, lefthook; husky's are under .husky/).

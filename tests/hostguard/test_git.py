@@ -32,6 +32,16 @@ CASES = (
     ("git worktree add ../feature-tree", ALLOW),
     ("git apply --check patches/record.patch", ALLOW),
     ("git rebase -x 'pytest -q' main", ASK),  # pytest runs code nobody has read
+    # the repository git reads its configuration and hooks from, and where it pushes
+    ("git remote add upstream https://example.invalid/u.git", ALLOW),
+    ("git remote add upstream git@example.invalid:u.git", ALLOW),
+    ("git push upstream main", ALLOW),
+    ("git -C src log -1", ALLOW),
+    ("git remote add mirror /tmp/mirror.git", ASK),
+    ("git remote set-url origin ../mirror.git", ASK),
+    ("git push ../mirror.git main", ASK),
+    ("git push file:///tmp/mirror.git main", ASK),
+    ("git -C / status", ASK),
     # the benign forms of what the rule reads closely: patterns outside the protected paths,
     # options that take a value, merge-file to its output, a strategy git ships
     ("git checkout -- 'src/*.py'", ALLOW),
