@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from sdd_git.cli.complete import change_ids
 from sdd_git.cli.output import current_root, emit_json, json_option, say, shown_in_full, table
 
 
@@ -74,7 +75,7 @@ def change_list(as_json: bool) -> None:
 
 
 @change.command("show")
-@click.argument("change_id", metavar="CH")
+@click.argument("change_id", metavar="CH", shell_complete=change_ids)
 @json_option
 def change_show(change_id: str, as_json: bool) -> None:
     """Show a change: words, spec sections, scenarios, results and decisions."""
@@ -155,7 +156,7 @@ def scenario() -> None:
 
 
 @scenario.command("add")
-@click.argument("change_id", metavar="CH")
+@click.argument("change_id", metavar="CH", shell_complete=change_ids)
 @click.option("--title", required=True)
 @click.option("--steps", required=True)
 @click.option("--expected", required=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from sdd_git.cli.complete import change_ids
 from sdd_git.cli.output import current_root, emit_json, json_option, say, table
 
 WORDS_OPTION = click.option(
@@ -44,7 +45,7 @@ def accept() -> None:
 
 
 @accept.command("reading")
-@click.argument("change_id", metavar="CH")
+@click.argument("change_id", metavar="CH", shell_complete=change_ids)
 @WORDS_OPTION
 @HASH_OPTION
 def accept_reading(change_id: str, words: str | None, shown: str | None) -> None:
@@ -80,7 +81,7 @@ def accept_scenario(ref: str, optional: bool, words: str | None, shown: str | No
 
 
 @accept.command("plan")
-@click.argument("change_id", metavar="CH")
+@click.argument("change_id", metavar="CH", shell_complete=change_ids)
 @WORDS_OPTION
 @HASH_OPTION
 def accept_plan(change_id: str, words: str | None, shown: str | None) -> None:
@@ -108,7 +109,7 @@ def correct() -> None:
 
 
 @correct.command("reading")
-@click.argument("change_id", metavar="CH")
+@click.argument("change_id", metavar="CH", shell_complete=change_ids)
 @click.argument("words", required=False)
 @click.option(
     "--proposal", is_flag=True, help="Take the reading a role proposed beside your correction."
@@ -228,7 +229,7 @@ def release() -> None:
 
 
 @release.command("generate")
-@click.argument("change_ids", nargs=-1, required=True, metavar="CH...")
+@click.argument("change_ids", nargs=-1, required=True, metavar="CH...", shell_complete=change_ids)
 @click.option("--tag", metavar="NAME", help="Also try to write this git tag at HEAD.")
 @click.option("--words", help="The release decision's words (default: the changes' words).")
 @click.option("--again", is_flag=True, help="Release changes that an earlier release holds.")
@@ -253,7 +254,7 @@ def release_generate(
 
 
 @click.command("next")
-@click.argument("change_id", metavar="[CH]", required=False)
+@click.argument("change_id", metavar="[CH]", required=False, shell_complete=change_ids)
 def next_stage(change_id: str | None) -> None:
     """Move a change (default: the only open one) one stage on, when its gate holds."""
     from sdd_git.records.stages import advance
@@ -263,7 +264,7 @@ def next_stage(change_id: str | None) -> None:
 
 
 @click.command("complete")
-@click.argument("change_id", metavar="[CH]", required=False)
+@click.argument("change_id", metavar="[CH]", required=False, shell_complete=change_ids)
 def complete(change_id: str | None) -> None:
     """Move a change to done when every gate up to it holds."""
     from sdd_git.records.stages import complete as run

@@ -144,6 +144,11 @@ def main(argv: list[str] | None = None) -> None:
     # Everything sdd prints reaches her terminal as text: a control, bidirectional or zero-width
     # character from a file, a merge or a model is written out as an escape (`\u202e`), in
     # JSON too, where that escape reads back as the same character.
+    if "_SDD_COMPLETE" in os.environ:
+        # Shell completion: click writes the items as bytes for the shell to read, and the
+        # items are ids sdd_git.cli.complete keeps to a safe shape.
+        _main(argv)
+        return
     from sdd_git.shown_text import visible_stream
 
     streams = sys.stdout, sys.stderr

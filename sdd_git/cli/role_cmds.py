@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from sdd_git.cli.complete import role_names
 from sdd_git.cli.output import current_root, current_root_unless, emit_json, json_option, say, table
 
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ def _list_row(r: RoleProfile, roles: tuple[RoleProfile, ...]) -> dict[str, Any]:
 
 
 @role.command("show")
-@click.argument("name")
+@click.argument("name", shell_complete=role_names)
 @json_option
 def role_show(name: str, as_json: bool) -> None:
     """The profile, boundary, routines and recent runs of a role."""
@@ -219,7 +220,7 @@ def _report_rules(added: Added, again: str) -> None:
 
 
 @role.command("create")
-@click.argument("name")
+@click.argument("name", shell_complete=role_names)
 @click.option("--job", required=True, help="The role's one job (a blank job writes nothing).")
 @click.option("--label", help="How the role is shown (default: from the name).")
 @click.option("--description", help="The durable description: standing rules.")
@@ -278,7 +279,7 @@ def role_create(
 
 
 @role.command("edit")
-@click.argument("name")
+@click.argument("name", shell_complete=role_names)
 @click.option("--job")
 @click.option("--label")
 @click.option("--description", help="Replace the durable description (the file's body).")
@@ -316,7 +317,7 @@ def role_edit(
 
 def _flag_command(command: str, key: str, value: bool, help_text: str) -> None:
     @role.command(command, help=help_text)
-    @click.argument("name")
+    @click.argument("name", shell_complete=role_names)
     def run(name: str) -> None:
         from sdd_git.roles.manage import set_flag
 
@@ -336,7 +337,7 @@ _flag_command("unhide", "hidden", False, "Show a hidden role again.")
 
 
 @role.command("duplicate")
-@click.argument("name")
+@click.argument("name", shell_complete=role_names)
 def role_duplicate(name: str) -> None:
     """Copy a role as NAME-copy: profile, settings, skills, routines, boundary; no conversation."""
     from sdd_git.roles.manage import duplicate
@@ -354,7 +355,7 @@ def role_duplicate(name: str) -> None:
 
 
 @role.command("delete")
-@click.argument("name")
+@click.argument("name", shell_complete=role_names)
 @click.option("--yes", is_flag=True, help="Do not ask.")
 def role_delete(name: str, yes: bool) -> None:
     """Remove a role's profile, routines, conversation and memory. Product files stay."""
@@ -381,7 +382,7 @@ def role_delete(name: str, yes: bool) -> None:
 
 
 @role.command("share")
-@click.argument("name")
+@click.argument("name", shell_complete=role_names)
 @click.option("--force", is_flag=True, help="Replace templates/NAME/ if it exists.")
 def role_share(name: str, force: bool) -> None:
     """Write templates/NAME/ for the team: job, description, skills, routines, boundary."""
@@ -414,7 +415,7 @@ def role_add(source: str, name: str | None, yes: bool) -> None:
 
 
 @role.command("trust")
-@click.argument("name")
+@click.argument("name", shell_complete=role_names)
 @click.option("--yes", is_flag=True, help="Confirm without asking.")
 def role_trust(name: str, yes: bool) -> None:
     """Confirm what a role's file grants (its rules, model, level, ...), as shown here.

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from sdd_git.cli.complete import role_names, routine_names
 from sdd_git.cli.output import current_root, emit_json, json_option, say, table
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def _relative(path: Path) -> str:
 
 
 @routine.command("create")
-@click.argument("role")
+@click.argument("role", shell_complete=role_names)
 @click.argument("name")
 @click.option("--on", "on", metavar="EVENT", help='main-build-failed, pr-merged, "push BRANCH" '
               'or "file-changed GLOB".')  # fmt: skip
@@ -147,7 +148,7 @@ def routine_list(as_json: bool) -> None:
 
 
 @routine.command("show")
-@click.argument("name")
+@click.argument("name", shell_complete=routine_names)
 @json_option
 def routine_show(name: str, as_json: bool) -> None:
     """One routine, every field in plain words."""
@@ -168,7 +169,7 @@ def routine_show(name: str, as_json: bool) -> None:
 
 
 @routine.command("edit")
-@click.argument("name")
+@click.argument("name", shell_complete=routine_names)
 @click.option("--on", "on", metavar="EVENT", help="A new trigger (replaces the schedule).")
 @click.option("--schedule", metavar="CRON", help="A new schedule (replaces the trigger).")
 @click.option("--input", "input_", metavar="T", help="What it takes, in words.")
@@ -187,7 +188,7 @@ def routine_edit(
 
 
 @routine.command("pause")
-@click.argument("name")
+@click.argument("name", shell_complete=routine_names)
 def routine_pause(name: str) -> None:
     """Pause a routine: its events run nothing until you resume it."""
     from sdd_git.routines.manage import set_paused
@@ -199,7 +200,7 @@ def routine_pause(name: str) -> None:
 
 
 @routine.command("resume")
-@click.argument("name")
+@click.argument("name", shell_complete=routine_names)
 @click.option("--yes", is_flag=True, help="Confirm it as shown without asking.")
 def routine_resume(name: str, yes: bool) -> None:
     """Resume a paused routine. One you have not confirmed (it came with a template or a merge)
@@ -227,7 +228,7 @@ def routine_resume(name: str, yes: bool) -> None:
 
 
 @routine.command("delete")
-@click.argument("name")
+@click.argument("name", shell_complete=routine_names)
 @click.option("--yes", is_flag=True, help="Do not ask (needed with no terminal).")
 def routine_delete(name: str, yes: bool) -> None:
     """Remove a routine's file. Its past runs stay in the run logs."""
@@ -329,7 +330,7 @@ def _summary_file(summary: Path | None) -> Path | None:
 
 
 @routine.command("fire")
-@click.argument("name")
+@click.argument("name", shell_complete=routine_names)
 @click.option("--event", "event_json", metavar="JSON", required=True,
               help='The event, e.g. \'{"ref": "build/junit.xml"}\' (kind, source, id, at '
               "default).")  # fmt: skip
@@ -411,7 +412,7 @@ def _test_event(root: Root, found: Routine, event_json: str | None) -> Event:
 
 
 @routine.command("test")
-@click.argument("name")
+@click.argument("name", shell_complete=routine_names)
 @click.option("--event", "event_json", metavar="JSON",
               help="The event to test with (default: built from the current source).")  # fmt: skip
 @json_option
@@ -436,7 +437,7 @@ def routine_test(name: str, event_json: str | None, as_json: bool) -> None:
 
 
 @routine.command("history")
-@click.argument("name")
+@click.argument("name", shell_complete=routine_names)
 @json_option
 def routine_history(name: str, as_json: bool) -> None:
     """A routine's runs, newest first, from the run logs (its own role's runs only)."""
@@ -476,7 +477,7 @@ def routine_history(name: str, as_json: bool) -> None:
 
 
 @routine.command("export")
-@click.argument("name")
+@click.argument("name", shell_complete=routine_names)
 @click.option("--github-actions", "engine", flag_value="github-actions",
               help="A GitHub Actions workflow.")  # fmt: skip
 @click.option("--gitlab-ci", "engine", flag_value="gitlab-ci", help="A GitLab CI pipeline.")

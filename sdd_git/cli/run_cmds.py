@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from sdd_git.cli.complete import change_ids, role_names, run_ids, runs_or_roles, stop_ids
 from sdd_git.cli.output import current_root, emit_json, json_option, say, shown_in_full, table
 from sdd_git.cli.role_cmds import role
 from sdd_git.root import Root
@@ -218,7 +219,7 @@ def _task_text(task: str) -> str:
 
 
 @role.command("run")
-@click.argument("name")
+@click.argument("name", shell_complete=role_names)
 @click.option(
     "--task", required=True, help="The message: what to do, in your words (-: read from stdin)."
 )
@@ -290,7 +291,7 @@ def role_run(
 
 
 @role.command("runs")
-@click.argument("name", required=False)
+@click.argument("name", required=False, shell_complete=role_names)
 @json_option
 def role_runs(name: str | None, as_json: bool) -> None:
     """Past runs (newest first), from .sdd/role-runs/."""
@@ -315,7 +316,7 @@ def role_runs(name: str | None, as_json: bool) -> None:
 
 
 @role.command("log")
-@click.argument("run_id", metavar="RUN")
+@click.argument("run_id", metavar="RUN", shell_complete=run_ids)
 @json_option
 def role_log(run_id: str, as_json: bool) -> None:
     """One run's log, event by event."""
@@ -331,7 +332,7 @@ def role_log(run_id: str, as_json: bool) -> None:
 
 
 @role.command("say")
-@click.argument("name")
+@click.argument("name", shell_complete=role_names)
 @click.argument("text")
 def role_say(name: str, text: str) -> None:
     """Another instruction to the role's run in progress, read between provider calls."""
@@ -344,7 +345,7 @@ def role_say(name: str, text: str) -> None:
 
 
 @role.command("stop")
-@click.argument("target", metavar="RUN|NAME")
+@click.argument("target", metavar="RUN|NAME", shell_complete=runs_or_roles)
 def role_stop(target: str) -> None:
     """ "Stop now": end the run's turn. What is done stays done."""
     from sdd_git.runner.control import stop_now
@@ -356,7 +357,7 @@ def role_stop(target: str) -> None:
 
 
 @role.command("memory")
-@click.argument("name")
+@click.argument("name", shell_complete=role_names)
 @click.option("--forget", type=int, metavar="N", help="Forget memory item N.")
 @click.option("--edit", is_flag=True, help="Open the memory in $EDITOR.")
 def role_memory(name: str, forget: int | None, edit: bool) -> None:
@@ -441,7 +442,7 @@ def _say_what_waits_on_trust(root: Root) -> None:
 
 
 @stops_command.command("show")
-@click.argument("stop_id", metavar="STOP")
+@click.argument("stop_id", metavar="STOP", shell_complete=stop_ids)
 @json_option
 def stops_show_command(stop_id: str, as_json: bool) -> None:
     """Everything a stop would do: its action, and every input whole (a file's whole content)."""
@@ -476,7 +477,7 @@ def stops_show_command(stop_id: str, as_json: bool) -> None:
 
 
 @click.command("allow")
-@click.argument("stop_id", metavar="STOP")
+@click.argument("stop_id", metavar="STOP", shell_complete=stop_ids)
 @click.option("--always", is_flag=True, help="Also save the rule: same tool, same inputs.")
 @json_option
 def allow_command(stop_id: str, always: bool, as_json: bool) -> None:
@@ -488,7 +489,7 @@ def allow_command(stop_id: str, always: bool, as_json: bool) -> None:
 
 
 @click.command("deny")
-@click.argument("stop_id", metavar="STOP")
+@click.argument("stop_id", metavar="STOP", shell_complete=stop_ids)
 @json_option
 def deny_command(stop_id: str, as_json: bool) -> None:
     """Apply nothing, and continue the run with the denial."""
@@ -531,7 +532,7 @@ def _refuse_not_run(root: Root, item_id: str) -> None:
 
 
 @click.command("work")
-@click.argument("change_id", metavar="CH")
+@click.argument("change_id", metavar="CH", shell_complete=change_ids)
 @click.option("--task", help="What to do, in your words (default: the change's accepted spec).")
 @click.option("--status", is_flag=True, help="Draw the network tree and each node's state.")
 @json_option
