@@ -172,12 +172,15 @@ def _main(argv: list[str] | None) -> None:
         try:
             result = cli.main(args=argv, prog_name="sdd", standalone_mode=False)
         except SddError as exc:
+            _stop_tickers()
             if not _asked_and_confirmed(exc):
                 raise
             # She read what changed and said yes: the command runs again, once, on what she
             # confirmed (nothing of it ran the first time).
             os.chdir(started_in)
             result = cli.main(args=argv, prog_name="sdd", standalone_mode=False)
+        finally:
+            _stop_tickers()
     except SddError as exc:
         _fail(exc.message, exc.hint, exc.exit_code)
     except click.exceptions.NoArgsIsHelpError as exc:
@@ -200,6 +203,13 @@ def _main(argv: list[str] | None) -> None:
         )
     else:
         sys.exit(result if isinstance(result, int) else 0)
+
+
+def _stop_tickers() -> None:
+    """An elapsed-time line still ticking goes before anything else is printed."""
+    ticker = sys.modules.get("sdd_git.cli.ticker")
+    if ticker is not None:
+        ticker.stop_all()
 
 
 def _dash_text(exc: click.UsageError, argv: list[str] | None) -> str:

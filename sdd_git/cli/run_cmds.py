@@ -36,13 +36,25 @@ def _progress(as_json: bool) -> Any:
     provider call or command is visibly under way. With --json, nothing but the document."""
     if as_json:
         return None
+    from sdd_git.cli.ticker import Ticker
     from sdd_git.runner.control import event_text
 
+    ticker = Ticker()
+
     def show(event: dict[str, Any]) -> None:
+        ticker.stop()  # whatever comes next is the model's answer, or the run going on
         if event.get("event") not in _QUIET_EVENTS:
             say(f"  · {event_text(event)}")  # already masked: it is the logged line
+        if event.get("event") == "provider_call":
+            ticker.start(f"waiting for {_role_name(event.get('role'))}'s model")
+        elif event.get("event") == "run_ended":
+            ticker.stop()
 
     return show
+
+
+def _role_name(role: object) -> str:
+    return role if isinstance(role, str) and role.replace("-", "").isalnum() else "the role"
 
 
 @contextlib.contextmanager
