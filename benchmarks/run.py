@@ -11,6 +11,9 @@ One command row ends earlier than the command: `sdd role run` is timed from its 
 a loopback OpenAI-compatible server in this process receives its first provider request. A second
 table holds the runner's in-process rows, timed by `benchmarks/runner_bench.py` in a subprocess:
 the overhead per turn of a 100-turn scripted run, and boundary checks among 10,000 saved rules.
+A third table is `benchmarks/cache_bench.py`'s: the input tokens a long run is billed for,
+without and with Anthropic's prompt cache (10 turns with --quick, else 30; `--case cache`
+alone).
 
 Stdlib only. To add a row, add a `Case` in `build_cases` (and, if it needs one, a synthetic root
 in `build_roots`).
@@ -713,7 +716,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     if runner_rows:
         print()
         print(runner_table(runner_rows))
+    if not args.case or any(text in CACHE_ROWS for text in args.case):
+        print()
+        print(cache_table(env, args.quick))
     return 0
+
+
+# --- what a run pays for its input (tokens, not time) --------------------------------------------
+
+CACHE_BENCH = Path(__file__).resolve().parent / "cache_bench.py"
+CACHE_ROWS = "prompt cache: billed input of a long run, before and after (cache_bench.py)"
+
+
+def cache_table(env: dict[str, str], quick: bool) -> str:
+    """cache_bench.py's table as it prints it; --quick replays 10 turns instead of 30."""
+    command = [sys.executable, str(CACHE_BENCH), *(["--quick"] if quick else [])]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"cache_bench.py failed (exit {done.returncode}):\n{done.stderr}")
+    return done.stdout.rstrip()
 
 
 if __name__ == "__main__":

@@ -94,6 +94,8 @@ def _show_lines(d: dict[str, Any]) -> list[str]:
     lines.append(f"timeout: {d['timeout']:g} s, retries: {d['retries']}")
     lines.append(f"tool_choice: {d['tool_choice']}")
     lines.append(f"context: {d['context']} tokens")
+    if d["provider"] == "anthropic" and not d["cache"]:
+        lines.append("cache: off (no prompt cache breakpoints are sent)")
     if d["num_ctx"] is not None:
         lines.append(f"num_ctx: {d['num_ctx']} (sent to Ollama as options.num_ctx)")
     for name in ("temperature", "max_tokens"):

@@ -331,16 +331,20 @@ def role_runs(name: str | None, as_json: bool) -> None:
 @click.argument("run_id", metavar="RUN", shell_complete=run_ids)
 @json_option
 def role_log(run_id: str, as_json: bool) -> None:
-    """One run's log, event by event."""
+    """One run's log, event by event, and what its provider calls used."""
     from sdd_git.runner.control import event_text
+    from sdd_git.runner.history import run_usage
     from sdd_git.runner.runlog import log_path, read_events
 
     events = read_events(log_path(current_root(), run_id))
     if as_json:
-        emit_json(events)
+        emit_json(events)  # each reply event holds its usage; `sdd role runs --json` sums it
         return
     for event in events:
         click.echo(f"{event.get('seq'):>4} {event.get('ts')} {event_text(event)}")
+    usage = run_usage(events)
+    if usage.calls:
+        click.echo(usage.words())
 
 
 @role.command("say")

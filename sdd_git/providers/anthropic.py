@@ -1,5 +1,14 @@
 """Anthropic's Messages API. Stateless: the whole conversation goes with every call, and an
 assistant turn Anthropic produced goes back as its own content blocks (thinking signatures and all).
+
+Prompt caching: Anthropic reads a prefix from its cache only where the request marks a breakpoint
+(`cache_control`), and only when everything before it (tools, then system, then messages, in
+that order) is exactly what an earlier request wrote. So the body is built to stay the same from
+one call to the next, with the parts that can change per call (tool_choice) after the messages,
+and four breakpoints at most, as the API allows: the last tool schema and the system block (the
+fixed prefix), the latest turn's last block (the conversation so far, written for the next call)
+and the user turn before it (read back even when a wide turn puts the newest breakpoint past the
+API's lookback of about 20 blocks). `cache=False` sends none of them.
 """
 
 from __future__ import annotations
@@ -25,6 +34,9 @@ if TYPE_CHECKING:
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 8192  # the Messages API requires max_tokens
+EPHEMERAL = {"type": "ephemeral"}  # the 5-minute cache; the only kind that needs no beta header
+# Blocks the API refuses a breakpoint on: a thinking block keeps its signature, nothing else.
+_NO_BREAKPOINT = frozenset({"thinking", "redacted_thinking"})
 
 
 class AnthropicProvider(HttpProvider):
@@ -44,6 +56,7 @@ class AnthropicProvider(HttpProvider):
         temperature: float | None = None,
         headers: Mapping[str, str] | None = None,
         tool_choice: str = "auto",
+        cache: bool = True,
     ) -> None:
         self.model = model
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
@@ -52,6 +65,7 @@ class AnthropicProvider(HttpProvider):
         self.timeout = timeout
         self.temperature = temperature
         self.tool_choice = tool_choice
+        self.cache = cache
         self._connect(
             api_key, headers, timeout=timeout, retries=retries, sleep=sleep, key_env=key_env
         )
@@ -69,23 +83,26 @@ class AnthropicProvider(HttpProvider):
             temperature=settings.temperature,
             headers=dict(settings.headers),
             tool_choice=settings.tool_choice,
+            cache=settings.cache,
         )
 
     def complete(self, request: ProviderRequest) -> ProviderReply:
         url = f"{self.base_url}/v1/messages"
         system, messages = wire_messages(request.messages)
-        body: dict[str, Any] = {
-            "model": self.model,
-            "max_tokens": self.max_tokens,
-            "messages": messages,
-        }
-        if system:
-            body["system"] = system
+        # Keys in the order the prompt is read (tools, system, messages), so each request's body
+        # starts with the previous one's; what may change from call to call comes after.
+        body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens}
         if request.tools:
             body["tools"] = wire_tools(request.tools)
+        if system:
+            body["system"] = [{"type": "text", "text": system}] if self.cache else system
+        body["messages"] = messages
+        if request.tools:
             body["tool_choice"] = wire_tool_choice(request.tool_choice or self.tool_choice)
         if self.temperature is not None:
             body["temperature"] = self.temperature
+        if self.cache:
+            mark_breakpoints(body)
         answer = self._http.post_json(url, body, self._request_headers(request))
         return parse_reply(answer, where=f"{self.name} at {url}")
 
@@ -122,6 +139,30 @@ def wire_tool_choice(choice: str) -> dict[str, Any]:
     if choice == "required":
         return {"type": "any"}
     return {"type": "tool", "name": choice}
+
+
+def mark_breakpoints(body: dict[str, Any]) -> None:
+    """Adds `cache_control` to the last tool, the system block, and the last block of the
+    latest turn and of the user turn before it (4 at most, the API's limit). Each marked block
+    is a copy: an assistant turn's blocks are the run's own `raw`, which must not carry a
+    breakpoint into later calls."""
+    tools = body.get("tools")
+    if tools:
+        tools[-1] = {**tools[-1], "cache_control": EPHEMERAL}
+    system = body.get("system")
+    if isinstance(system, list) and system:
+        system[-1] = {**system[-1], "cache_control": EPHEMERAL}
+    turns = body["messages"]
+    # The latest turn, and the user turn before it: the previous call's last breakpoint, so
+    # what that call wrote is read back whatever the lookback.
+    marked = turns[-1:] + [t for t in turns[:-1] if t["role"] == "user"][-1:]
+    for turn in marked:
+        blocks = turn["content"]
+        for index in range(len(blocks) - 1, -1, -1):
+            block = blocks[index]
+            if isinstance(block, dict) and block.get("type") not in _NO_BREAKPOINT:
+                blocks[index] = {**block, "cache_control": EPHEMERAL}
+                break
 
 
 def wire_messages(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
@@ -211,6 +252,13 @@ def parse_reply(answer: dict[str, Any], *, where: str) -> ProviderReply:
             )
     text = "".join(texts) or None
     usage = answer.get("usage")
+    if isinstance(usage, dict) and usage:
+        # Anthropic's input_tokens leaves out what was read from or written to the cache.
+        usage = {
+            **usage,
+            "cached_input_tokens": _count(usage.get("cache_read_input_tokens")),
+            "cache_write_input_tokens": _count(usage.get("cache_creation_input_tokens")),
+        }
     message: Message = {
         "role": "assistant",
         "content": text,
@@ -226,3 +274,7 @@ def parse_reply(answer: dict[str, Any], *, where: str) -> ProviderReply:
         usage=usage if isinstance(usage, dict) else {},
         model=model if isinstance(model, str) else None,
     )
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0

@@ -82,9 +82,14 @@ class OpenAIProvider(HttpProvider):
 
     def complete(self, request: ProviderRequest) -> ProviderReply:
         url = f"{self.base_url}/chat/completions"
-        body: dict[str, Any] = {"model": self.model, "messages": wire_messages(request.messages)}
+        # Tools before the messages and anything that may change per call after them, so each
+        # request's body starts with the previous one's, byte for byte. (OpenAI and vLLM match
+        # the rendered prompt, tools first, and cache it when the prefix repeats exactly.)
+        body: dict[str, Any] = {"model": self.model}
         if request.tools:
             body["tools"] = wire_tools(request.tools)
+        body["messages"] = wire_messages(request.messages)
+        if request.tools:
             # Sent whenever tools are offered: llama-cpp-python drops the tools without it.
             body["tool_choice"] = wire_tool_choice(request.tool_choice or self.tool_choice)
         if self.temperature is not None:
@@ -203,6 +208,8 @@ def parse_reply(answer: dict[str, Any], *, where: str) -> ProviderReply:
     text = content if isinstance(content, str) and content else None
     calls = tuple(_tool_call(call, n) for n, call in enumerate(raw.get("tool_calls") or [], 1))
     usage = answer.get("usage")
+    if isinstance(usage, dict) and usage:
+        usage = {**usage, **cache_figures(usage)}
     message: Message = {
         "role": "assistant",
         "content": text,
@@ -218,6 +225,25 @@ def parse_reply(answer: dict[str, Any], *, where: str) -> ProviderReply:
         usage=usage if isinstance(usage, dict) else {},
         model=model if isinstance(model, str) else None,
     )
+
+
+def cache_figures(usage: dict[str, Any]) -> dict[str, int]:
+    """The prompt tokens read from the server's cache, and written to it, in sdd's names.
+
+    OpenAI (and vLLM, OpenRouter) report `prompt_tokens_details.cached_tokens`, already part of
+    `prompt_tokens`; OpenRouter adds `cache_write_tokens` beside it; DeepSeek says
+    `prompt_cache_hit_tokens`. OpenAI caches on its own and charges nothing to write."""
+    details = usage.get("prompt_tokens_details")
+    details = details if isinstance(details, dict) else {}
+    read = _count(details.get("cached_tokens")) or _count(usage.get("prompt_cache_hit_tokens"))
+    return {
+        "cached_input_tokens": read,
+        "cache_write_input_tokens": _count(details.get("cache_write_tokens")),
+    }
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _tool_call(call: Any, n: int) -> ToolCall:

@@ -73,6 +73,7 @@ SETTING_KEYS: dict[str, str] = {
     "tool_choice": "tool_choice: auto  (auto, none, required or a tool name)",
     "num_ctx": "num_ctx: 16384  (Ollama's context window; its default is 2048)",
     "context": "context: 32768  (the model's context size in tokens)",
+    "cache": "cache: off  (on by default: Anthropic's prompt cache breakpoints)",
 }
 CONFIG_ONLY_KEYS = {"keys": "keys: {'critic.example.com': CRITIC_KEY}"}
 
@@ -229,6 +230,7 @@ def _tuning(merged: dict[str, Any], kind: str) -> dict[str, Any]:
         "tool_choice": str(choice) if choice is not None else "auto",
         "num_ctx": merged.get("num_ctx"),
         "context_size": merged.get("context"),
+        "cache": switch(merged.get("cache"), default=True),
     }
 
 
@@ -411,6 +413,8 @@ def _problem(key: str, value: Any) -> str | None:
     if key == "tool_choice":
         ok = isinstance(value, str) and (value in TOOL_CHOICES or bool(_TOOL_NAME.match(value)))
         return None if ok else "must be auto, none, required or a tool name"
+    if key == "cache":
+        return None if isinstance(value, bool | str) and value in _SWITCH else "must be on or off"
     if key == "headers":
         return _headers_problem(value)
     if key == "keys":
@@ -443,6 +447,16 @@ def _keys_problem(value: Any) -> str | None:
         if not ok:
             return f"must give {host!r} a variable name or a list of them"
     return None
+
+
+# YAML 1.1 reads `off` as false, YAML 1.2 as the text "off": either way it means off.
+_SWITCH: dict[Any, bool] = {True: True, False: False, "on": True, "off": False, "true": True,
+                            "false": False}  # fmt: skip
+
+
+def switch(value: Any, *, default: bool) -> bool:
+    """An on/off setting: unset is the default."""
+    return default if value is None else _SWITCH[value]
 
 
 def _seconds(value: Any) -> float:

@@ -42,6 +42,9 @@ class ProviderSettings:
     context_size: int | None = None  # as configured; `context` has the default applied
     no_key: bool = False  # api_key_env: none
     listed_keys: tuple[tuple[str, tuple[str, ...]], ...] = ()  # provider.keys, for `show`
+    # Anthropic's prompt cache breakpoints (`cache: off` sends none). OpenAI-compatible servers
+    # cache a repeated prefix on their own, so there it changes nothing.
+    cache: bool = True
 
     @property
     def key(self) -> str | None:
@@ -113,6 +116,7 @@ class ProviderSettings:
             "tool_choice": self.tool_choice,
             "num_ctx": self.num_ctx if self.ollama else None,
             "context": self.context if self.kind != "script" else None,
+            "cache": self.cache,
             "script": str(self.script) if self.script else None,
         }
 

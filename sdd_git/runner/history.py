@@ -12,6 +12,87 @@ from sdd_git.runner.runlog import first, read_events, runs_folder
 
 
 @dataclass(frozen=True)
+class Usage:
+    """What a run's provider calls used, summed over its `reply` events (across resumes).
+
+    `input_tokens` counts every prompt token, read from the cache or not: OpenAI's
+    `prompt_tokens` already holds its cached ones; Anthropic's `input_tokens` leaves out what it
+    read from and wrote to its cache, so those are added back."""
+
+    calls: int = 0  # replies that reported usage
+    input_tokens: int = 0
+    cached_input_tokens: int = 0  # read from the provider's prompt cache
+    cache_write_input_tokens: int = 0  # written to it (Anthropic bills these at 1.25x)
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.calls + other.calls,
+            self.input_tokens + other.input_tokens,
+            self.cached_input_tokens + other.cached_input_tokens,
+            self.cache_write_input_tokens + other.cache_write_input_tokens,
+            self.output_tokens + other.output_tokens,
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        return record_json(self)
+
+    def words(self) -> str:
+        cache = ""
+        if self.cached_input_tokens or self.cache_write_input_tokens:
+            cache = (
+                f" ({self.cached_input_tokens:,} read from the provider's cache, "
+                f"{self.cache_write_input_tokens:,} written to it)"
+            )
+        return (
+            f"usage: {self.calls} provider call(s), {self.input_tokens:,} input tokens{cache}, "
+            f"{self.output_tokens:,} output tokens"
+        )
+
+
+def reply_usage(usage: Any) -> Usage:
+    """One reply's usage as the provider reported it, in either wire's names. A log written
+    before sdd added `cached_input_tokens` is read from the provider's own keys."""
+    if not isinstance(usage, dict) or not usage:
+        return Usage()
+    if "prompt_tokens" in usage:  # the OpenAI-compatible shape
+        details = usage.get("prompt_tokens_details")
+        details = details if isinstance(details, dict) else {}
+        cached = _whole(usage.get("cached_input_tokens", details.get("cached_tokens")))
+        written = _whole(usage.get("cache_write_input_tokens"))
+        return Usage(
+            1,
+            _whole(usage.get("prompt_tokens")),
+            cached,
+            written,
+            _whole(usage.get("completion_tokens")),
+        )
+    cached = _whole(usage.get("cached_input_tokens", usage.get("cache_read_input_tokens")))
+    written = _whole(
+        usage.get("cache_write_input_tokens", usage.get("cache_creation_input_tokens"))
+    )
+    return Usage(
+        1,
+        _whole(usage.get("input_tokens")) + cached + written,
+        cached,
+        written,
+        _whole(usage.get("output_tokens")),
+    )
+
+
+def run_usage(events: list[dict[str, Any]]) -> Usage:
+    total = Usage()
+    for event in events:
+        if event.get("event") == "reply":
+            total += reply_usage(event.get("usage"))
+    return total
+
+
+def _whole(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+@dataclass(frozen=True)
 class RunSummary:
     run: str
     roles: tuple[str, ...]
@@ -20,6 +101,7 @@ class RunSummary:
     started: str
     task: str
     waiting_for: str | None
+    usage: Usage = Usage()  # summed from the log's replies
 
     def as_json(self) -> dict[str, Any]:
         return record_json(self)
@@ -49,7 +131,13 @@ def runs(root: Root, role: str | None = None) -> list[RunSummary]:
             status, waiting = "answered", None  # e.g. a reading the person has accepted
         found.append(
             RunSummary(
-                path.stem, roles, status, str(started.get("ts")), str(started.get("task")), waiting
+                path.stem,
+                roles,
+                status,
+                str(started.get("ts")),
+                str(started.get("task")),
+                waiting,
+                run_usage(events),
             )
         )
     return sorted(found, key=lambda s: s.run, reverse=True)

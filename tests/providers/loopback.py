@@ -27,6 +27,7 @@ class Recorded:
     headers: dict[str, str]  # names in lower case
     body: Any  # the decoded JSON body
     client_port: int = 0  # the client's side of the connection: the same port, the same one
+    raw: bytes = b""  # the body's bytes as they came: what a provider's prompt cache matches
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,7 @@ def _handler(state: Loopback) -> type[BaseHTTPRequestHandler]:
                     headers={k.lower(): v for k, v in self.headers.items()},
                     body=json.loads(data) if data else None,
                     client_port=self.client_address[1],
+                    raw=data,
                 )
             )
             if not state.replies:

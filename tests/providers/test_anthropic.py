@@ -12,6 +12,7 @@ from sdd_git.providers.base import Message, ProviderError, ProviderRequest, Tool
 from tests.providers.loopback import PROXY_VARIABLES, RESET, Loopback, closed_port_url, serve
 
 KEY = "sk-test-SECRET-1234567890"
+EPHEMERAL = {"type": "ephemeral"}
 READ_FILE = ToolSchema(
     name="read_file",
     description="Read a file of the product.",
@@ -94,10 +95,10 @@ def failure(server: Loopback, sleeps: list[float], **kw: Any) -> ProviderError:
 
 def test_plain_text_reply(server: Loopback, sleeps: list[float]) -> None:
     server.reply(200, answer(text("Hello"), text(" there.")))
-    reply = provider(server.url, sleeps).complete(request())
+    reply = provider(server.url, sleeps, cache=False).complete(request())
     assert reply.text == "Hello there."
     assert reply.tool_calls == ()
-    assert reply.usage == USAGE
+    assert reply.usage == {**USAGE, "cached_input_tokens": 0, "cache_write_input_tokens": 0}
     assert reply.message == {
         "role": "assistant",
         "content": "Hello there.",
@@ -178,7 +179,7 @@ def test_tool_results_and_user_text_merge_into_one_user_message(
         {"role": "user", "content": "Now summarise."},
     ]
     server.reply(200, answer(text("Done.")))
-    provider(server.url, sleeps).complete(request(messages))
+    provider(server.url, sleeps, cache=False).complete(request(messages))
     body = server.last.body
     assert body["system"] == "You are the builder.\n\nStay in the product."
     assert body["messages"] == [
@@ -228,16 +229,23 @@ def test_own_turn_replays_thinking_with_signature_verbatim(
         "content": "# Expenses",
     }
     chat.complete(request([SYSTEM, USER, first.message, tool]))
+    # The assistant turn goes back verbatim; the cache breakpoints sit on the two user turns.
     assert server.last.body["messages"] == [
-        {"role": "user", "content": [text("Read the README.")]},
+        {"role": "user", "content": [{**text("Read the README."), "cache_control": EPHEMERAL}]},
         {"role": "assistant", "content": [THINKING, redacted, TOOL_USE]},
         {
             "role": "user",
             "content": [
-                {"type": "tool_result", "tool_use_id": "toolu_01A", "content": "# Expenses"}
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_01A",
+                    "content": "# Expenses",
+                    "cache_control": EPHEMERAL,
+                }
             ],
         },
     ]
+    assert first.message["raw"] == [THINKING, redacted, TOOL_USE]  # not marked in place
 
 
 def test_429_waits_retry_after_then_succeeds(server: Loopback, sleeps: list[float]) -> None:

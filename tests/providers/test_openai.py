@@ -94,7 +94,13 @@ def test_plain_text_reply(server: Loopback, sleeps: list[float]) -> None:
     reply = provider(server.url, sleeps).complete(request())
     assert reply.text == "Hello."
     assert reply.tool_calls == ()
-    assert reply.usage == {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}
+    assert reply.usage == {
+        "prompt_tokens": 12,
+        "completion_tokens": 3,
+        "total_tokens": 15,
+        "cached_input_tokens": 0,  # added beside the server's own keys
+        "cache_write_input_tokens": 0,
+    }
     assert reply.message == {
         "role": "assistant",
         "content": "Hello.",
