@@ -1,6 +1,10 @@
 import sys
 
-from sdd_git.cli.spawned import SPAWNED, run
+from sdd_git.cli.entry import refuse_unsupported_platform
+
+refuse_unsupported_platform(sys.platform)  # before anything else, as the console script
+
+from sdd_git.cli.spawned import SPAWNED, run  # noqa: E402
 
 if sys.argv[1:2] and sys.argv[1] in SPAWNED:
     sys.exit(run(sys.argv[1], sys.argv[2:]))
@@ -9,6 +13,6 @@ if sys.argv[1:2] == ["guard"]:  # a host's pre-tool-use hook: before click, as t
 
     sys.exit(guard(sys.argv[2:]))
 
-from sdd_git.cli.main import main
+from sdd_git.cli.main import main  # noqa: E402
 
 main()

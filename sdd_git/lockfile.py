@@ -28,13 +28,88 @@ _POLL_SECONDS = 0.05
 _GUARD_STALE_SECONDS = 10.0
 
 
-def _start_time(pid: int) -> int | None:
-    """When the process started (clock ticks since boot, Linux), to tell a reused pid apart."""
+# Where the kernel's process table is read (Linux). macOS has none: there a process's state and
+# start come from `ps`. A module-level name, so that a test can point it at a missing folder.
+PROC = Path("/proc")
+# `ps` by its absolute path (macOS: /bin/ps; Linux: either): sdd's own process never runs a
+# program found through a PATH that a planted folder could come first in.
+_PS = ("/bin/ps", "/usr/bin/ps")
+
+
+def _has_proc() -> bool:
+    return (PROC / "self" / "stat").exists()
+
+
+def _proc_fields(pid: int) -> list[bytes] | None:
+    """The fields of /proc/PID/stat after the command name (the state first), or None."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            return int(handle.read().rsplit(b")", 1)[1].split()[19])
-    except (OSError, ValueError, IndexError):
+        with open(PROC / str(pid) / "stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
         return None
+
+
+def _ps(pid: int, field: str) -> str | None:
+    """One field `ps` shows of `pid`, or None (no such process, or no `ps`). In the C locale and
+    UTC, so that two sdd processes with other settings read the same text."""
+    import subprocess  # only where there is no /proc
+
+    program = next((p for p in _PS if os.access(p, os.X_OK)), None)
+    if program is None:
+        return None
+    try:
+        done = subprocess.run(
+            [program, "-o", f"{field}=", "-p", str(pid)],
+            capture_output=True, text=True, timeout=10, check=False,
+            env={"LC_ALL": "C", "TZ": "UTC", "PATH": "/usr/bin:/bin"},
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    text = done.stdout.strip()
+    return text if done.returncode == 0 and text else None
+
+
+_own_ps_start: dict[int, int | None] = {}  # this process's start never changes: one `ps`
+
+
+def _ps_start(pid: int) -> int | None:
+    """When `pid` started, in UTC seconds, from `ps -o lstart` ("Mon Dec  7 13:18:04 2026")."""
+    import calendar  # only where there is no /proc
+
+    if pid == os.getpid() and pid in _own_ps_start:
+        return _own_ps_start[pid]
+    text = _ps(pid, "lstart")
+    try:
+        value = None if text is None else calendar.timegm(
+            time.strptime(" ".join(text.split()), "%a %b %d %H:%M:%S %Y")
+        )  # fmt: skip
+    except ValueError:
+        value = None
+    if pid == os.getpid():
+        _own_ps_start[pid] = value
+    return value
+
+
+def _start_time(pid: int) -> int | None:
+    """When the process started, in clock ticks since boot, from /proc (Linux); else None."""
+    fields = _proc_fields(pid)
+    try:
+        return None if fields is None else int(fields[19])
+    except (ValueError, IndexError):
+        return None
+
+
+def _started(pid: int) -> tuple[str, int | None]:
+    """When the process started, to tell a reused pid apart, and the key a holder keeps it under.
+
+    With /proc (Linux): `started`, clock ticks since boot. Without (macOS): `started_at`, UTC
+    seconds from `ps`. That one is weaker: to the second, so a pid reused within the second its
+    first holder started is not told apart; and it costs a `ps` process per lock that is found
+    held (this process's own is asked once). Two keys, so that ticks are never compared with
+    seconds; a holder that has only the other key is judged by its pid's liveness alone."""
+    if _has_proc():
+        return "started", _start_time(pid)
+    return "started_at", _ps_start(pid)
 
 
 def _holder_text() -> str:
@@ -95,17 +170,19 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     # A killed holder stays a zombie until its parent reaps it; it holds nothing any more.
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            return handle.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
-    except (OSError, IndexError):
-        return True
+    # A state that cannot be read counts as alive: a live holder's lock is never taken.
+    if _has_proc():
+        fields = _proc_fields(pid)
+        return not fields or fields[0] not in (b"Z", b"X")
+    state = _ps(pid, "stat")
+    return state is None or not state.startswith("Z")
 
 
 def this_process() -> dict[str, object]:
     """What names this process to a later reader (a run log's `process`): pid, host and when
-    it started, so that a reused pid is told apart."""
-    return {"pid": os.getpid(), "host": socket.gethostname(), "started": _start_time(os.getpid())}
+    it started, so that a reused pid is told apart (`started`, or `started_at` without /proc)."""
+    key, value = _started(os.getpid())
+    return {"pid": os.getpid(), "host": socket.gethostname(), "started": None, key: value}
 
 
 def gone(holder: dict[str, object]) -> bool:
@@ -115,9 +192,11 @@ def gone(holder: dict[str, object]) -> bool:
     pid = holder.get("pid")
     if not isinstance(pid, int) or holder.get("host") != socket.gethostname():
         return False
-    started = holder.get("started")
-    reused = isinstance(started, int) and _start_time(pid) not in (None, started)
-    return not pid_alive(pid) or reused
+    if not pid_alive(pid):
+        return True
+    key, now = _started(pid)
+    started = holder.get(key)
+    return isinstance(started, int) and now not in (None, started)
 
 
 def describe_holder(path: Path) -> tuple[str, bool]:

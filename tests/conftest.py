@@ -24,7 +24,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):
         import compileall
 
-        compileall.compile_dir(Path(__file__).resolve().parents[1] / "sdd_git", quiet=1)
+        import sdd_git
+
+        # The package these tests import: this checkout's, or an installed wheel's (.ci/wheel
+        # runs a copy of the tests with no sdd_git beside them).
+        compileall.compile_dir(Path(sdd_git.__file__).resolve().parent, quiet=1)
 
 
 IDENTITY = {

@@ -145,3 +145,75 @@ with lockfile.hold(Path({str(lock)!r})):
             pass
     finally:
         child.wait()
+
+
+# Without /proc (macOS has none): liveness from kill(pid, 0) and `ps`, the start from
+# `ps -o lstart`. Proven here on Linux by pointing the module's /proc at a folder that is not there.
+
+
+@pytest.fixture
+def no_proc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lockfile, "PROC", tmp_path / "no-proc")
+
+
+def _proc_start_utc(pid: int) -> float:
+    """The real /proc's answer, in UTC seconds: boot time plus the start in clock ticks."""
+    fields = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()
+    boot = next(
+        int(line.split()[1])
+        for line in Path("/proc/stat").read_text().splitlines()
+        if line.startswith("btime ")
+    )
+    return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.usefixtures("no_proc")
+def test_without_proc_a_process_is_alive_then_a_zombie_then_gone() -> None:
+    import signal
+
+    sleeper = subprocess.Popen(["sleep", "30"])
+    holder = {"pid": sleeper.pid, "host": socket.gethostname(), "since": "x"}
+    try:
+        assert lockfile.pid_alive(sleeper.pid)
+        assert not lockfile.gone(holder)
+        sleeper.send_signal(signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{sleeper.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+            assert time.monotonic() < deadline, "the sleeper never became a zombie"
+            time.sleep(0.01)
+        assert not lockfile.pid_alive(sleeper.pid)  # killed, not yet reaped: `ps` says Z
+        assert lockfile.gone(holder)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert not lockfile.pid_alive(sleeper.pid)  # reaped: kill(pid, 0) finds no such process
+    assert lockfile.gone(holder)
+
+
+@pytest.mark.usefixtures("no_proc")
+def test_without_proc_the_start_comes_from_ps_and_tells_a_reused_pid_apart() -> None:
+    me = lockfile.this_process()
+    assert me["started"] is None  # never clock ticks: those would be compared with seconds
+    started_at = me["started_at"]
+    assert isinstance(started_at, int)
+    # `ps -o lstart` shows whole seconds; /proc keeps ticks. Both name the same moment.
+    assert abs(started_at - _proc_start_utc(os.getpid())) < 2
+    assert not lockfile.gone(me)
+    assert lockfile.gone({**me, "started_at": started_at - 60})  # our pid, an older process
+
+
+@pytest.mark.usefixtures("no_proc")
+def test_without_proc_a_dead_holders_lock_is_taken_and_a_live_ones_is_not(tmp_path: Path) -> None:
+    lock = tmp_path / "record.lock"
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        lock.write_text(json.dumps({"pid": sleeper.pid, "host": socket.gethostname()}))
+        with pytest.raises(LockError) as caught, lockfile.hold(lock, wait_seconds=0.1):
+            pass
+        assert "no longer running" not in caught.value.message
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    with lockfile.hold(lock, wait_seconds=0.1):
+        assert json.loads(lock.read_text())["pid"] == os.getpid()
+    assert (tmp_path / "takeovers.jsonl").exists()
