@@ -98,18 +98,7 @@ def settings_for(
     """The settings a role's calls use. `role_path` (the ROLE.md) lets an error in the role's
     `model:` name its file and line. `keep` is what a resumed run started with: it stands
     below the environment and above the role's and config's settings."""
-    from sdd_git.yamlio import read_mapping
-
-    config_data = (
-        read_mapping(root.config, root.path).get("provider") if root.config.is_file() else None
-    )
-    config = config_data if config_data is not None else {}
-    if not isinstance(config, dict):
-        raise ProviderError(
-            f"{_place(root.config, 'provider', None)}: key 'provider' must be a mapping",
-            hint="provider: {kind: openai, model: gpt-4.1-mini}",
-        )
-    check_settings(config, root.config, "provider", config_file=True)
+    config = person_provider(root)
     role = dict(role_model or {})
     check_settings(role, role_path, "model", config_file=False)
 
@@ -205,6 +194,27 @@ def settings_for(
         listed_keys=listed,
         **common,
     )
+
+
+def person_provider(root: Root) -> dict[str, Any]:
+    """Her `provider:` settings, merged from her layers (user file, `.sdd/config.yaml`,
+    `.sdd/config.local.yaml`); each layer's values checked in its own file, so that an error
+    names the file and line the bad value is in."""
+    from sdd_git.settings import settings
+
+    found = settings(root)
+    for layer in found.layers:
+        part = layer.data.get("provider")
+        if part is None:
+            continue
+        if not isinstance(part, dict):
+            raise ProviderError(
+                f"{_place(layer.path, 'provider', None)}: key 'provider' must be a mapping",
+                hint="provider: {kind: openai, model: gpt-4.1-mini}",
+            )
+        check_settings(part, layer.path, "provider", config_file=True)
+    merged = found.get("provider")
+    return dict(merged) if isinstance(merged, dict) else {}
 
 
 def _kept_choice(keep: Kept | None) -> str | None:

@@ -176,9 +176,9 @@ def context_size(settings: object) -> int:
 
 
 def approval_timeout(root: Root) -> float:
-    from sdd_git.yamlio import read_mapping
+    from sdd_git.settings import settings
 
-    approvals = read_mapping(root.config, root.path).get("approvals") or {}
+    approvals = settings(root).get("approvals") or {}
     value = approvals.get("timeout") if isinstance(approvals, dict) else None
     return parse_duration(value, DEFAULT_TIMEOUT_SECONDS)
 
