@@ -18,7 +18,9 @@ none of the three files changes."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -244,3 +246,46 @@ def read_layer(name: str, path: Path, within: Path | None) -> dict[str, Any]:
 def layer(root: Root, name: str) -> Layer | None:
     """One layer of `root`'s settings, as read now; None when its file does not exist."""
     return next((each for each in settings(root).layers if each.name == name), None)
+
+
+_REFERENCE_ONLY = re.compile(r"^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$")
+SECRET_SHOWN = "[secret]"
+
+
+@dataclass(frozen=True)
+class ShownValue:
+    """One value of her merged settings, as `sdd config show` prints it."""
+
+    key: str  # dotted: provider.model
+    value: Any
+    layer: str  # user, repo or local
+    origin: Path | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "value": json.loads(json.dumps(self.value, default=str)),  # a YAML date as text
+            "origin": str(self.origin) if self.origin is not None else None,
+            "layer": self.layer,
+        }
+
+
+def shown_values(root: Root) -> list[ShownValue]:
+    """Every merged value with the file it came from. A header's value is shown only when it
+    names a variable (`$AZURE_KEY`): written out, it may be a key."""
+    out = []
+    for key, value, layer in settings(root).flat():
+        parts = key.split(".")
+        if "headers" in parts[:-1] and not (
+            isinstance(value, str) and _REFERENCE_ONLY.match(value.strip())
+        ):
+            value = SECRET_SHOWN
+        out.append(
+            ShownValue(
+                key,
+                value,
+                layer.name if layer is not None else "",
+                layer.path if layer is not None else None,
+            )
+        )
+    return out
