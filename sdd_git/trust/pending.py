@@ -91,7 +91,7 @@ def settings_items(root: Root, ledger: Ledger | None) -> list[Unconfirmed]:
     from sdd_git.settings import LOCAL, LOCAL_KEY, USER, layer_files
 
     found: list[Unconfirmed] = []
-    for name, path, within in layer_files(root):
+    for name, path, _within in layer_files(root):
         if name == USER:
             item = _yaml_item(
                 root, ledger, path, str(path), "settings",
