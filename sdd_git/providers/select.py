@@ -33,6 +33,7 @@ from sdd_git.providers.settings import (
     DEFAULT_TIMEOUT,
     ProviderSettings,
     host_text,
+    variables_in,
     where,
 )
 from sdd_git.root import Root
@@ -153,6 +154,8 @@ def settings_for(
     kept_model = keep.model if keep is not None and keep.kind == kind else ""
     model = os.environ.get("SDD_MODEL") or kept_model or str(merged.get("model") or "")
     own_headers = _headers(own.get("headers"))
+    own_url = str(own["base_url"]) if own.get("base_url") and not env_base_url else destination
+    _refuse_unlisted_headers(own_headers, own_url, config)
     if own.get("base_url") and not env_base_url:
         key_env, no_key = _own_endpoint(str(own["base_url"]), own, config)
         return ProviderSettings(
@@ -320,6 +323,53 @@ def _refuse_unlisted(
     if key_env == DEFAULT_KEY_ENV.get(kind) and _same_host(destination, own_service):
         return
     raise _unlisted(key_env, destination)
+
+
+def _refuse_unlisted_headers(
+    headers: tuple[tuple[str, str], ...], url: str, config: dict[str, Any]
+) -> None:
+    """A variable a role's model names in a header is a key too: it goes only to a host her
+    config lists it for, as a role's `api_key_env` does. Her own settings' headers go only to
+    her own server (see `settings_for`)."""
+    for name, text in headers:
+        for variable in variables_in(text):
+            if not _listed(config, variable, url):
+                host = host_text(url)
+                raise ProviderError(
+                    f"the role's model would send ${variable} (header {name}) to {host}, and "
+                    f".sdd/config.yaml does not list {variable} for that host; sdd sends a key "
+                    "only to the host it belongs to",
+                    hint=f"if {host} should get it, add to .sdd/config.yaml: "
+                    f"provider: {{keys: {{'{host}': {variable}}}}}",
+                )
+
+
+def resolve_headers(settings: ProviderSettings) -> tuple[tuple[str, str], ...]:
+    """The headers with each `$NAME` read from the environment now. A variable that is not
+    set is an error naming the header and the variable: nothing is sent without it."""
+    resolved = []
+    for name, text in settings.headers:
+        value = text
+        for variable in variables_in(text):
+            found = os.environ.get(variable, "")
+            if not found.strip():
+                raise ProviderError(
+                    f"the header {name} of the {settings.kind} provider names ${variable}, "
+                    "which is not set",
+                    hint=f"export {variable}=... (its value goes to {settings.host} only, and is "
+                    "masked everywhere sdd writes)",
+                )
+            if any(ch in found for ch in "\r\n\0"):
+                raise ProviderError(
+                    f"${variable} (header {name}) holds a line break, which no header may hold",
+                    hint=f"set {variable} to the value on one line",
+                )
+            value = value.replace("${" + variable + "}", found.strip())
+            value = re.sub(
+                rf"\${re.escape(variable)}(?![A-Za-z0-9_])", lambda _m: found.strip(), value
+            )
+        resolved.append((name, value))
+    return tuple(resolved)
 
 
 def _unlisted(key_env: str, url: str) -> ProviderError:
@@ -537,6 +587,10 @@ def make_provider(settings: ProviderSettings) -> Provider:
             f"no model key: set {settings.key_env} (the {settings.kind} service needs it)",
             hint=f"export {settings.key_env}=... (or point base_url at a local server)",
         )
+    if settings.headers:
+        from dataclasses import replace
+
+        settings = replace(settings, headers=resolve_headers(settings))
     if settings.kind == "anthropic":
         from sdd_git.providers.anthropic import AnthropicProvider
 

@@ -5,6 +5,7 @@ arrows point one way: select -> (openai, anthropic) -> settings."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,13 @@ LOCAL_CONTEXT = 8192  # tokens assumed for a local server's model unless `contex
 REMOTE_CONTEXT = 128_000  # tokens assumed for a hosted model unless `context` says
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_RETRIES = 2  # tries after the first, for 429, 5xx and resets
+# `$NAME` or `${NAME}` in a header's value: read from the environment when the run starts.
+HEADER_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def variables_in(text: str) -> list[str]:
+    """The variables a header's value names (`Bearer ${TOKEN}` -> TOKEN), in order."""
+    return [m.group(1) or m.group(2) for m in HEADER_VARIABLE.finditer(text)]
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,12 @@ class ProviderSettings:
         if self.shared_key and os.environ.get("SDD_API_KEY"):
             return os.environ["SDD_API_KEY"]
         return os.environ.get(self.key_env) if self.key_env else None
+
+    @property
+    def header_variables(self) -> list[str]:
+        """The variables the headers name (`api-key: $AZURE_KEY`): keys too, masked everywhere
+        and kept out of every child process."""
+        return list(dict.fromkeys(v for _, text in self.headers for v in variables_in(text)))
 
     @property
     def key_source(self) -> str | None:
@@ -109,12 +123,21 @@ class ProviderSettings:
             "retries": self.retries,
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
-            "headers": {name: "[secret]" for name, _ in self.headers},
+            "headers": {
+                name: text.strip() if _only_variable(text) else "[secret]"
+                for name, text in self.headers
+            },
             "tool_choice": self.tool_choice,
             "num_ctx": self.num_ctx if self.ollama else None,
             "context": self.context if self.kind != "script" else None,
             "script": str(self.script) if self.script else None,
         }
+
+
+def _only_variable(text: str) -> bool:
+    """The value is just `$NAME` (its name is shown; a written-out value may be a key)."""
+    found = HEADER_VARIABLE.fullmatch(text.strip())
+    return found is not None
 
 
 def where(url: str, *, default_port: bool = True) -> tuple[str, int | None]:
