@@ -347,28 +347,29 @@ def _refuse_unlisted_headers(
 def resolve_headers(settings: ProviderSettings) -> tuple[tuple[str, str], ...]:
     """The headers with each `$NAME` read from the environment now. A variable that is not
     set is an error naming the header and the variable: nothing is sent without it."""
+    from sdd_git.providers.settings import HEADER_VARIABLE
+
     resolved = []
     for name, text in settings.headers:
-        value = text
-        for variable in variables_in(text):
-            found = os.environ.get(variable, "")
-            if not found.strip():
+
+        def value_of(found: re.Match[str], header: str = name) -> str:
+            variable = found.group(1) or found.group(2)
+            value = os.environ.get(variable, "").strip()
+            if not value:
                 raise ProviderError(
-                    f"the header {name} of the {settings.kind} provider names ${variable}, "
+                    f"the header {header} of the {settings.kind} provider names ${variable}, "
                     "which is not set",
-                    hint=f"export {variable}=... (its value goes to {settings.host} only, and is "
-                    "masked everywhere sdd writes)",
+                    hint=f"export {variable}=... (its value goes to {settings.host} only, and "
+                    "is masked everywhere sdd writes)",
                 )
-            if any(ch in found for ch in "\r\n\0"):
+            if any(ch in value for ch in "\r\n\0"):
                 raise ProviderError(
-                    f"${variable} (header {name}) holds a line break, which no header may hold",
+                    f"${variable} (header {header}) holds a line break, which no header may hold",
                     hint=f"set {variable} to the value on one line",
                 )
-            value = value.replace("${" + variable + "}", found.strip())
-            value = re.sub(
-                rf"\${re.escape(variable)}(?![A-Za-z0-9_])", lambda _m: found.strip(), value
-            )
-        resolved.append((name, value))
+            return value
+
+        resolved.append((name, HEADER_VARIABLE.sub(value_of, text)))
     return tuple(resolved)
 
 
