@@ -91,7 +91,7 @@ class Kept:
 
 def settings_for(
     root: Root,
-    role_model: dict[str, Any] | None,
+    role_model: dict[str, Any] | str | None,
     *,
     role_path: Path | None = None,
     keep: Kept | None = None,
@@ -100,6 +100,8 @@ def settings_for(
     `model:` name its file and line. `keep` is what a resumed run started with: it stands
     below the environment and above the role's and config's settings."""
     config = person_provider(root)
+    if isinstance(role_model, str):
+        role_model = resolve_alias(root, role_model, role_path)
     role = dict(role_model or {})
     check_settings(role, role_path, "model", config_file=False)
 
@@ -196,6 +198,62 @@ def settings_for(
         no_key=no_key,
         listed_keys=listed,
         **common,
+    )
+
+
+# The model aliases sdd knows without being told; her settings' `models:` adds to them and
+# overrides them (`models: {sonnet: {kind: anthropic, model: claude-sonnet-4-5}}`).
+BUILTIN_MODELS: dict[str, dict[str, Any]] = {
+    "sonnet": {"kind": "anthropic", "model": "claude-sonnet-4-5"},
+    "haiku": {"kind": "anthropic", "model": "claude-haiku-4-5"},
+    "opus": {"kind": "anthropic", "model": "claude-opus-4-1"},
+    "gpt": {"kind": "openai", "model": "gpt-4.1"},
+}
+
+
+def model_aliases(root: Root) -> dict[str, dict[str, Any]]:
+    """Every model alias: sdd's built-in ones, then her settings' `models:` over them. Each of
+    hers is checked in the file it came from."""
+    from sdd_git.settings import settings
+
+    found = settings(root)
+    section = found.get("models")
+    if section is None:
+        return dict(BUILTIN_MODELS)
+    if not isinstance(section, dict):
+        raise ProviderError(
+            f"{found.where('models')}: key 'models' must map an alias to its settings",
+            hint="models: {sonnet: {kind: anthropic, model: claude-sonnet-4-5}}",
+        )
+    aliases = dict(BUILTIN_MODELS)
+    for name, entry in section.items():
+        if not isinstance(entry, dict):
+            raise ProviderError(
+                f"{found.where('models', str(name))}: key 'models.{name}' must be a mapping "
+                "of provider settings",
+                hint=f"models: {{{name}: {{kind: anthropic, model: claude-sonnet-4-5}}}}",
+            )
+        layer = found.origin("models", str(name))
+        check_settings(entry, layer.path if layer else None, "models", config_file=False)
+        aliases[str(name)] = dict(entry)
+    return aliases
+
+
+def resolve_alias(root: Root, name: str, role_path: Path | None) -> dict[str, Any]:
+    """The settings a role's `model: NAME` stands for; an unknown alias names the role's file,
+    line and key."""
+    aliases = model_aliases(root)
+    if name in aliases:
+        return dict(aliases[name])
+    from sdd_git.config import did_you_mean
+
+    close = did_you_mean(name, aliases)
+    known = ", ".join(sorted(aliases))
+    raise ProviderError(
+        f"{_place(role_path, 'model', None)}: key 'model': unknown model alias '{name}'",
+        hint=(f"did you mean '{close}'? " if close else "")
+        + f"known aliases: {known}; add one to your user settings: "
+        f"models: {{{name}: {{kind: anthropic, model: claude-sonnet-4-5}}}}",
     )
 
 
