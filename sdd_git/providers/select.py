@@ -197,8 +197,71 @@ def settings_for(
         headers=headers,
         no_key=no_key,
         listed_keys=listed,
+        stored_key="" if no_key else stored_key_for(root, destination),
         **common,
     )
+
+
+MODEL_KEYS = "model_keys"  # in her settings: {NAME: {url: URL}}, written by `sdd keys set`
+
+
+@dataclass(frozen=True)
+class StoredKey:
+    """A model key `sdd keys set` keeps in the OS keyring: its name and the one host it is for."""
+
+    name: str
+    url: str
+
+    @property
+    def host(self) -> str:
+        return host_text(self.url)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"name": self.name, "url": self.url, "host": self.host}
+
+
+def stored_keys(root: Root) -> list[StoredKey]:
+    """The model keys her settings record (`model_keys:`), each with the URL it is for. An
+    entry that names no http(s) URL is an error naming its file and line."""
+    from sdd_git.settings import settings
+
+    found = settings(root)
+    section = found.get(MODEL_KEYS)
+    if section is None:
+        return []
+    if not isinstance(section, dict):
+        raise ProviderError(
+            f"{found.where(MODEL_KEYS)}: key '{MODEL_KEYS}' must map a key's name to its URL",
+            hint="sdd keys set NAME --for-url URL writes it",
+        )
+    out = []
+    for name, entry in section.items():
+        url = entry.get("url") if isinstance(entry, dict) else None
+        if not isinstance(url, str) or url.split("://", 1)[0].lower() not in ("http", "https"):
+            raise ProviderError(
+                f"{found.where(MODEL_KEYS, str(name))}: key '{MODEL_KEYS}.{name}' must give the "
+                "http(s) URL the key is for",
+                hint=f"{MODEL_KEYS}: {{{name}: {{url: https://api.openai.com/v1}}}} "
+                "(sdd keys set writes it)",
+            )
+        out.append(StoredKey(str(name), url))
+    return out
+
+
+def stored_key_for(root: Root, destination: str) -> str:
+    """The name of the stored model key recorded for the host (and port) of `destination`, or
+    "". Two for the same host is an error: sdd never guesses which key to send."""
+    if not destination:
+        return ""
+    matching = [k for k in stored_keys(root) if _same_host(k.url, destination)]
+    if len(matching) > 1:
+        names = ", ".join(k.name for k in matching)
+        raise ProviderError(
+            f"the model keys {names} are all for {host_text(destination)}; sdd does not guess "
+            "which to send",
+            hint=f"remove one with: sdd keys remove {matching[-1].name}",
+        )
+    return matching[0].name if matching else ""
 
 
 # The model aliases sdd knows without being told; her settings' `models:` adds to them and

@@ -50,6 +50,17 @@ class ProviderSettings:
     context_size: int | None = None  # as configured; `context` has the default applied
     no_key: bool = False  # api_key_env: none
     listed_keys: tuple[tuple[str, tuple[str, ...]], ...] = ()  # provider.keys, for `show`
+    # the model key `sdd keys set NAME` stored for this destination's host: sent when no
+    # variable gives one, and only there
+    stored_key: str = ""
+
+    def _from_keyring(self) -> str | None:
+        if not self.stored_key or self.no_key:
+            return None
+        from sdd_git.secretstore import model_key
+
+        found = (model_key(self.stored_key) or "").strip()
+        return found or None
 
     @property
     def key(self) -> str | None:
@@ -57,7 +68,8 @@ class ProviderSettings:
             return None
         if self.shared_key and os.environ.get("SDD_API_KEY"):
             return os.environ["SDD_API_KEY"]
-        return os.environ.get(self.key_env) if self.key_env else None
+        from_env = os.environ.get(self.key_env) if self.key_env else None
+        return from_env or self._from_keyring()
 
     @property
     def header_variables(self) -> list[str]:
@@ -72,6 +84,8 @@ class ProviderSettings:
             return None
         if self.shared_key and os.environ.get("SDD_API_KEY"):
             return "SDD_API_KEY"
+        if self.stored_key and not (self.key_env and os.environ.get(self.key_env)):
+            return f"keyring:{self.stored_key}"
         return self.key_env or None
 
     @property
@@ -115,7 +129,7 @@ class ProviderSettings:
             "key": {
                 "variable": source,
                 "host": self.host if source else None,
-                "set": bool(source and os.environ.get(source)),
+                "set": bool(source and (os.environ.get(source) or self._from_keyring())),
                 "none": self.no_key,
             },
             "keys": {host: list(names) for host, names in self.listed_keys},
