@@ -76,3 +76,23 @@ def test_a_broken_layer_is_an_error_naming_it(root: Root, sdd: SddRunner) -> Non
     assert result.code == 1
     assert result.stderr.startswith("error: .sdd/config.local.yaml:")
     assert "Traceback" not in result.stderr
+
+
+def test_role_list_reads_the_layers_without_importing_keyring_or_platformdirs(root: Root) -> None:
+    import subprocess
+    import sys
+
+    user = user_config_file()
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text("roles: {default_depth_cutoff: 2}\n", encoding="utf-8")
+    probe = (
+        "import sys\n"
+        "from sdd_git.cli.main import main\n"
+        "try:\n    main(['role', 'list'])\nexcept SystemExit:\n    pass\n"
+        "print([m for m in ('keyring', 'platformdirs', 'http.client') if m in sys.modules],"
+        " file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=root.path, capture_output=True, text=True, check=True
+    )
+    assert done.stderr.strip().splitlines()[-1] == "[]"
