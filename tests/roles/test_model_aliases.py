@@ -111,3 +111,10 @@ def test_role_show_and_run_use_the_alias(root: Root, sdd: SddRunner) -> None:
     shown = sdd("provider", "show", "--role", "reviewer", "--json")
     assert shown.code == 0, shown.stderr
     assert '"model": "claude-sonnet-4-5"' in shown.stdout
+
+
+def test_trust_review_says_a_role_s_alias_in_words() -> None:
+    from sdd_git.trust.words import role_changes
+
+    said = role_changes({"model": {"kind": "openai"}}, {"model": "sonnet"})
+    assert said == ['its model becomes `sonnet` (was `{"kind": "openai"}`)']
