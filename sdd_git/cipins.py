@@ -116,12 +116,15 @@ def install_source(root: Root, doing: str) -> InstallSource:
     unconfirmed, and RecordError (exit 1) when `ci.install` is missing or not one of the two
     forms: a CI file is then not written at all, never with a bare name."""
     from sdd_git.paths import display
+    from sdd_git.settings import REPO
+    from sdd_git.settings import layer as settings_layer
     from sdd_git.trust.pending import require_settings
-    from sdd_git.yamlio import read_mapping
 
     require_settings(root, doing)
     where = display(root.config)
-    data = read_mapping(root.config, root.path) if root.config.is_file() else {}
+    # The product's own settings only: the CI engine reads no user or local layer.
+    shared = settings_layer(root, REPO)
+    data = shared.data if shared is not None else {}
     section = data.get("ci")
     value = section.get("install") if isinstance(section, dict) else None
     if section is not None and not isinstance(section, dict):

@@ -20,7 +20,7 @@ from typing import Any
 from sdd_git import statefolders
 
 SHARDS = 16
-VERSION = 2  # 2: a role file without `produces` is read as not saying it
+VERSION = 3  # 3: a host agent file keeps its model alias (`model: sonnet`)
 RACY_NS = 2_000_000_000
 
 

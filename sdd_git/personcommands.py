@@ -54,6 +54,7 @@ PERSON_COMMANDS: tuple[str, ...] = (
     "agents install",
     "connect",
     "disconnect",
+    "keys",  # model keys: a role must never store, list or remove one
     "send",
     # her page hands its one-time sign-in to whoever starts it (`--no-browser` prints it), and
     # the page runs her commands as hers

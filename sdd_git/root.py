@@ -12,7 +12,8 @@ CONFIG_RELATIVE = Path(".sdd") / "config.yaml"
 # No trailing slash: `.sdd/local/` matches only a folder, so a link committed in its place
 # (`.sdd/local -> /tmp/x`) would not be ignored. An older file's slashed lines are kept; these are
 # added beside them.
-GITIGNORE_ENTRIES = (".sdd/role-runs", ".sdd/local")
+# `.sdd/config.local.yaml` is her own settings layer for this product on this machine.
+GITIGNORE_ENTRIES = (".sdd/role-runs", ".sdd/local", ".sdd/config.local.yaml")
 
 DEFAULT_CONFIG = """\
 # sdd settings. Environment overrides: SDD_PROVIDER, SDD_MODEL, SDD_BASE_URL, SDD_API_KEY.

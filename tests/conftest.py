@@ -50,6 +50,9 @@ def isolated_home(
         encoding="utf-8",
     )
     monkeypatch.setenv("HOME", str(home))
+    # Her user settings layer (~/.config/sdd/config.yaml) is the test's own, whatever the
+    # machine running the tests sets.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
     for key in list(os.environ):

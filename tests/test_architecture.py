@@ -19,7 +19,7 @@ FOUNDATION = frozenset({
     "__init__", "errors", "paths", "atomicfile", "lockfile", "yamlio", "parsecache", "root",
     "config", "sink", "childenv", "shown_text", "beneath", "statefolders", "masker", "masking",
     "toolnames", "frontmatter", "reaper", "netaddress", "timestamps", "valuekind", "recordjson",
-    "personcommands",
+    "personcommands", "settings", "secretstore",
 })  # fmt: skip
 # DESIGN's order, lowest first; a module may import its own level or lower ones.
 ORDER: tuple[tuple[str, ...], ...] = (

@@ -81,6 +81,14 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "Chat messages roles drafted for you to send.",
     ),
     "send": ("sdd_git.cli.connector_cmds:send_command", "Post a draft to its channel."),
+    "config": (
+        "sdd_git.cli.config_cmds:config",
+        "Show your settings merged from their three files, and where each value is from.",
+    ),
+    "keys": (
+        "sdd_git.cli.keys_cmds:keys",
+        "Keep model keys in the OS keyring, each for one host.",
+    ),
     "trust": (
         "sdd_git.cli.trust_cmds:trust",
         "Review and confirm what arrived by git before it counts.",

@@ -82,16 +82,17 @@ class DeployTarget:
     args: Mapping[str, Any]
 
 
-def _where(root: Root) -> str:
-    return display(root.config)
+def _where(root: Root, *keys: str) -> str:
+    """The file (and line) the setting at `keys` came from: one of her settings' layers."""
+    from sdd_git.settings import settings
+
+    return settings(root).file_of(*keys) if keys else display(root.config)
 
 
 def _raw(root: Root) -> dict[str, Any]:
-    if not root.config.is_file():
-        return {}
-    from sdd_git.yamlio import read_mapping
+    from sdd_git.settings import settings
 
-    return read_mapping(root.config, root.path)
+    return settings(root).data
 
 
 def load_connectors(root: Root) -> dict[str, ConnectorConfig]:
@@ -99,13 +100,16 @@ def load_connectors(root: Root) -> dict[str, ConnectorConfig]:
     section = _raw(root).get("connectors")
     if section is None:
         return {}
-    where = _where(root)
     if not isinstance(section, dict):
         raise RecordError(
-            f"{where}: key 'connectors' must be a mapping of names to settings",
+            f"{_where(root, 'connectors')}: key 'connectors' must be a mapping of names to "
+            "settings",
             hint="connectors: {github: {token_env: GITHUB_TOKEN}}",
         )
-    return {str(name): _one(where, str(name), value) for name, value in section.items()}
+    return {
+        str(name): _one(_where(root, "connectors", str(name)), str(name), value)
+        for name, value in section.items()
+    }
 
 
 def _one(where: str, name: str, value: Any) -> ConnectorConfig:
@@ -304,7 +308,8 @@ def require_base_url(root: Root, config: ConnectorConfig) -> None:
         return
     example = BASE_URL_EXAMPLES.get(config.kind, "https://api.example.com")
     raise RecordError(
-        f"{_where(root)}: connector '{config.name}' ({config.kind}) has no base_url",
+        f"{_where(root, 'connectors', config.name)}: connector '{config.name}' "
+        f"({config.kind}) has no base_url",
         hint=f"connectors: {{{config.name}: {{base_url: {example}}}}}",
     )
 
@@ -325,7 +330,7 @@ def deploy_targets(root: Root) -> dict[str, DeployTarget]:
     section = _raw(root).get("deploy")
     if section is None:
         return {}
-    where = _where(root)
+    where = _where(root, "deploy")
     example = "deploy: {production: {connector: jenkins, job: deploy-prod}}"
     if not isinstance(section, dict):
         raise RecordError(f"{where}: key 'deploy' must be a mapping of targets", hint=example)

@@ -16,14 +16,15 @@ import re
 import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlsplit
 
+from sdd_git import secretstore
 from sdd_git.connectors.base import NotSignedIn
 from sdd_git.connectors.config import ConnectorConfig
-from sdd_git.errors import SddError, UsageError
+from sdd_git.errors import UsageError
+from sdd_git.secretstore import KEYRING_SERVICE as KEYRING_SERVICE  # re-exported
+from sdd_git.secretstore import NoKeyring as NoKeyring  # re-exported
 
-KEYRING_SERVICE = "sdd-git"
 BORROW_TIMEOUT_SECONDS = 30.0
 # What gh and glab need to find their own sign-in, and nothing else: no other token, no
 # SDD_RUN_ID, no variable a role could have set in the person's shell to steer them.
@@ -34,10 +35,6 @@ _BORROW_ENV = (
     "GH_CONFIG_DIR", "GLAB_CONFIG_DIR", "APPDATA", "LOCALAPPDATA", "SYSTEMROOT", "USERPROFILE",
 )  # fmt: skip
 _GLAB_STATUS_TOKEN = re.compile(r"Token(?: found)?:\s*(\S+)")
-
-
-class NoKeyring(SddError):
-    """No OS keyring on this machine (a CI runner, a container): tokens go in a variable."""
 
 
 @dataclass(frozen=True)
@@ -61,85 +58,23 @@ def find_token(config: ConnectorConfig, environ: Mapping[str, str] | None = None
 
 def keyring_token(name: str) -> str | None:
     """The token `sdd connect NAME` stored, or None (also when there is no keyring at all)."""
-    try:
-        import keyring
-        from keyring.errors import KeyringError
-    except ImportError:
-        return None
-    try:
-        return keyring.get_password(KEYRING_SERVICE, name) or None
-    except (KeyringError, OSError, RuntimeError, ValueError):
-        return None  # no backend, a locked or broken one: not signed in this way
+    return secretstore.get_secret(name)
 
 
 def require_keyring(name: str) -> None:
     """Refuse at once when there is no OS keyring to keep connector `name`'s token in: before
     she is asked for it (or gh is asked), not after she pasted it."""
-    keyring, _ = _keyring(name)
-    try:
-        from keyring.backends import fail
-
-        backend = keyring.get_keyring()
-        priority = float(getattr(backend, "priority", 1))
-    except Exception:  # a backend that cannot even say what it is keeps nothing
-        raise _no_keyring(name) from None
-    # `fail` and `null` are keyring's own "none here"; an empty chain ranks below them.
-    if isinstance(backend, fail.Keyring) or priority <= 0:
-        raise _no_keyring(name)
+    secretstore.require_keyring(_env_route(name))
 
 
 def store_token(name: str, token: str) -> str:
     """Keep `token` in the OS keyring for connector `name`; gives back the keyring's name."""
-    keyring, errors = _keyring(name)
-    try:
-        keyring.set_password(KEYRING_SERVICE, name, token)
-    except errors.NoKeyringError:
-        raise _no_keyring(name) from None
-    except (errors.KeyringError, OSError, RuntimeError) as exc:
-        raise NoKeyring(
-            f"the OS keyring refused the token for {name} ({type(exc).__name__})",
-            hint=_env_route(name),
-        ) from None
-    return _backend_name(keyring)
+    return secretstore.store_secret(name, token, f"the token for {name}", _env_route(name))
 
 
 def delete_token(name: str) -> bool:
     """Remove connector `name`'s token from the keyring; False when none was there."""
-    keyring, errors = _keyring(name)
-    try:
-        if keyring.get_password(KEYRING_SERVICE, name) is None:
-            return False
-        keyring.delete_password(KEYRING_SERVICE, name)
-    except errors.NoKeyringError:
-        raise _no_keyring(name) from None
-    except errors.PasswordDeleteError:
-        return False
-    except (errors.KeyringError, OSError, RuntimeError) as exc:
-        raise NoKeyring(
-            f"the OS keyring could not remove the token of {name} ({type(exc).__name__})",
-            hint="remove it with your keyring's own tool (service sdd-git)",
-        ) from None
-    return True
-
-
-def _keyring(name: str) -> tuple[Any, Any]:
-    try:
-        import keyring
-        from keyring import errors
-    except ImportError:
-        raise NoKeyring(
-            "the keyring package is not installed, so sdd cannot keep a token",
-            hint="pip install keyring, or " + _env_route(name),
-        ) from None
-    return keyring, errors
-
-
-def _backend_name(keyring: Any) -> str:
-    try:
-        backend = keyring.get_keyring()
-        return str(getattr(backend, "name", type(backend).__name__))
-    except Exception:  # only for the message
-        return "the OS keyring"
+    return secretstore.delete_secret(name, f"the token of {name}")
 
 
 def _env_route(name: str) -> str:
@@ -147,13 +82,6 @@ def _env_route(name: str) -> str:
     return (
         f"put the token in an environment variable and name it in .sdd/config.yaml: "
         f"connectors: {{{name}: {{token_env: {variable}}}}}"
-    )
-
-
-def _no_keyring(name: str) -> NoKeyring:
-    return NoKeyring(
-        "there is no OS keyring here to keep the token in (as on most CI runners)",
-        hint=_env_route(name),
     )
 
 

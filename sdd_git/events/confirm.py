@@ -16,7 +16,7 @@ from sdd_git.errors import UsageError
 from sdd_git.events import waiting
 from sdd_git.root import Root
 from sdd_git.trust import ledger as trust_ledger
-from sdd_git.trust.pending import Unconfirmed, ledger_for, product_item, settings_item
+from sdd_git.trust.pending import Unconfirmed, ledger_for, product_item, settings_items
 from sdd_git.trust.words import visible
 
 OLD_TRUST_FILE = ".sdd/trust.yaml"
@@ -57,9 +57,10 @@ def unconfirmed(root: Root) -> list[Unconfirmed]:
     if ledger is None:
         return []
     found: list[Unconfirmed] = []
-    for item in (settings_item(root, ledger), product_item(root, ledger)):
-        if item is not None:
-            found.append(item)
+    found += settings_items(root, ledger)
+    item = product_item(root, ledger)
+    if item is not None:
+        found.append(item)
     from sdd_git.errors import RecordError
 
     try:
@@ -172,6 +173,10 @@ def review(root: Root) -> Review:
 
 def _matches(item: Unconfirmed, wanted: str) -> bool:
     clean = wanted.strip().removeprefix("./")
+    if item.key.startswith("/") and item.path is not None:  # her user file, by any spelling
+        import os
+
+        return os.path.realpath(os.path.expanduser(clean)) == os.path.realpath(item.path)
     return (
         item.key == clean
         or item.key.split("#", 1)[0] == clean.rstrip("/")

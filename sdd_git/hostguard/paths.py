@@ -128,6 +128,8 @@ def anywhere_problem(full: str) -> str | None:
     for candidate in (os.path.normpath(full), real):
         if _within(candidate.casefold(), _sdd_home().casefold()):
             return "is in the person's sdd home, whose packs give roles their rules"
+        if _within(candidate.casefold(), _sdd_config().casefold()):
+            return "is the person's own sdd settings, which grant keys and models"
         if any(_within(candidate, mine) for mine in _HOST_FILES):
             return "is the host's own settings, where a hook or rule could turn sdd guard off"
     if any(_within(real, folder) for folder in _python_folders()):
@@ -198,11 +200,19 @@ def _hard_link_to_protected(real: str) -> str | None:
 def guarded_places() -> list[str]:
     """What is refused outside any product: the person's sdd home, sdd's Python and code, the
     host's own settings and git's configuration for her."""
-    return [_sdd_home(), *_python_folders(), *_HOST_FILES, *_git_config()]
+    return [_sdd_home(), _sdd_config(), *_python_folders(), *_HOST_FILES, *_git_config()]
 
 
 def _within(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+@functools.lru_cache(maxsize=1)
+def _sdd_config() -> str:
+    """The folder of her user settings layer (`~/.config/sdd`)."""
+    from sdd_git.settings import user_config_file
+
+    return os.path.realpath(str(user_config_file().parent))
 
 
 @functools.lru_cache(maxsize=1)

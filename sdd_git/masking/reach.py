@@ -74,21 +74,23 @@ _REFERENCE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9
 
 
 def config_variables(product: Path) -> list[str]:
-    """Every variable `.sdd/config.yaml` names as holding a value sdd reads or passes on,
-    whatever it is called (`api_key_env: DEPLOY_WORDS`): a key ending in `_env` (the provider's
-    `api_key_env`, a connector's `token_env`), the variables `provider.keys` lists, an `env:`
-    list, and a `$NAME` value (an MCP server's `env: {DOCS_TOKEN: $DOCS_TOKEN}`). Read leniently
-    and never raises: the masker is built even from a broken config."""
+    """Every variable her settings name as holding a value sdd reads or passes on, whatever it
+    is called (`api_key_env: DEPLOY_WORDS`), in every layer (her user file, `.sdd/config.yaml`,
+    `.sdd/config.local.yaml`): a key ending in `_env` (the provider's `api_key_env`, a
+    connector's `token_env`), the variables `provider.keys` lists, an `env:` list, and a `$NAME`
+    value (an MCP server's `env: {DOCS_TOKEN: $DOCS_TOKEN}`, a provider header's
+    `api-key: $AZURE_KEY`). Read leniently and never raises: the masker is built even from a
+    broken config (a layer that does not load is skipped, the others still count)."""
     from sdd_git.root import Root
-    from sdd_git.yamlio import read_mapping
+    from sdd_git.settings import layer_files, read_layer
 
-    try:
-        config = Root(product).config
-        data: object = read_mapping(config, product) if config.is_file() else {}
-    except Exception:  # whatever the file holds, the masker must still be built
-        return []
     found: dict[str, None] = {}
-    _walk(data, found)
+    for name, path, within in layer_files(Root(product)):
+        try:
+            data: object = read_layer(name, path, within) if path.is_file() else {}
+        except Exception:  # whatever the file holds, the masker must still be built
+            continue
+        _walk(data, found)
     found.pop("none", None)  # api_key_env: none sends no key
     return list(found)
 
@@ -146,3 +148,7 @@ def _named_by_key(key: str, value: object, found: dict[str, None]) -> None:
     elif key == "env" and isinstance(value, list):  # variables passed on
         for each in value:
             _name(each, found)
+    elif key == "headers" and isinstance(value, dict):  # `Authorization: Bearer ${TOKEN}`
+        for text in value.values():
+            for reference in _REFERENCE.finditer(str(text)):
+                _name(reference.group(1) or reference.group(2), found)

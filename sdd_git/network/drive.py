@@ -462,11 +462,9 @@ def _spawn_refusal(root: Root, change: str, plan: Plan, node: PlanNode) -> str |
 
 
 def _max_children(root: Root) -> int:
-    from sdd_git.yamlio import read_mapping
+    from sdd_git.settings import settings
 
-    if not root.config.is_file():
-        return DEFAULT_MAX_CHILDREN
-    network = read_mapping(root.config, root.path).get("network") or {}
+    network = settings(root).get("network") or {}
     value = network.get("max_children") if isinstance(network, dict) else None
     return value if isinstance(value, int) and value > 0 else DEFAULT_MAX_CHILDREN
 

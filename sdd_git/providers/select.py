@@ -33,6 +33,7 @@ from sdd_git.providers.settings import (
     DEFAULT_TIMEOUT,
     ProviderSettings,
     host_text,
+    variables_in,
     where,
 )
 from sdd_git.root import Root
@@ -91,7 +92,7 @@ class Kept:
 
 def settings_for(
     root: Root,
-    role_model: dict[str, Any] | None,
+    role_model: dict[str, Any] | str | None,
     *,
     role_path: Path | None = None,
     keep: Kept | None = None,
@@ -99,18 +100,9 @@ def settings_for(
     """The settings a role's calls use. `role_path` (the ROLE.md) lets an error in the role's
     `model:` name its file and line. `keep` is what a resumed run started with: it stands
     below the environment and above the role's and config's settings."""
-    from sdd_git.yamlio import read_mapping
-
-    config_data = (
-        read_mapping(root.config, root.path).get("provider") if root.config.is_file() else None
-    )
-    config = config_data if config_data is not None else {}
-    if not isinstance(config, dict):
-        raise ProviderError(
-            f"{_place(root.config, 'provider', None)}: key 'provider' must be a mapping",
-            hint="provider: {kind: openai, model: gpt-4.1-mini}",
-        )
-    check_settings(config, root.config, "provider", config_file=True)
+    config = person_provider(root)
+    if isinstance(role_model, str):
+        role_model = resolve_alias(root, role_model, role_path)
     role = dict(role_model or {})
     check_settings(role, role_path, "model", config_file=False)
 
@@ -165,6 +157,8 @@ def settings_for(
     kept_model = keep.model if keep is not None and keep.kind == kind else ""
     model = os.environ.get("SDD_MODEL") or kept_model or str(merged.get("model") or "")
     own_headers = _headers(own.get("headers"))
+    own_url = str(own["base_url"]) if own.get("base_url") and not env_base_url else destination
+    _refuse_unlisted_headers(own_headers, own_url, config)
     if own.get("base_url") and not env_base_url:
         key_env, no_key = _own_endpoint(str(own["base_url"]), own, config)
         return ProviderSettings(
@@ -204,8 +198,148 @@ def settings_for(
         headers=headers,
         no_key=no_key,
         listed_keys=listed,
+        stored_key="" if no_key else stored_key_for(root, destination),
         **common,
     )
+
+
+MODEL_KEYS = "model_keys"  # in her settings: {NAME: {url: URL}}, written by `sdd keys set`
+
+
+@dataclass(frozen=True)
+class StoredKey:
+    """A model key `sdd keys set` keeps in the OS keyring: its name and the one host it is for."""
+
+    name: str
+    url: str
+
+    @property
+    def host(self) -> str:
+        return host_text(self.url)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"name": self.name, "url": self.url, "host": self.host}
+
+
+def stored_keys(root: Root) -> list[StoredKey]:
+    """The model keys her settings record (`model_keys:`), each with the URL it is for. An
+    entry that names no http(s) URL is an error naming its file and line."""
+    from sdd_git.settings import settings
+
+    found = settings(root)
+    section = found.get(MODEL_KEYS)
+    if section is None:
+        return []
+    if not isinstance(section, dict):
+        raise ProviderError(
+            f"{found.where(MODEL_KEYS)}: key '{MODEL_KEYS}' must map a key's name to its URL",
+            hint="sdd keys set NAME --for-url URL writes it",
+        )
+    out = []
+    for name, entry in section.items():
+        url = entry.get("url") if isinstance(entry, dict) else None
+        if not isinstance(url, str) or url.split("://", 1)[0].lower() not in ("http", "https"):
+            raise ProviderError(
+                f"{found.where(MODEL_KEYS, str(name))}: key '{MODEL_KEYS}.{name}' must give the "
+                "http(s) URL the key is for",
+                hint=f"{MODEL_KEYS}: {{{name}: {{url: https://api.openai.com/v1}}}} "
+                "(sdd keys set writes it)",
+            )
+        out.append(StoredKey(str(name), url))
+    return out
+
+
+def stored_key_for(root: Root, destination: str) -> str:
+    """The name of the stored model key recorded for the host (and port) of `destination`, or
+    "". Two for the same host is an error: sdd never guesses which key to send."""
+    if not destination:
+        return ""
+    matching = [k for k in stored_keys(root) if _same_host(k.url, destination)]
+    if len(matching) > 1:
+        names = ", ".join(k.name for k in matching)
+        raise ProviderError(
+            f"the model keys {names} are all for {host_text(destination)}; sdd does not guess "
+            "which to send",
+            hint=f"remove one with: sdd keys remove {matching[-1].name}",
+        )
+    return matching[0].name if matching else ""
+
+
+# The model aliases sdd knows without being told; her settings' `models:` adds to them and
+# overrides them (`models: {sonnet: {kind: anthropic, model: claude-sonnet-4-5}}`).
+BUILTIN_MODELS: dict[str, dict[str, Any]] = {
+    "sonnet": {"kind": "anthropic", "model": "claude-sonnet-4-5"},
+    "haiku": {"kind": "anthropic", "model": "claude-haiku-4-5"},
+    "opus": {"kind": "anthropic", "model": "claude-opus-4-1"},
+    "gpt": {"kind": "openai", "model": "gpt-4.1"},
+}
+
+
+def model_aliases(root: Root) -> dict[str, dict[str, Any]]:
+    """Every model alias: sdd's built-in ones, then her settings' `models:` over them. Each of
+    hers is checked in the file it came from."""
+    from sdd_git.settings import settings
+
+    found = settings(root)
+    section = found.get("models")
+    if section is None:
+        return dict(BUILTIN_MODELS)
+    if not isinstance(section, dict):
+        raise ProviderError(
+            f"{found.where('models')}: key 'models' must map an alias to its settings",
+            hint="models: {sonnet: {kind: anthropic, model: claude-sonnet-4-5}}",
+        )
+    aliases = dict(BUILTIN_MODELS)
+    for name, entry in section.items():
+        if not isinstance(entry, dict):
+            raise ProviderError(
+                f"{found.where('models', str(name))}: key 'models.{name}' must be a mapping "
+                "of provider settings",
+                hint=f"models: {{{name}: {{kind: anthropic, model: claude-sonnet-4-5}}}}",
+            )
+        layer = found.origin("models", str(name))
+        check_settings(entry, layer.path if layer else None, "models", config_file=False)
+        aliases[str(name)] = dict(entry)
+    return aliases
+
+
+def resolve_alias(root: Root, name: str, role_path: Path | None) -> dict[str, Any]:
+    """The settings a role's `model: NAME` stands for; an unknown alias names the role's file,
+    line and key."""
+    aliases = model_aliases(root)
+    if name in aliases:
+        return dict(aliases[name])
+    from sdd_git.config import did_you_mean
+
+    close = did_you_mean(name, aliases)
+    known = ", ".join(sorted(aliases))
+    raise ProviderError(
+        f"{_place(role_path, 'model', None)}: key 'model': unknown model alias '{name}'",
+        hint=(f"did you mean '{close}'? " if close else "")
+        + f"known aliases: {known}; add one to your user settings: "
+        f"models: {{{name}: {{kind: anthropic, model: claude-sonnet-4-5}}}}",
+    )
+
+
+def person_provider(root: Root) -> dict[str, Any]:
+    """Her `provider:` settings, merged from her layers (user file, `.sdd/config.yaml`,
+    `.sdd/config.local.yaml`); each layer's values checked in its own file, so that an error
+    names the file and line the bad value is in."""
+    from sdd_git.settings import settings
+
+    found = settings(root)
+    for layer in found.layers:
+        part = layer.data.get("provider")
+        if part is None:
+            continue
+        if not isinstance(part, dict):
+            raise ProviderError(
+                f"{_place(layer.path, 'provider', None)}: key 'provider' must be a mapping",
+                hint="provider: {kind: openai, model: gpt-4.1-mini}",
+            )
+        check_settings(part, layer.path, "provider", config_file=True)
+    merged = found.get("provider")
+    return dict(merged) if isinstance(merged, dict) else {}
 
 
 def _kept_choice(keep: Kept | None) -> str | None:
@@ -312,6 +446,54 @@ def _refuse_unlisted(
     if key_env == DEFAULT_KEY_ENV.get(kind) and _same_host(destination, own_service):
         return
     raise _unlisted(key_env, destination)
+
+
+def _refuse_unlisted_headers(
+    headers: tuple[tuple[str, str], ...], url: str, config: dict[str, Any]
+) -> None:
+    """A variable a role's model names in a header is a key too: it goes only to a host her
+    config lists it for, as a role's `api_key_env` does. Her own settings' headers go only to
+    her own server (see `settings_for`)."""
+    for name, text in headers:
+        for variable in variables_in(text):
+            if not _listed(config, variable, url):
+                host = host_text(url)
+                raise ProviderError(
+                    f"the role's model would send ${variable} (header {name}) to {host}, and "
+                    f".sdd/config.yaml does not list {variable} for that host; sdd sends a key "
+                    "only to the host it belongs to",
+                    hint=f"if {host} should get it, add to .sdd/config.yaml: "
+                    f"provider: {{keys: {{'{host}': {variable}}}}}",
+                )
+
+
+def resolve_headers(settings: ProviderSettings) -> tuple[tuple[str, str], ...]:
+    """The headers with each `$NAME` read from the environment now. A variable that is not
+    set is an error naming the header and the variable: nothing is sent without it."""
+    from sdd_git.providers.settings import HEADER_VARIABLE
+
+    resolved = []
+    for name, text in settings.headers:
+
+        def value_of(found: re.Match[str], header: str = name) -> str:
+            variable = found.group(1) or found.group(2)
+            value = os.environ.get(variable, "").strip()
+            if not value:
+                raise ProviderError(
+                    f"the header {header} of the {settings.kind} provider names ${variable}, "
+                    "which is not set",
+                    hint=f"export {variable}=... (its value goes to {settings.host} only, and "
+                    "is masked everywhere sdd writes)",
+                )
+            if any(ch in value for ch in "\r\n\0"):
+                raise ProviderError(
+                    f"${variable} (header {header}) holds a line break, which no header may hold",
+                    hint=f"set {variable} to the value on one line",
+                )
+            return value
+
+        resolved.append((name, HEADER_VARIABLE.sub(value_of, text)))
+    return tuple(resolved)
 
 
 def _unlisted(key_env: str, url: str) -> ProviderError:
@@ -541,6 +723,10 @@ def make_provider(settings: ProviderSettings) -> Provider:
             f"no model key: set {settings.key_env} (the {settings.kind} service needs it)",
             hint=f"export {settings.key_env}=... (or point base_url at a local server)",
         )
+    if settings.headers:
+        from dataclasses import replace
+
+        settings = replace(settings, headers=resolve_headers(settings))
     if settings.kind == "anthropic":
         from sdd_git.providers.anthropic import AnthropicProvider
 

@@ -5,6 +5,7 @@ arrows point one way: select -> (openai, anthropic) -> settings."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,13 @@ LOCAL_CONTEXT = 8192  # tokens assumed for a local server's model unless `contex
 REMOTE_CONTEXT = 128_000  # tokens assumed for a hosted model unless `context` says
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_RETRIES = 2  # tries after the first, for 429, 5xx and resets
+# `$NAME` or `${NAME}` in a header's value: read from the environment when the run starts.
+HEADER_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def variables_in(text: str) -> list[str]:
+    """The variables a header's value names (`Bearer ${TOKEN}` -> TOKEN), in order."""
+    return [m.group(1) or m.group(2) for m in HEADER_VARIABLE.finditer(text)]
 
 
 @dataclass(frozen=True)
@@ -45,6 +53,17 @@ class ProviderSettings:
     # Anthropic's prompt cache breakpoints (`cache: off` sends none). OpenAI-compatible servers
     # cache a repeated prefix on their own, so there it changes nothing.
     cache: bool = True
+    # the model key `sdd keys set NAME` stored for this destination's host: sent when no
+    # variable gives one, and only there
+    stored_key: str = ""
+
+    def _from_keyring(self) -> str | None:
+        if not self.stored_key or self.no_key:
+            return None
+        from sdd_git.secretstore import model_key
+
+        found = (model_key(self.stored_key) or "").strip()
+        return found or None
 
     @property
     def key(self) -> str | None:
@@ -52,7 +71,14 @@ class ProviderSettings:
             return None
         if self.shared_key and os.environ.get("SDD_API_KEY"):
             return os.environ["SDD_API_KEY"]
-        return os.environ.get(self.key_env) if self.key_env else None
+        from_env = os.environ.get(self.key_env) if self.key_env else None
+        return from_env or self._from_keyring()
+
+    @property
+    def header_variables(self) -> list[str]:
+        """The variables the headers name (`api-key: $AZURE_KEY`): keys too, masked everywhere
+        and kept out of every child process."""
+        return list(dict.fromkeys(v for _, text in self.headers for v in variables_in(text)))
 
     @property
     def key_source(self) -> str | None:
@@ -61,6 +87,8 @@ class ProviderSettings:
             return None
         if self.shared_key and os.environ.get("SDD_API_KEY"):
             return "SDD_API_KEY"
+        if self.stored_key and not (self.key_env and os.environ.get(self.key_env)):
+            return f"keyring:{self.stored_key}"
         return self.key_env or None
 
     @property
@@ -104,7 +132,7 @@ class ProviderSettings:
             "key": {
                 "variable": source,
                 "host": self.host if source else None,
-                "set": bool(source and os.environ.get(source)),
+                "set": bool(source and (os.environ.get(source) or self._from_keyring())),
                 "none": self.no_key,
             },
             "keys": {host: list(names) for host, names in self.listed_keys},
@@ -112,13 +140,22 @@ class ProviderSettings:
             "retries": self.retries,
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
-            "headers": {name: "[secret]" for name, _ in self.headers},
+            "headers": {
+                name: text.strip() if _only_variable(text) else "[secret]"
+                for name, text in self.headers
+            },
             "tool_choice": self.tool_choice,
             "num_ctx": self.num_ctx if self.ollama else None,
             "context": self.context if self.kind != "script" else None,
             "cache": self.cache,
             "script": str(self.script) if self.script else None,
         }
+
+
+def _only_variable(text: str) -> bool:
+    """The value is just `$NAME` (its name is shown; a written-out value may be a key)."""
+    found = HEADER_VARIABLE.fullmatch(text.strip())
+    return found is not None
 
 
 def where(url: str, *, default_port: bool = True) -> tuple[str, int | None]:

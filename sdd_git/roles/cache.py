@@ -116,11 +116,18 @@ class RoleCache(ParseCache):
         return parsed.profile, _render(value, path)
 
     def roles_config(self, root: Root) -> RolesConfig:
-        try:
-            raw = beneath.read_bytes(root.path, root.config)
-        except OSError:
-            return RolesConfig()
-        digest = hashlib.sha256(raw).hexdigest()
+        from sdd_git.settings import layer_files
+
+        # The cache is keyed by the bytes of every layer (her user file, the product's, the
+        # local one): any change to one reads the settings again.
+        hashed = hashlib.sha256()
+        for _name, path, within in layer_files(root):
+            try:
+                raw = beneath.read_bytes(within, path) if within is not None else path.read_bytes()
+            except OSError:
+                raw = b"\0missing"
+            hashed.update(hashlib.sha256(raw).digest())
+        digest = hashed.hexdigest()
         cached = self._hit("config", digest)
         if isinstance(cached, list) and len(cached) == 2:
             cap = cached[1]

@@ -559,7 +559,9 @@ def share(root: Root, name: str, force: bool = False) -> Path:
             )
         profile = read_role(path, folder_name=name, within=root.path).profile
         updates: dict[str, Any] = {"pinned": False, "hidden": False}
-        if profile.model:
+        if isinstance(profile.model, str):
+            updates["model"] = profile.model  # an alias names no secret
+        elif profile.model:
             updates["model"] = {k: v for k, v in profile.model.items() if not _is_secret(k)}
         text = edit_role_text(_role_text(root, path), path, updates)
         staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=root.path))

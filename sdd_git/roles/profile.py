@@ -104,7 +104,9 @@ class RoleProfile:
     produces: str | None = "other"
     scope: str | None = None
     skills: tuple[str, ...] = ()
-    model: dict[str, Any] | None = None
+    # this role's provider settings, or the name of a model alias (`sonnet`) that her settings'
+    # `models:` (or sdd's built-in ones) resolve when the role runs
+    model: dict[str, Any] | str | None = None
     pinned: bool = False
     hidden: bool = False
     boundary: Boundary = field(default_factory=Boundary)

@@ -142,11 +142,32 @@ def label(data: dict[str, Any], name: str, checker: Findings) -> str:
     return label.strip()
 
 
-def model(data: dict[str, Any], checker: Findings) -> dict[str, Any] | None:
+ALIAS_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+INHERIT = "inherit"  # Claude Code's word for "the model the session uses": sdd's own settings
+
+
+def model(data: dict[str, Any], checker: Findings) -> dict[str, Any] | str | None:
+    """The role's provider settings (a mapping), or a model alias (`model: sonnet`), resolved
+    through her settings' `models:` when the role runs."""
     model = data.get("model")
+    if isinstance(model, str):
+        name = model.strip()
+        if name == INHERIT:
+            return None
+        if ALIAS_PATTERN.match(name):
+            return name
+        checker.error(
+            "model",
+            f"{model!r} is not a model alias (letters, digits, '.', '-' and '_')",
+            "write model: sonnet (an alias of your settings' models:) or "
+            "model: {kind: anthropic, model: ...}",
+        )
+        return None
     if model is not None and not isinstance(model, dict):
         checker.error(
-            "model", "must be a mapping or null", "write model: {kind: anthropic, model: ...}"
+            "model",
+            "must be a model alias, a mapping or null",
+            "write model: sonnet, or model: {kind: anthropic, model: ...}",
         )
         return None
     return model

@@ -425,6 +425,16 @@ def _boundary(data: dict[str, Any], checker: _Checker) -> Boundary:
 
 # Keys of another host that mean something else in sdd, or that sdd reads its own way.
 _HOST_ONLY = ("tools", "disallowedTools", "color", "mode", "permission", "target")
+# Keys of another host that sdd does not use, each said once with what sdd does instead.
+_HOST_UNUSED = {
+    "permissionMode": "sdd asks you before every consequential action unless the role's "
+    "boundary always allows it; write boundary: {always_allow: [...]} instead",
+    "maxTurns": "sdd stops a run when it needs you, not after a count of turns",
+    "mcpServers": "sdd reaches an MCP server only as a connector in your settings "
+    "(connectors: in .sdd/config.yaml), attached to a run with @NAME",
+    "hooks": "sdd runs nothing around a role's tool calls; routines in "
+    ".sdd/roles/NAME/routines/ react to merges, builds and schedules",
+}
 
 
 def _host_data(
@@ -475,8 +485,10 @@ def _host_data(
         denied = tool_names(data["disallowedTools"]) or []
     for foreign in _HOST_ONLY:
         data.pop(foreign, None)
-    if not isinstance(data.get("model"), dict):
-        data.pop("model", None)  # a host's model alias, not an sdd provider
+    for key, instead in _HOST_UNUSED.items():
+        if key in data:
+            data.pop(key)
+            checker.warn(key, f"{key} is not used: {instead}")
     return data, allowed, denied
 
 

@@ -385,10 +385,10 @@ def _token() -> str:
 def build_result_globs(root: Root) -> list[str]:
     """`watch: {build_results: [GLOB, ...]}` in `.sdd/config.yaml`."""
     from sdd_git.errors import RecordError
-    from sdd_git.paths import display
-    from sdd_git.yamlio import read_mapping
+    from sdd_git.settings import settings
 
-    watch = read_mapping(root.config, root.path).get("watch") or {}
+    found = settings(root)
+    watch = found.get("watch") or {}
     globs = watch.get("build_results") if isinstance(watch, dict) else None
     if globs is None:
         return []
@@ -396,7 +396,8 @@ def build_result_globs(root: Root) -> list[str]:
         globs = [globs]
     if not isinstance(globs, list) or not all(isinstance(g, str) and g for g in globs):
         raise RecordError(
-            f"{display(root.config)}: key 'watch.build_results' must be a list of globs",
+            f"{found.where('watch', 'build_results')}: key 'watch.build_results' must be a "
+            "list of globs",
             hint='write watch: {build_results: ["build/*.xml", "build/exit-code"]}',
         )
     return list(globs)

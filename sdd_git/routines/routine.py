@@ -71,14 +71,13 @@ class Routine:
 
 def main_branch(root: Root) -> str:
     """`main_branch:` in `.sdd/config.yaml`, or `main`."""
-    if not root.config.is_file():
-        return "main"
-    from sdd_git.yamlio import read_mapping
+    from sdd_git.settings import settings
 
-    value = read_mapping(root.config, root.path).get("main_branch", "main")
+    found = settings(root)
+    value = found.get("main_branch", "main")
     if not isinstance(value, str) or not _BRANCH.match(value) or ".." in value:
         raise RecordError(
-            f"{display(root.config)}: key 'main_branch' must be a branch name, not {value!r}",
+            f"{found.where('main_branch')}: key 'main_branch' must be a branch name, not {value!r}",
             hint="write main_branch: main",
         )
     return value

@@ -159,8 +159,11 @@ def provider_settings(
     require_settings(root, "sending the model's key")
     settings = settings_for(root, role.model, keep=keep)
     provider = make_provider(settings)
-    extra = [s for s in (settings.key, os.environ.get("SDD_API_KEY")) if s]
+    # A header's `$NAME` is a key too: its value is masked, its variable kept from children.
+    header_values = [os.environ.get(name, "").strip() for name in settings.header_variables]
+    extra = [s for s in (settings.key, os.environ.get("SDD_API_KEY"), *header_values) if s]
     names = [settings.key_env] if settings.key_env else []
+    names += settings.header_variables
     names += connector_secret_names(root.path)  # connector tokens never reach a child process
     return provider, masker_for(root.path, extra), names, context_size(settings)
 
@@ -176,9 +179,9 @@ def context_size(settings: object) -> int:
 
 
 def approval_timeout(root: Root) -> float:
-    from sdd_git.yamlio import read_mapping
+    from sdd_git.settings import settings
 
-    approvals = read_mapping(root.config, root.path).get("approvals") or {}
+    approvals = settings(root).get("approvals") or {}
     value = approvals.get("timeout") if isinstance(approvals, dict) else None
     return parse_duration(value, DEFAULT_TIMEOUT_SECONDS)
 

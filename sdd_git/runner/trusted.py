@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from sdd_git.roles.profile import RoleProfile
 from sdd_git.roles.trust import role_item, skill_items
 from sdd_git.root import Root
-from sdd_git.trust.pending import Unconfirmed, WaitsForHer, ledger_for, settings_item
+from sdd_git.trust.pending import Unconfirmed, WaitsForHer, ledger_for, settings_items
 
 
 def pending(
@@ -24,9 +24,7 @@ def pending(
     if ledger is None:
         return []
     found: list[Unconfirmed] = [*extra]
-    item = settings_item(root, ledger)
-    if item is not None:
-        found.append(item)
+    found += settings_items(root, ledger)
     for role in roles:
         if role is None:
             continue

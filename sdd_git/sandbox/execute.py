@@ -35,6 +35,7 @@ from sdd_git.sandbox.policy import (
     sdd_home,
     site_folders,
 )
+from sdd_git.settings import user_config_file
 
 OUTPUT_HEAD_BYTES = 20 * 1024
 OUTPUT_TAIL_BYTES = 30 * 1024  # head + tail: the 50 KB of output a command gives back
@@ -113,6 +114,7 @@ def protected_tree(policy: Policy, box: Sandbox) -> list[Path]:
         home / ".config" / "git",
         home / ".sdd",
         sdd_home(),
+        user_config_file().parent,  # her user settings layer
         *(home / name for name in SHELL_START_FILES),
         home / ".local" / "bin",
         *installed_sdd(),

@@ -84,6 +84,31 @@ def settings_item(root: Root, ledger: Ledger | None) -> Unconfirmed | None:
     )
 
 
+def settings_items(root: Root, ledger: Ledger | None) -> list[Unconfirmed]:
+    """Every settings layer she has not confirmed as it is: her user file (keyed by its
+    absolute path), `.sdd/config.yaml` and `.sdd/config.local.yaml`. Each grants (a provider's
+    address, a key's host, a model alias), so each is confirmed as the product's file is."""
+    from sdd_git.settings import LOCAL, LOCAL_KEY, USER, layer_files
+
+    found: list[Unconfirmed] = []
+    for name, path, _within in layer_files(root):
+        if name == USER:
+            item = _yaml_item(
+                root, ledger, path, str(path), "settings",
+                f"your user settings ({path})", within=None,
+            )  # fmt: skip
+        elif name == LOCAL:
+            item = _yaml_item(
+                root, ledger, path, LOCAL_KEY, "settings",
+                f"your local settings ({LOCAL_KEY})",
+            )  # fmt: skip
+        else:
+            item = settings_item(root, ledger)
+        if item is not None:
+            found.append(item)
+    return found
+
+
 def product_item(root: Root, ledger: Ledger | None) -> Unconfirmed | None:
     return _yaml_item(
         root,
@@ -96,12 +121,21 @@ def product_item(root: Root, ledger: Ledger | None) -> Unconfirmed | None:
 
 
 def _yaml_item(
-    root: Root, ledger: Ledger | None, path: Path, key: str, kind: str, name: str
+    root: Root,
+    ledger: Ledger | None,
+    path: Path,
+    key: str,
+    kind: str,
+    name: str,
+    *,
+    within: Path | bool | None = True,
 ) -> Unconfirmed | None:
+    """`within`: the product holding the file (True: this root), or None for her own file."""
     if ledger is None:
         return None
+    folder = root.path if within is True else within if isinstance(within, Path) else None
     try:
-        now = yaml_surface(path, root.path)
+        now = yaml_surface(path, folder)
     except RecordError as exc:
         return Unconfirmed(key, kind, name, (f"it does not load ({exc.message})",), None, path)
     if now is None or ledger.confirmed(key, now):
@@ -114,10 +148,11 @@ def _yaml_item(
 
 
 def require_settings(root: Root, doing: str) -> None:
-    """Refuse to act on settings she has not confirmed (a key, a token, a server's command)."""
-    item = settings_item(root, ledger_for(root))
-    if item is not None:
-        raise WaitsForHer([item], doing)
+    """Refuse to act on settings she has not confirmed (a key, a token, a server's command),
+    in any of their layers."""
+    items = settings_items(root, ledger_for(root))
+    if items:
+        raise WaitsForHer(items, doing)
 
 
 def confirm(root: Root, items: Iterable[Unconfirmed], how: str) -> None:
@@ -130,6 +165,17 @@ def record_settings(root: Root, before: Any, how: str, *, existed: bool) -> None
     trust_ledger.record_written(
         root, CONFIG_KEY, before, yaml_surface(root.config, root.path), how, existed=existed
     )
+
+
+def record_layer(root: Root, path: Path, before: Any, how: str, *, existed: bool) -> None:
+    """After a person command wrote one of her settings layers (her user file, the local
+    file): hers, if what it replaced was hers. The user file's key is its absolute path."""
+    from sdd_git.settings import LOCAL_KEY, local_config_file
+
+    local = path == local_config_file(root)
+    key = LOCAL_KEY if local else CONFIG_KEY if path == root.config else str(path)
+    within = root.path if local or path == root.config else None
+    trust_ledger.record_written(root, key, before, yaml_surface(path, within), how, existed=existed)
 
 
 def record_product(root: Root, before: Any, how: str, *, existed: bool) -> None:

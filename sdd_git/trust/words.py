@@ -99,7 +99,12 @@ def _role_changes(before: dict[str, Any] | None, after: dict[str, Any] | None) -
                 said.append(f"{words} loses {rule(item)}")
     model_then = old.get("model") or {}
     model_now = after.get("model") or {}
-    if model_now != model_then:
+    if model_now != model_then and (isinstance(model_now, str) or isinstance(model_then, str)):
+        # a model alias (`model: sonnet`): her settings' `models:` say what it stands for
+        said.append(
+            f"its model becomes {shown(model_now or None)} (was {shown(model_then or None)})"
+        )
+    elif model_now != model_then:
         said += [f"its model: {t}" for t in mapping_changes(model_then, model_now)]
     for key, words in _ROLE_KEYS.items():
         if before is None and key in ("level", "delegation", "produces"):

@@ -108,7 +108,7 @@ You are a senior code reviewer.
     assert (role.name, role.job, role.level, role.delegation) == (
         "code-reviewer", "Reviews code for quality and security.", 0, "deny",
     )  # fmt: skip
-    assert role.model is None
+    assert role.model == "sonnet"  # an alias her settings' models: resolve when it runs
     assert len(parsed.warnings) == 1 and "another host" in parsed.warnings[0].message
 
 

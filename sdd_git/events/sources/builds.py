@@ -153,21 +153,17 @@ def read_junit(path: Path, data: bytes) -> BuildResult:
 
 def build_result_globs(root: Root) -> tuple[str, ...]:
     """`watch.build_results` from `.sdd/config.yaml`: globs relative to the root. None set: ()."""
-    if not root.config.is_file():
-        return ()
-    from sdd_git.yamlio import read_mapping, read_text
+    from sdd_git.settings import settings
 
-    data = read_mapping(root.config, root.path)
-    section = data.get("watch")
+    found = settings(root)
+    section = found.get("watch")
     if section is None:
         return ()
-    text = read_text(root.config, root.path)
     hint = 'write watch: {build_results: ["build/*.xml", "build/exit-code"]}'
 
     def fail(key: str, message: str) -> RecordError:
-        match = re.search(rf"^\s*{key}\s*:|[{{,]\s*{key}\s*:", text, re.MULTILINE)
-        line = text[: match.start()].count("\n") + 1 if match else 1
-        return RecordError(f"{display(root.config)}:{line}: {message}", hint=hint)
+        keys = ("watch",) if key == "watch" else ("watch", key)
+        return RecordError(f"{found.where(*keys)}: {message}", hint=hint)
 
     if not isinstance(section, dict):
         raise fail("watch", "key 'watch' must be a mapping")

@@ -71,9 +71,13 @@ def secret_names(root: Root, routine: Routine) -> tuple[str, ...]:
     in her shell must not decide what a file for everyone says."""
     from sdd_git.providers.select import DEFAULT_KEY_ENV, NO_KEY
     from sdd_git.roles.registry import find_role
-    from sdd_git.yamlio import read_mapping
+    from sdd_git.settings import REPO
+    from sdd_git.settings import layer as settings_layer
 
-    config = read_mapping(root.config, root.path).get("provider") if root.config.is_file() else None
+    # The product's own settings only: a CI file is for everyone, and the engine has neither her
+    # user file nor her local one.
+    shared = settings_layer(root, REPO)
+    config = shared.data.get("provider") if shared is not None else None
     person = config if isinstance(config, dict) else {}
     profile, _warnings = find_role(root, routine.role, use_cache=False)
     own = profile.model if isinstance(profile.model, dict) else {}
