@@ -4,7 +4,11 @@ A child runs in a process group (a session) of its own, which is killed whole wh
 sdd is the subreaper of what escaped the group (a helper in a session of its own), so those
 are found below sdd in /proc, killed and reaped too. While a child runs, sdd is not dumpable, so
 a child of the same user cannot read sdd's environment through /proc/PPID/environ. Used by the
-sandbox's commands and by MCP stdio servers."""
+sandbox's commands and by MCP stdio servers.
+
+An MCP server kept for a run is a child that outlives one command: it is `keep`-ed, so that the
+cleanup after a command leaves it (and what runs in its group) alone, and its keeper ends it
+when the run ends. What escapes its group is still ended by the next cleanup."""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ PR_GET_DUMPABLE, PR_SET_DUMPABLE = 3, 4
 PR_SET_CHILD_SUBREAPER = 36
 
 _subreaper_set = False
+_kept: set[int] = set()  # children that live until their keeper ends them (see keep)
 
 
 def _prctl(option: int, value: int) -> int | None:
@@ -56,6 +61,16 @@ def kill_group(group: int) -> None:
     if group > 1:
         with suppress(ProcessLookupError, PermissionError):
             os.killpg(group, signal.SIGKILL)
+
+
+def keep(pid: int) -> None:
+    """Spare the child `pid` and everything below it from `end_descendants` until `let_go`: it
+    is a server kept for a run, which its keeper ends when the run ends."""
+    _kept.add(pid)
+
+
+def let_go(pid: int) -> None:
+    _kept.discard(pid)
 
 
 def children_of(parents: set[int]) -> dict[int, tuple[str, str]]:
@@ -105,10 +120,11 @@ def _reap(pids: set[int]) -> None:
 def end_descendants(before: frozenset[int] | set[int] = frozenset()) -> bool:
     """Kill and reap every process below sdd that was not there `before` (orphans handed to it
     as subreaper, and their children). True when one of them was still running the child's
-    work (not a zombie, and not bubblewrap's own monitor on its way out)."""
+    work (not a zombie, and not bubblewrap's own monitor on its way out). A kept child and its
+    own children are left to their keeper."""
     running = False
     for _ in range(20):
-        found = _below({os.getpid()}, set(before))
+        found = _below({os.getpid()}, set(before) | _kept)
         if not found:
             return running
         running = running or any(state != "Z" and name != "bwrap" for name, state in found.values())

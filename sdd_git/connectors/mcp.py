@@ -12,19 +12,29 @@ annotations say; and one whose name or description is the person's (a release, a
 QA result, a stage move) is refused, as are the calls `operations.forbidden_reason` refuses (an
 sdd person command in an argument).
 
-A call starts the server, initializes, calls one tool and stops the server, within `timeout`
-seconds (30 by default); nothing it started outlives the call. A stdio server runs in the
-strongest sandbox the machine allows (`sdd_git.sandbox.server`: the network on, the product
-read-only, a private HOME and /tmp, credential files hidden), unless her confirmed config says
-`sandbox: off` for it; outside one, every listing, stop and result says so in words
-(`mcp_sandbox.placement`). Its environment is built from nothing: PATH, HOME and LANG, and only
-the variables the config names (`env`), so no secret of sdd's own environment reaches it. Its
-stderr is kept aside, and its last lines (masked) say why it failed when it does. A streamable
-HTTP server gets the person's token as `Authorization: Bearer` when the connector has one
-(`token_env` or `sdd connect`).
+A server is started by the first call of a run that reaches it, and its initialized session is
+kept for the rest of the run (`mcp_session`): later calls of the run cost a few milliseconds, not
+the ~0.9 s of a start. The session is closed, and the server and all it started are ended and
+reaped, when the run ends: done, stopped for her (`sdd allow` resumes in another process, with a
+session of its own), failed, Ctrl-C, or at interpreter exit as a last resort. Outside a run (a
+person command), a call starts the server and stops it, as it always did. Each call must finish
+within `timeout` seconds (30 by default); the tools are listed again before each call, in the
+same session, so that a description the server changes mid-run is still read before the call
+is sent. A server that died between two calls is started again, once, by the next one; if that
+fails too, the error says so.
 
-The `mcp` package is imported only inside the functions below, never when this module is
-imported: `sdd --help`, `sdd role list` and the rest of sdd do not pay its ~0.7 s."""
+A stdio server runs in the strongest sandbox the machine allows (`sdd_git.sandbox.server`: the
+network on, the product read-only, a private HOME and /tmp, credential files hidden), unless her
+confirmed config says `sandbox: off` for it; outside one, every listing, stop and result says so
+in words (`mcp_sandbox.placement`). Its environment is built from nothing: PATH, HOME and LANG,
+and only the variables the config names (`env`), so no secret of sdd's own environment reaches
+it. Its stderr is kept aside, and its last lines (masked) say why it failed when it does. A
+streamable HTTP server gets the person's token as `Authorization: Bearer` when the connector has
+one (`token_env` or `sdd connect`).
+
+The `mcp` package (and anyio) is imported only inside functions, here and in `mcp_session`,
+never when this module is imported: `sdd --help`, `sdd role list` and the rest of sdd do not pay
+its ~0.7 s."""
 
 from __future__ import annotations
 
@@ -33,18 +43,13 @@ import os
 import re
 import shlex
 import shutil
-import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
-from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, TypeVar
 
-from sdd_git import reaper
 from sdd_git.childenv import CHILD_ENV  # all a stdio server gets of sdd's own environment
 from sdd_git.connectors.base import (
     ConnectorError,
-    Missing,
     NotSignedIn,
     Operation,
     Refused,
@@ -54,19 +59,14 @@ from sdd_git.connectors.base import (
 )
 from sdd_git.connectors.mcp_answer import rendered
 from sdd_git.connectors.mcp_command import inside, path_outside, refuse_product_code
-from sdd_git.connectors.mcp_sandbox import NOT_A_PROGRAM, Placement, placement
+from sdd_git.connectors.mcp_sandbox import placement
+from sdd_git.connectors.mcp_session import TIMEOUT_SECONDS, Target, reach, snippet
 from sdd_git.connectors.mcp_tools import McpTool, listed, not_offered, operation_of, refusal
 from sdd_git.connectors.operations import forbidden_reason
 
 __all__ = ["CHILD_ENV", "McpConnector", "McpTool", "operation_of"]
 
-TIMEOUT_SECONDS = 30.0
-_STDERR_TAIL = 600
 _MAX_PAGES = 50  # of a tool listing: a server that never stops paging is cut off
-# JSON-RPC error codes. MCP's "resource not found" is the one clear not-found a server can give;
-# the next three say the request as made was refused (not the server being down).
-_NOT_FOUND = -32002
-_REFUSED = (-32600, -32601, -32602)
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _REFERENCE = re.compile(r"^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$")
 _SECRET_NAME = re.compile(r"token|secret|passw|api_?key|credential|private_?key|auth", re.I)
@@ -112,13 +112,15 @@ class McpConnector:
 
     def tools(self, session: Session) -> list[McpTool]:
         """The server's tools, as it lists them (all pages)."""
-        return _run(session, "list its tools", _listing)
+        return _run(session, "list its tools", _listing)[0]
 
     def call(self, session: Session, operation: str, args: Mapping[str, Any]) -> Result:
         """Call one tool her config offers. The dispatch has classified it and stopped for an
-        act; here again a tool the config does not list, or whose name or (listed in this same
-        session, before the call is sent) description is the person's, is refused, so no route
-        reaches it."""
+        act; here again a tool the config does not list, or whose name or description is the
+        person's, is refused, so no route reaches it. The description is the one the server
+        lists now: the tools are listed before every call, in the session the call is sent on
+        (kept for the run or not), so a server cannot pass the check at its start and rename
+        a tool's purpose later."""
         reads, acts = listed(session.settings, "reads"), listed(session.settings, "acts")
         if operation not in reads and operation not in acts:
             raise Refused(f"{session.name}: {not_offered(session.name, operation, reads, acts)}")
@@ -132,7 +134,7 @@ class McpConnector:
                 raise Refused(f"{session.name}: {why}")
             return _wire(await client.call_tool(operation, dict(args)))
 
-        answer = _run(session, f"run {operation}", calling)
+        answer, restarted = _run(session, f"run {operation}", calling)
         content = [block for block in answer.get("content") or () if isinstance(block, dict)]
         text = rendered(content, answer.get("structuredContent"))
         # Where the server ran is said with its answer, whatever it is: the role reads it, and
@@ -141,16 +143,22 @@ class McpConnector:
         if answer.get("isError"):  # the tool's own failure, in its words (never a Missing)
             raise Refused(
                 f"{session.name}: tool {operation} answered with an error: "
-                f"{session.masked(_snippet(text)) or '(no words)'}"
+                f"{session.masked(snippet(text)) or '(no words)'}"
                 + (f"; {where.warning}" if where.outside else "")
             )
-        data = {
+        data: dict[str, Any] = {
             "server": session.name,
             "tool": operation,
             "content": [str(block.get("type", "?")) for block in content],
         }
         if where.outside:
             text = f"[note: {where.warning}]\n{text}"
+        if restarted:  # what the server held in memory for this run is gone: said, not hidden
+            text = (
+                f"[note: the MCP server {session.name} had stopped since the last call "
+                f"({session.masked(restarted)}) and was started again for this one]\n{text}"
+            )
+            data = {**data, "restarted": True}
         return Result(text, data)
 
 
@@ -170,23 +178,7 @@ async def _listing(client: Any) -> list[McpTool]:
 # -- reaching the server ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Target:
-    """Where and how to reach one configured server, checked before anything starts."""
-
-    server: str
-    argv: tuple[str, ...] = ()  # stdio: the command as the config gives it
-    program: str = ""  # its first word, found on the child's PATH
-    url: str = ""  # streamable HTTP
-    env: Mapping[str, str] = field(default_factory=dict)  # the child's whole environment
-    headers: Mapping[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    timeout: float = TIMEOUT_SECONDS
-    product: Path | None = None  # read-only to a server in the sandbox
-    placement: Placement = NOT_A_PROGRAM  # where a stdio server runs
-
-
-def _target(session: Session) -> _Target:
+def _target(session: Session) -> Target:
     settings, key = session.settings, f"connectors.{session.name}"
     example = f"{key}: {{kind: mcp, command: [docs-mcp, --stdio]}} or {{kind: mcp, url: ...}}"
     timeout = settings.get("timeout", TIMEOUT_SECONDS)
@@ -215,7 +207,7 @@ def _target(session: Session) -> _Target:
                 f"{session.name}",
             )
         headers = {"Authorization": f"Bearer {session.token}"} if session.token else {}
-        return _Target(session.name, url=url, headers=headers, timeout=float(timeout))
+        return Target(session.name, url=url, headers=headers, timeout=float(timeout))
     if isinstance(command, str):
         command = shlex.split(command)
     if (
@@ -253,10 +245,10 @@ def _target(session: Session) -> _Target:
     if not found or not os.access(found, os.X_OK):
         raise Unavailable(
             f"{session.name}: cannot start the MCP server: {command[0]!r} is not a program "
-            f"on its PATH ({_snippet(env.get('PATH', ''), 120)})",
+            f"on its PATH ({snippet(env.get('PATH', ''), 120)})",
             hint=f"{key}.command: [/full/path/to/{Path(command[0]).name}, ...]",
         )
-    return _Target(
+    return Target(
         session.name,
         argv=tuple(command),
         program=found,
@@ -337,149 +329,18 @@ def _child_env(session: Session, key: str) -> dict[str, str]:
     return env
 
 
-@dataclass
-class _Progress:
-    """How far a call got, for the error that says where it failed: whether the handshake was
-    done, and the HTTP statuses the server answered (the SDK turns a 401 into a generic error)."""
-
-    initialized: bool = False
-    statuses: list[int] = field(default_factory=list)
-
-
-def _run(session: Session, doing: str, work: Callable[[Any], Awaitable[T]]) -> T:
-    """Start the server, initialize, `work(client)`, stop the server, within the timeout;
-    every failure on the way becomes one of the connector errors. Synchronous, as the
-    Protocol is: the SDK's asynchronous client runs in an event loop of its own."""
+def _run(session: Session, doing: str, work: Callable[[Any], Awaitable[T]]) -> tuple[T, str]:
+    """`work(client)` on the server's session (the run's, or one for this call), within the
+    timeout; every failure on the way becomes one of the connector errors. Synchronous, as the
+    Protocol is: the SDK's asynchronous client runs in an event loop of its own. Gives back
+    why the server was started again for this call, when it had to be (else "")."""
     target = _target(session)
     if importlib.util.find_spec("mcp") is None:
         raise Unavailable(
             f"{session.name}: the MCP client is not installed",
             hint="pip install 'sdd-git[mcp]'",
         )
-    progress = _Progress()
-    subreaper = reaper.become_subreaper()
-    before = set(reaper.children_of({os.getpid()})) if subreaper else set()
-    dumpable = reaper.set_dumpable(False)
-    with tempfile.TemporaryDirectory(prefix="sdd-mcp-") as scratch:
-        pid_file = Path(scratch) / "pid"
-        with open(Path(scratch) / "stderr", "w+", encoding="utf-8", errors="replace") as errlog:
-            try:
-                return _in_own_loop(lambda: _session_with(target, work, errlog, pid_file, progress))
-            except (KeyboardInterrupt, SystemExit):
-                raise
-            except BaseException as error:  # every foreign error is mapped here
-                mapped = (
-                    error
-                    if isinstance(error, ConnectorError)
-                    else _mapped(error, target, doing, progress, _tail(errlog), session.masked)
-                )
-                if target.placement.outside and target.placement.warning not in mapped.message:
-                    mapped.message += f"; {target.placement.warning}"
-                    mapped.args = (mapped.message,)
-                raise mapped from None
-            finally:
-                _end_group(pid_file)
-                if subreaper:
-                    reaper.end_descendants(before)
-                if dumpable:
-                    reaper.set_dumpable(True)
-
-
-def _end_group(pid_file: Path) -> None:
-    """Kill whatever is left of the server's process group (a helper it started and left).
-    The SDK already stopped the server itself; this catches what outlived it."""
-    try:
-        group = int(pid_file.read_text(encoding="utf-8").strip())
-    except (OSError, ValueError):
-        return
-    reaper.kill_group(group)
-
-
-def _in_own_loop(make: Callable[[], Awaitable[T]]) -> T:
-    import asyncio  # here, not at the top: it costs ~40 ms, and anyio imports it anyway
-
-    import anyio
-
-    async def running() -> T:
-        return await make()
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return anyio.run(running)
-    # Called from inside an event loop (an async caller): the client gets a thread of its own.
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(anyio.run, running).result()
-
-
-async def _session_with(
-    target: _Target,
-    work: Callable[[Any], Awaitable[T]],
-    errlog: TextIO,
-    pid_file: Path,
-    progress: _Progress,
-) -> T:
-    import anyio
-    from mcp import ClientSession
-
-    with anyio.fail_after(target.timeout):
-        async with (
-            _transport(target, errlog, pid_file, progress) as streams,
-            ClientSession(streams[0], streams[1]) as client,
-        ):
-            await client.initialize()
-            progress.initialized = True
-            return await work(client)
-
-
-@asynccontextmanager
-async def _transport(
-    target: _Target, errlog: TextIO, pid_file: Path, progress: _Progress
-) -> AsyncIterator[Any]:
-    if target.url:
-        from mcp.client import streamable_http
-
-        async def seen(response: Any) -> None:
-            if response.status_code >= 400:
-                progress.statuses.append(response.status_code)
-
-        if hasattr(streamable_http, "streamable_http_client"):  # mcp >= 1.24, and 2
-            from mcp.shared._httpx_utils import create_mcp_http_client
-
-            http = create_mcp_http_client(headers=dict(target.headers))
-            http.event_hooks["response"].append(seen)
-            async with (
-                http,
-                streamable_http.streamable_http_client(target.url, http_client=http) as streams,
-            ):
-                yield streams
-        else:  # older mcp 1
-            async with streamable_http.streamablehttp_client(  # type: ignore[attr-defined,unused-ignore]
-                target.url, headers=dict(target.headers)
-            ) as streams:
-                yield streams
-        return
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
-    from sdd_git.sandbox.server import OFF, contained
-
-    # With no cwd of its own the server starts in an empty scratch folder, never in the product:
-    # `python -m x` and `npx x` would load a product file a role wrote.
-    with contained(
-        (target.program, *target.argv[1:]),
-        target.env,
-        product=target.product,
-        cwd=target.cwd,
-        pid_file=pid_file,
-        sandboxed=target.placement.sandbox != OFF,
-    ) as launch:
-        parameters = StdioServerParameters(
-            command=launch.argv[0], args=list(launch.argv[1:]), cwd=launch.cwd
-        )
-        async with stdio_client(parameters, errlog=errlog) as streams:
-            yield streams
+    return reach(target, doing, work, session.masked)
 
 
 async def _list_tools(client: Any, cursor: str | None) -> Any:
@@ -498,86 +359,3 @@ def _wire(model: Any) -> dict[str, Any]:
     and 2, whose Python attribute names differ."""
     dumped = model.model_dump(by_alias=True, mode="json", exclude_none=True)
     return dumped if isinstance(dumped, dict) else {}
-
-
-def _snippet(text: str, limit: int = 500) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-# -- foreign errors, mapped at this edge --------------------------------------------------------
-
-
-def _tail(errlog: TextIO) -> str:
-    with suppress(OSError, ValueError):
-        errlog.flush()
-        size = errlog.seek(0, os.SEEK_END)
-        errlog.seek(max(0, size - 4 * _STDERR_TAIL))  # a server's stderr may be endless
-        lines = [line for line in errlog.read().splitlines() if line.strip()]
-        return "\n".join(lines)[-_STDERR_TAIL:]
-    return ""
-
-
-def _leaves(error: BaseException) -> list[BaseException]:
-    """The errors inside task groups' exception groups, innermost first."""
-    if isinstance(error, BaseExceptionGroup):
-        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
-    return [error]
-
-
-def _mapped(
-    error: BaseException,
-    target: _Target,
-    doing: str,
-    progress: _Progress,
-    stderr: str,
-    masked: Callable[[str], str],
-) -> ConnectorError:
-    """One connector error for whatever the SDK, the transport or the server raised. Before
-    the handshake is done, every failure means the server cannot be used (Unavailable, or
-    NotSignedIn for a refused token); after it, the server's JSON-RPC error says what it is."""
-    name = target.server
-    where = masked(_snippet(target.url or shlex.join(target.argv), 160))
-    said = f"; its stderr ends: {masked(stderr)}" if stderr else ""
-    leaves = _leaves(error)
-    for leaf in leaves:
-        if isinstance(leaf, ConnectorError):
-            return leaf
-    refused_sign_in = [status for status in progress.statuses if status in (401, 403)]
-    if refused_sign_in:
-        return NotSignedIn(
-            f"{name}: the MCP server at {target.url} did not accept the sign-in "
-            f"({refused_sign_in[0]})",
-            hint=f"sdd connect {name}, or set connectors.{name}.token_env",
-        )
-    if any(isinstance(leaf, TimeoutError) for leaf in leaves):
-        step = doing if progress.initialized else "start a session"
-        return Unavailable(
-            f"{name}: the MCP server did not {step} within {target.timeout:g} s; it was "
-            f"stopped{said}",
-            hint=f"connectors.{name}.timeout: {max(60, int(target.timeout * 2))}",
-        )
-    first = leaves[0] if leaves else error
-    code = getattr(getattr(first, "error", None), "code", None)
-    words = masked(_snippet(str(getattr(getattr(first, "error", None), "message", "") or first)))
-    if not progress.initialized:
-        status = f" (HTTP {progress.statuses[0]})" if progress.statuses else ""
-        if isinstance(first, OSError) or type(first).__name__.endswith(("ConnectError", "Timeout")):
-            return Unavailable(
-                f"{name}: cannot reach the MCP server ({where}): {words}{said}",
-                hint="is the server running, and is the command or url right?",
-            )
-        return Unavailable(
-            f"{name}: the MCP server ({where}) did not start a session: {words}{status}{said}",
-            hint="its own words (stderr) are quoted above"
-            if stderr
-            else "is the command or url right?",
-        )
-    if isinstance(code, int):  # the server answered the call with a JSON-RPC error
-        if code == _NOT_FOUND:
-            return Missing(f"{doing.removeprefix('run ')} of MCP server {name}", words)
-        if code in _REFUSED:
-            return Refused(f"{name}: the MCP server refused to {doing}: {words}")
-        return Unavailable(f"{name}: the MCP server failed to {doing}: {words} (code {code}){said}")
-    return Unavailable(
-        f"{name}: the MCP server could not {doing}: {type(first).__name__}: {words}{said}"
-    )

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sdd_git import lockfile
+from sdd_git.connectors.base import run_lifetime
 from sdd_git.errors import RecordError, SddError, UsageError
 from sdd_git.providers.base import ProviderError, ToolCall
 from sdd_git.roles.profile import RoleProfile
@@ -142,10 +143,16 @@ def start(
     if critic is not None:
         provider_settings(root, critic)  # a critic whose provider cannot be set up: refused now
     run_id = new_run_id(clock())
-    with lockfile.hold(
-        role_lock(root, author.name),
-        wait_seconds=0,
-        stale_hint=f"its run died; close it and clear the lock with: sdd role stop {author.name}",
+    # What connectors keep open for the run (an MCP server's session) ends with it, however it
+    # ends, and before the role's lock is let go: the next run of the role starts its own.
+    with (
+        lockfile.hold(
+            role_lock(root, author.name),
+            wait_seconds=0,
+            stale_hint="its run died; close it and clear the lock with: "
+            f"sdd role stop {author.name}",
+        ),
+        run_lifetime(),
     ):
         log = RunLog.open(root, run_id, masker, clock)
         log.listener = on_event
@@ -427,10 +434,14 @@ def answer(
             hint=f"sdd accept plan {shown.change}  or edit changes/{shown.change}/plan.yaml "
             "and accept it",
         )
-    with lockfile.hold(
-        role_lock(root, shown.role),
-        wait_seconds=0,
-        stale_hint=f"its run died; close it and clear the lock with: sdd role stop {shown.role}",
+    with (
+        lockfile.hold(
+            role_lock(root, shown.role),
+            wait_seconds=0,
+            stale_hint="its run died; close it and clear the lock with: "
+            f"sdd role stop {shown.role}",
+        ),
+        run_lifetime(),  # the resumed run's own sessions: the stopped process's are gone
     ):
         stops.load(root, stop_id)  # still unanswered now that the lock is ours
         state, pending = replay.rebuild(root, shown.run, clock, on_event)
