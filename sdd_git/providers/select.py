@@ -36,6 +36,11 @@ from sdd_git.providers.settings import (
     variables_in,
     where,
 )
+from sdd_git.providers.stored import (
+    place,
+    same_host,
+    stored_key_for,
+)
 from sdd_git.root import Root
 
 KINDS = ("openai", "anthropic", "ollama", "script")
@@ -178,15 +183,15 @@ def settings_for(
         key_env, no_key = _variable(named)
         if key_env:
             _refuse_unlisted(key_env, destination, kind, config, config_url)
-    elif person and _same_host(destination, config_url):
+    elif person and same_host(destination, config_url):
         key_env, no_key = _person_variable(config, kind, destination)
     else:
         key_env, no_key = _default_variable(kind, destination, config), False
     # SDD_API_KEY is the person's main key: it goes only to her own server. So do the headers of
     # her config, which may carry a secret meant for that server.
-    shared = not no_key and _same_host(destination, person_url)
+    shared = not no_key and same_host(destination, person_url)
     headers = own_headers
-    if person and _same_host(destination, config_url):
+    if person and same_host(destination, config_url):
         headers = _merge_headers(_headers(person.get("headers")), own_headers)
     return ProviderSettings(
         kind,
@@ -203,70 +208,6 @@ def settings_for(
     )
 
 
-MODEL_KEYS = "model_keys"  # in her settings: {NAME: {url: URL}}, written by `sdd keys set`
-
-
-@dataclass(frozen=True)
-class StoredKey:
-    """A model key `sdd keys set` keeps in the OS keyring: its name and the one host it is for."""
-
-    name: str
-    url: str
-
-    @property
-    def host(self) -> str:
-        return host_text(self.url)
-
-    def as_json(self) -> dict[str, Any]:
-        return {"name": self.name, "url": self.url, "host": self.host}
-
-
-def stored_keys(root: Root) -> list[StoredKey]:
-    """The model keys her settings record (`model_keys:`), each with the URL it is for. An
-    entry that names no http(s) URL is an error naming its file and line."""
-    from sdd_git.settings import settings
-
-    found = settings(root)
-    section = found.get(MODEL_KEYS)
-    if section is None:
-        return []
-    if not isinstance(section, dict):
-        raise ProviderError(
-            f"{found.where(MODEL_KEYS)}: key '{MODEL_KEYS}' must map a key's name to its URL",
-            hint="sdd keys set NAME --for-url URL writes it",
-        )
-    out = []
-    for name, entry in section.items():
-        url = entry.get("url") if isinstance(entry, dict) else None
-        if not isinstance(url, str) or url.split("://", 1)[0].lower() not in ("http", "https"):
-            raise ProviderError(
-                f"{found.where(MODEL_KEYS, str(name))}: key '{MODEL_KEYS}.{name}' must give the "
-                "http(s) URL the key is for",
-                hint=f"{MODEL_KEYS}: {{{name}: {{url: https://api.openai.com/v1}}}} "
-                "(sdd keys set writes it)",
-            )
-        out.append(StoredKey(str(name), url))
-    return out
-
-
-def stored_key_for(root: Root, destination: str) -> str:
-    """The name of the stored model key recorded for the host (and port) of `destination`, or
-    "". Two for the same host is an error: sdd never guesses which key to send."""
-    if not destination:
-        return ""
-    matching = [k for k in stored_keys(root) if _same_host(k.url, destination)]
-    if len(matching) > 1:
-        names = ", ".join(k.name for k in matching)
-        raise ProviderError(
-            f"the model keys {names} are all for {host_text(destination)}; sdd does not guess "
-            "which to send",
-            hint=f"remove one with: sdd keys remove {matching[-1].name}",
-        )
-    return matching[0].name if matching else ""
-
-
-# The model aliases sdd knows without being told; her settings' `models:` adds to them and
-# overrides them (`models: {sonnet: {kind: anthropic, model: claude-sonnet-4-5}}`).
 BUILTIN_MODELS: dict[str, dict[str, Any]] = {
     "sonnet": {"kind": "anthropic", "model": "claude-sonnet-4-5"},
     "haiku": {"kind": "anthropic", "model": "claude-haiku-4-5"},
@@ -314,7 +255,7 @@ def resolve_alias(root: Root, name: str, role_path: Path | None) -> dict[str, An
     close = did_you_mean(name, aliases)
     known = ", ".join(sorted(aliases))
     raise ProviderError(
-        f"{_place(role_path, 'model', None)}: key 'model': unknown model alias '{name}'",
+        f"{place(role_path, 'model', None)}: key 'model': unknown model alias '{name}'",
         hint=(f"did you mean '{close}'? " if close else "")
         + f"known aliases: {known}; add one to your user settings: "
         f"models: {{{name}: {{kind: anthropic, model: claude-sonnet-4-5}}}}",
@@ -334,7 +275,7 @@ def person_provider(root: Root) -> dict[str, Any]:
             continue
         if not isinstance(part, dict):
             raise ProviderError(
-                f"{_place(layer.path, 'provider', None)}: key 'provider' must be a mapping",
+                f"{place(layer.path, 'provider', None)}: key 'provider' must be a mapping",
                 hint="provider: {kind: openai, model: gpt-4.1-mini}",
             )
         check_settings(part, layer.path, "provider", config_file=True)
@@ -418,7 +359,7 @@ def _may_go(key_env: str, destination: str, config: dict[str, Any]) -> bool:
     for kind, standard in DEFAULT_KEY_ENV.items():
         if key_env == standard:
             service = DEFAULT_BASE_URL[kind]
-            return _same_host(destination, service) or _listed(config, key_env, destination)
+            return same_host(destination, service) or _listed(config, key_env, destination)
     return True
 
 
@@ -438,12 +379,12 @@ def _refuse_unlisted(
     if _listed(config, key_env, destination):
         return
     config_kind = str(config.get("kind") or "openai")
-    if _same_host(destination, config_url):
+    if same_host(destination, config_url):
         person_key, _ = _person_variable(config, config_kind, destination)
         if key_env == person_key:
             return
     own_service = DEFAULT_BASE_URL.get(kind, "")
-    if key_env == DEFAULT_KEY_ENV.get(kind) and _same_host(destination, own_service):
+    if key_env == DEFAULT_KEY_ENV.get(kind) and same_host(destination, own_service):
         return
     raise _unlisted(key_env, destination)
 
@@ -529,10 +470,6 @@ def _listed(config: dict[str, Any], key_env: str, url: str) -> bool:
     return key_env in _matching(config, url)
 
 
-def _same_host(one: str, other: str) -> bool:
-    return bool(one and other) and where(one) == where(other)
-
-
 # --- validation -------------------------------------------------------------------------------
 
 
@@ -558,12 +495,12 @@ def check_settings(
             else:
                 hint = "known keys: " + ", ".join(known)
             raise ProviderError(
-                f"{_place(source, section, name)}: unknown key '{section}.{name}'", hint=hint
+                f"{place(source, section, name)}: unknown key '{section}.{name}'", hint=hint
             )
         problem = _problem(name, value)
         if problem:
             raise ProviderError(
-                f"{_place(source, section, name)}: key '{section}.{name}' {problem}, not {value!r}",
+                f"{place(source, section, name)}: key '{section}.{name}' {problem}, not {value!r}",
                 hint=f"write {known[name]}",
             )
 
@@ -665,32 +602,6 @@ def _merge_headers(
     merged = {name.lower(): (name, text) for name, text in base}
     merged.update({name.lower(): (name, text) for name, text in over})
     return tuple(merged.values())
-
-
-def _place(source: Path | None, section: str, key: str | None) -> str:
-    """`file:line` of `key` inside the `section:` mapping of a YAML file (or a ROLE.md's front
-    matter), found in its text: the line a person would go to."""
-    if source is None:
-        return "the role's model" if section == "model" else section
-    from sdd_git.paths import display
-
-    try:
-        lines = source.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return display(source)
-    head = re.compile(rf"^\s*{re.escape(section)}\s*:")
-    start = next((n for n, line in enumerate(lines) if head.match(line)), None)
-    if start is None:
-        return f"{display(source)}:1"
-    if key is not None:
-        pattern = re.compile(rf"(^|[\s{{,]){re.escape(key)}\s*:")
-        first = lines[start].split(":", 1)[1]
-        if pattern.search(first):
-            return f"{display(source)}:{start + 1}"
-        for n in range(start + 1, len(lines)):
-            if pattern.search(lines[n]):
-                return f"{display(source)}:{n + 1}"
-    return f"{display(source)}:{start + 1}"
 
 
 def make_provider(settings: ProviderSettings) -> Provider:

@@ -5,7 +5,7 @@ the host it is for is written to her user settings (`model_keys: {NAME: {url: UR
 is grant surface: the person command records it in this product's trust ledger, and another
 product sends the key only once she has confirmed her user file there (CONTRACT §13). A
 provider sends a stored key when no variable gives one, and only to a destination on its
-host (`providers.select.stored_key_for`)."""
+host (`providers.stored.stored_key_for`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sdd_git.errors import UsageError
-from sdd_git.providers.select import MIN_SECRET_LENGTH, MODEL_KEYS, StoredKey, stored_keys
+from sdd_git.providers.select import MIN_SECRET_LENGTH
+from sdd_git.providers.stored import MODEL_KEYS, StoredKey, stored_keys
 from sdd_git.root import Root
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,39}$")
