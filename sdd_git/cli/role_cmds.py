@@ -34,9 +34,14 @@ def role() -> None:
 @json_option
 def role_list(show_all: bool, as_json: bool) -> None:
     """List roles: pinned first, then by label."""
+    from sdd_git.cli.progress import SlowBar
     from sdd_git.roles.registry import load_registry
 
-    registry = load_registry(current_root())
+    bar = SlowBar("reading role files")
+    try:
+        registry = load_registry(current_root(), progress=bar)
+    finally:
+        bar.done()
     _warn(registry.warnings)
     roles = [r for r in registry.roles if show_all or not r.hidden]
     roles.sort(key=lambda r: (not r.pinned, r.label.casefold(), r.name))

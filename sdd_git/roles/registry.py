@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -193,8 +193,15 @@ def _ledger(root: Root | None, warnings: list[str]) -> Ledger | None:
 class _Gathering:
     """The roles chosen so far, offered source by source in the order in which they win."""
 
-    def __init__(self, root: Root | None, cache: RoleCache, warnings: list[str]) -> None:
+    def __init__(
+        self,
+        root: Root | None,
+        cache: RoleCache,
+        warnings: list[str],
+        progress: Progress | None = None,
+    ) -> None:
         self.root = root
+        self.progress = progress
         self.cache = cache
         self.warnings = warnings
         self.cap = cache.roles_config(root).max_grantable_delegation if root is not None else None
@@ -228,7 +235,9 @@ class _Gathering:
     def offer_files(self, base: Path, source: str, within: Path | None = None) -> None:
         names = _role_folders(base, within, self.warnings)
         folder = str(base)
-        for name in names:
+        for done, name in enumerate(names, 1):
+            if self.progress is not None:
+                self.progress(done, len(names))
             path = Path(os.path.join(folder, name, "ROLE.md"))
             key = f"{source}:{name if source == 'repo' else path}"
             # Paths are shown only in warnings: making 3,000 of them relative costs more than
@@ -266,11 +275,17 @@ def _role_folders(base: Path, within: Path | None, warnings: list[str]) -> list[
     return [n for n in listed.folders if not n.startswith(".")]
 
 
-def load_registry(root: Root | None, repo: bool = True) -> Registry:
+# Told (done, of) as each role file of a folder is read, for a listing long enough to show.
+Progress = Callable[[int, int], None]
+
+
+def load_registry(
+    root: Root | None, repo: bool = True, progress: Progress | None = None
+) -> Registry:
     """Every role; `repo=False` leaves out the repo's own roles, to find what they shadow."""
     cache = RoleCache(root)
     warnings: list[str] = []
-    gathering = _Gathering(root, cache, warnings)
+    gathering = _Gathering(root, cache, warnings, progress)
     if root is not None and repo:
         gathering.offer_files(root.sdd / "roles", "repo", root.path)
     if root is not None:
