@@ -477,14 +477,20 @@ def routine_history(name: str, as_json: bool) -> None:
 
 
 @routine.command("export")
-@click.argument("name", shell_complete=routine_names)
+@click.argument("name", required=False, shell_complete=routine_names)
 @click.option("--github-actions", "engine", flag_value="github-actions",
               help="A GitHub Actions workflow.")  # fmt: skip
 @click.option("--gitlab-ci", "engine", flag_value="gitlab-ci", help="A GitLab CI pipeline.")
 @click.option("--jenkins", "engine", flag_value="jenkins", help="A Jenkins declarative pipeline.")
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), metavar="PATH",
               help="Write the definition here (default: print it).")  # fmt: skip
-def routine_export(name: str, engine: str | None, out: Path | None) -> None:
+@click.option("--all", "every", is_flag=True,
+              help="Every routine, one file each, into --out-dir.")  # fmt: skip
+@click.option("--out-dir", type=click.Path(path_type=Path, file_okay=False), metavar="DIR",
+              help="With --all: the folder the files go in (made when missing).")  # fmt: skip
+def routine_export(
+    name: str | None, engine: str | None, out: Path | None, every: bool, out_dir: Path | None
+) -> None:
     """The CI definition that runs the routine on the engine's own events (secrets come from
     the engine's secret store, never from this file)."""
     from sdd_git.errors import UsageError
@@ -493,6 +499,13 @@ def routine_export(name: str, engine: str | None, out: Path | None) -> None:
 
     if engine is None:
         raise UsageError("say which engine", hint="add --github-actions, --gitlab-ci or --jenkins")
+    if every or out_dir is not None:
+        _export_all(name, engine, out, every, out_dir)
+        return
+    if name is None:
+        raise UsageError(
+            "say which routine", hint="sdd routine export NAME, or --all --out-dir DIR"
+        )
     from sdd_git.sink import refuse_inside_run
 
     if out is not None:
@@ -508,6 +521,54 @@ def routine_export(name: str, engine: str | None, out: Path | None) -> None:
     write_text_atomic(out, text)
     say(f"wrote the {engine} definition of {found.role}/{found.name}")
     click.echo(_relative(out))
+
+
+# The file each engine's definition of routine NAME is written to by `export --all`.
+_EXPORT_FILE = {
+    "github-actions": "sdd-routine-{}.yml",
+    "gitlab-ci": "sdd-routine-{}.gitlab-ci.yml",
+    "jenkins": "Jenkinsfile.sdd-routine-{}",
+}
+
+
+def _export_all(
+    name: str | None, engine: str, out: Path | None, every: bool, out_dir: Path | None
+) -> None:
+    """Every routine's definition, one file each: checked whole before the first is written, so
+    a routine that cannot be exported leaves the folder as it was."""
+    from sdd_git.atomicfile import write_text_atomic
+    from sdd_git.cli.progress import SlowBar
+    from sdd_git.errors import UsageError
+    from sdd_git.routines.export import export_definition
+    from sdd_git.routines.manage import list_routines
+    from sdd_git.sink import refuse_inside_run
+
+    if not every or out_dir is None or name is not None or out is not None:
+        raise UsageError(
+            "--all and --out-dir go together, with no NAME and no --out",
+            hint="sdd routine export --all --github-actions --out-dir .github/workflows",
+        )
+    refuse_inside_run()
+    root = current_root()
+    found, problems = list_routines(root)
+    if problems:
+        raise problems[0]
+    texts: list[tuple[Path, str]] = []
+    bar = SlowBar("exporting routines")
+    try:
+        for done, routine in enumerate(found, 1):
+            texts.append(
+                (out_dir / _EXPORT_FILE[engine].format(routine.name),
+                 export_definition(root, routine, engine))
+            )  # fmt: skip
+            bar(done, len(found))
+    finally:
+        bar.done()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for path, text in texts:
+        write_text_atomic(path, text)
+        click.echo(_relative(path))
+    say(f"wrote the {engine} definitions of {len(texts)} routines")
 
 
 @routine.command("validate")
