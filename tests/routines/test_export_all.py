@@ -12,7 +12,25 @@ from sdd_git.root import Root
 from sdd_git.routines.export import export_definition
 from sdd_git.routines.routine import Routine
 from tests.conftest import SddRunner
-from tests.routines.test_export import routines  # noqa: F401  (the fixture)
+from tests.routines.test_export import TRIGGERS, pin
+from tests.runner.scripted import add_role
+from tests.trusthelp import confirm
+
+
+@pytest.fixture
+def routines(root: Root) -> dict[str, Routine]:
+    """The routines of tests/routines/test_export.py, one of each trigger."""
+    from sdd_git.routines.routine import find_routine
+
+    pin(root)
+    add_role(root, "builder")
+    for name, trigger in TRIGGERS.items():
+        path = root.sdd / "roles" / "builder" / "routines" / f"{name}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f'{trigger}\ninput: "the source"\nexpected: "a short note"\n')
+        confirm(root, path.relative_to(root.path).as_posix())
+    return {name: find_routine(root, f"builder/{name}") for name in TRIGGERS}
+
 
 FILES = {
     "github-actions": "sdd-routine-{}.yml",
