@@ -152,9 +152,10 @@ def main(argv: list[str] | None = None) -> None:
     # Everything sdd prints reaches her terminal as text: a control, bidirectional or zero-width
     # character from a file, a merge or a model is written out as an escape (`\u202e`), in
     # JSON too, where that escape reads back as the same character.
-    if "_SDD_COMPLETE" in os.environ:
+    if os.environ.get("_SDD_COMPLETE"):
         # Shell completion: click writes the items as bytes for the shell to read, and the
-        # items are ids sdd_git.cli.complete keeps to a safe shape.
+        # items are ids sdd_git.cli.complete keeps to a safe shape. Set but empty, click runs
+        # the command as usual: then its output is shown as text like any other.
         _main(argv)
         return
     from sdd_git.shown_text import visible_stream

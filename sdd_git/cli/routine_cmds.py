@@ -564,6 +564,18 @@ def _export_all(
             bar(done, len(found))
     finally:
         bar.done()
+    # Two roles may each own a routine of one name: both would go to one file, the later
+    # silently replacing the other (a merged role's over hers).
+    owners: dict[Path, list[str]] = {}
+    for (path, _text), routine in zip(texts, found, strict=True):
+        owners.setdefault(path, []).append(f"{routine.role}/{routine.name}")
+    clash = next((names for names in owners.values() if len(names) > 1), None)
+    if clash is not None:
+        raise UsageError(
+            f"the routines {', '.join(clash)} would be written to one file; nothing was written",
+            hint=f"rename one of them, or export each with: sdd routine export {clash[0]} "
+            f"--{engine} --out PATH",
+        )
     out_dir.mkdir(parents=True, exist_ok=True)
     for path, text in texts:
         write_text_atomic(path, text)

@@ -31,17 +31,27 @@ class StoredKey:
 
 
 def stored_keys(root: Root) -> list[StoredKey]:
-    """The model keys her settings record (`model_keys:`), each with the URL it is for. An
-    entry that names no http(s) URL is an error naming its file and line."""
-    from sdd_git.settings import settings
+    """The model keys her user file records (`model_keys:`), each with the URL it is for. Only
+    her user file says which host a key in her keyring is for: `sdd keys set` writes it there,
+    and a product's layers (tracked, or arriving by a merge past .gitignore) never rebind her
+    keyring's keys to another host. An entry that names no http(s) URL is an error naming its
+    file and line."""
+    from sdd_git.settings import USER, line_of, settings
 
-    found = settings(root)
-    section = found.get(MODEL_KEYS)
+    user = next((each for each in settings(root).layers if each.name == USER), None)
+    if user is None:
+        return []
+    section = user.data.get(MODEL_KEYS)
     if section is None:
         return []
+
+    def where(*keys: str) -> str:
+        line = line_of(user, keys)
+        return f"{user.shown}:{line}" if line else user.shown
+
     if not isinstance(section, dict):
         raise ProviderError(
-            f"{found.where(MODEL_KEYS)}: key '{MODEL_KEYS}' must map a key's name to its URL",
+            f"{where(MODEL_KEYS)}: key '{MODEL_KEYS}' must map a key's name to its URL",
             hint="sdd keys set NAME --for-url URL writes it",
         )
     out = []
@@ -49,7 +59,7 @@ def stored_keys(root: Root) -> list[StoredKey]:
         url = entry.get("url") if isinstance(entry, dict) else None
         if not isinstance(url, str) or url.split("://", 1)[0].lower() not in ("http", "https"):
             raise ProviderError(
-                f"{found.where(MODEL_KEYS, str(name))}: key '{MODEL_KEYS}.{name}' must give the "
+                f"{where(MODEL_KEYS, str(name))}: key '{MODEL_KEYS}.{name}' must give the "
                 "http(s) URL the key is for",
                 hint=f"{MODEL_KEYS}: {{{name}: {{url: https://api.openai.com/v1}}}} "
                 "(sdd keys set writes it)",
@@ -59,11 +69,13 @@ def stored_keys(root: Root) -> list[StoredKey]:
 
 
 def stored_key_for(root: Root, destination: str) -> str:
-    """The name of the stored model key recorded for the host (and port) of `destination`, or
-    "". Two for the same host is an error: sdd never guesses which key to send."""
+    """The name of the stored model key recorded for the scheme, host and port of
+    `destination`, or "". The scheme counts: a key kept for https://HOST:443 never goes over
+    plain http to the same host and port. Two for the same place is an error: sdd never
+    guesses which key to send."""
     if not destination:
         return ""
-    matching = [k for k in stored_keys(root) if same_host(k.url, destination)]
+    matching = [k for k in stored_keys(root) if same_place(k.url, destination)]
     if len(matching) > 1:
         names = ", ".join(k.name for k in matching)
         raise ProviderError(
@@ -72,6 +84,15 @@ def stored_key_for(root: Root, destination: str) -> str:
             hint=f"remove one with: sdd keys remove {matching[-1].name}",
         )
     return matching[0].name if matching else ""
+
+
+def same_place(one: str, other: str) -> bool:
+    """One scheme, host and port (a bare `host[:port]` has no scheme to differ in)."""
+    return same_host(one, other) and _scheme(one) == _scheme(other)
+
+
+def _scheme(url: str) -> str:
+    return url.split("://", 1)[0].strip().lower() if "://" in url else ""
 
 
 # The model aliases sdd knows without being told; her settings' `models:` adds to them and

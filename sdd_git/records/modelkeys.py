@@ -40,9 +40,13 @@ def check_name(name: str) -> None:
 
 
 def default_url(root: Root) -> str:
-    """The URL of her configured provider: where a key set without --for-url goes."""
+    """The URL of her configured provider: where a key set without --for-url goes. Read only
+    from settings she has confirmed, in every layer: a merged `.sdd/config.yaml` that names
+    another host must not bind her key to it."""
     from sdd_git.providers.select import settings_for
+    from sdd_git.trust.pending import require_settings
 
+    require_settings(root, "keeping a key for your provider's URL")
     url = settings_for(root, None).url
     if not url:
         raise UsageError(
