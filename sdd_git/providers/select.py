@@ -39,6 +39,7 @@ from sdd_git.providers.settings import (
 from sdd_git.providers.stored import (
     place,
     same_host,
+    same_place,
     stored_key_for,
 )
 from sdd_git.root import Root
@@ -280,7 +281,41 @@ def person_provider(root: Root) -> dict[str, Any]:
             )
         check_settings(part, layer.path, "provider", config_file=True)
     merged = found.get("provider")
-    return dict(merged) if isinstance(merged, dict) else {}
+    if not isinstance(merged, dict):
+        return {}
+    _keys_stay_with_their_address(found.layers, merged)
+    return dict(merged)
+
+
+def _keys_stay_with_their_address(layers: tuple[Any, ...], merged: dict[str, Any]) -> None:
+    """A key variable or header a layer names goes only to the address that layer sends to (its
+    own `base_url`, or the one in force below it): the layers merge key by key, so a later layer
+    (a merged `.sdd/config.yaml`) that only changes `base_url` would otherwise take the key her
+    user file set up for her gateway to its own host. Refused, saying which file says what."""
+    kind = str(merged.get("kind") or "openai")
+    final = str(merged.get("base_url") or DEFAULT_BASE_URL.get(kind, ""))
+    address = DEFAULT_BASE_URL.get(kind, "")
+    owners: dict[str, tuple[Any, str]] = {}  # what sends a secret -> (its layer, its address)
+    for layer in layers:
+        part = layer.data.get("provider")
+        if not isinstance(part, dict):
+            continue
+        if part.get("kind") not in (None, kind):
+            owners.clear()  # a mapping of another kind lends nothing to this one
+            continue
+        address = str(part.get("base_url") or address)
+        if part.get("api_key_env"):
+            owners["api_key_env"] = (layer, address)
+        for name in part.get("headers") or {}:
+            owners[f"headers.{name}"] = (layer, address)
+    for what, (layer, sent_to) in owners.items():
+        if sent_to and final and not same_place(sent_to, final):
+            raise ProviderError(
+                f"{place(layer.path, 'provider', what.split('.')[0])}: provider.{what} is set up "
+                f"for {host_text(sent_to)}, but the merged settings send the provider to "
+                f"{host_text(final)}; a key goes only to the address named beside it",
+                hint="name base_url in the same file as the key, or remove one of the two",
+            )
 
 
 def _kept_choice(keep: Kept | None) -> str | None:

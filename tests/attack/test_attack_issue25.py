@@ -537,20 +537,15 @@ def test_held_export_all_routine_names_cannot_leave_the_folder(
     assert written == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open route: a key variable her user file names follows a base_url that a "
-    "confirmed repo layer changes (the layers merge key by key); binding a layer's key and "
-    "headers to its own base_url is a design change, left to the settings' owner",
-)
 def test_her_user_layer_key_does_not_follow_a_base_url_a_merged_layer_changes(
     root: Root, tmp_path: Path, evil: Loopback, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """OPEN: her user file says `provider: {base_url: HER_GATEWAY, api_key_env: GW_KEY,
+    """Her user file says `provider: {base_url: HER_GATEWAY, api_key_env: GW_KEY,
     headers: {api-key: $AZURE_KEY}}`; a stranger's PR sets only `provider.base_url: EVIL` in
     `.sdd/config.yaml`. Unconfirmed, everything waits (held above). But the careless person's
     `sdd trust accept --all` shows "provider.base_url" changing, not that her GW_KEY and
-    $AZURE_KEY, configured in another file for another host, now go to EVIL, and they do."""
+    $AZURE_KEY, configured in another file for another host, would go to EVIL: they do not, since
+    a layer's key and headers go only to the address that layer names."""
     _user_layer(
         {"provider": {"kind": "openai", "model": "m", "base_url": "https://gw.example/v1",
                       "api_key_env": "GW_KEY", "headers": {"api-key": "$AZURE_KEY"}}}
@@ -568,6 +563,8 @@ def test_her_user_layer_key_does_not_follow_a_base_url_a_merged_layer_changes(
     monkeypatch.setenv("GW_KEY", KEY)
     monkeypatch.setenv("AZURE_KEY", HEADER_SECRET)
     evil.reply(body=OK)
-    _ask(settings_for(root, None))
-    assert not _heard(evil, KEY)
-    assert not _heard(evil, HEADER_SECRET)
+    from sdd_git.providers.base import ProviderError
+
+    with pytest.raises(ProviderError, match="a key goes only to the address named beside it"):
+        _ask(settings_for(root, None))
+    assert evil.requests == []
