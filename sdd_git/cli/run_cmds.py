@@ -36,21 +36,31 @@ def _progress(as_json: bool) -> Any:
     provider call or command is visibly under way. With --json, nothing but the document."""
     if as_json:
         return None
-    from sdd_git.cli.ticker import Ticker
-    from sdd_git.runner.control import event_text
+    return _Progress()
 
-    ticker = Ticker()
 
-    def show(event: dict[str, Any]) -> None:
-        ticker.stop()  # whatever comes next is the model's answer, or the run going on
-        if event.get("event") not in _QUIET_EVENTS:
+class _Progress:
+    """Each event as one line on stderr; in her terminal also the seconds a model takes, and
+    its reply's text as it streams in (`wants_text`: the runner then asks for a stream)."""
+
+    def __init__(self) -> None:
+        from sdd_git.cli.ticker import Ticker
+
+        self.ticker = Ticker()
+        self.wants_text = self.ticker.on
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        from sdd_git.runner.control import event_text
+
+        self.ticker.stop()  # whatever comes next is the model's answer, or the run going on
+        kind = event.get("event")
+        if kind == "reply_text":
+            say(f"  » {event.get('text', '')}")  # masked by the runner, a line at a time
+            return
+        if kind not in _QUIET_EVENTS:
             say(f"  · {event_text(event)}")  # already masked: it is the logged line
-        if event.get("event") == "provider_call":
-            ticker.start(f"waiting for {_role_name(event.get('role'))}'s model")
-        elif event.get("event") == "run_ended":
-            ticker.stop()
-
-    return show
+        if kind == "provider_call":
+            self.ticker.start(f"waiting for {_role_name(event.get('role'))}'s model")
 
 
 def _role_name(role: object) -> str:

@@ -14,7 +14,7 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -28,6 +28,9 @@ class Request:
     url: str  # absolute http(s) URL
     headers: Mapping[str, str] = field(default_factory=dict)
     body: bytes | None = None
+    # Told each piece of a 2xx answer's body as it arrives (a stream of server-sent events):
+    # the whole body is still returned at the end.
+    on_chunk: Callable[[bytes], None] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,9 @@ class StdlibTransport:
             headers.update(proxies.credentials(proxy))
         key = (scheme, host, port, proxy or "")
         for fresh in (False, True):
-            answer = self._attempt(key, request.method, target, headers, request.body, fresh)
+            answer = self._attempt(
+                key, request.method, target, headers, request.body, fresh, request.on_chunk
+            )
             if answer is not None:
                 return answer
         raise AssertionError("unreachable")  # pragma: no cover
@@ -138,6 +143,7 @@ class StdlibTransport:
         headers: dict[str, str],
         body: bytes | None,
         fresh: bool,
+        on_chunk: Callable[[bytes], None] | None = None,
     ) -> Answer | None:
         """The answer, or None when a reused connection was found closed (try once more)."""
         import http.client
@@ -163,7 +169,8 @@ class StdlibTransport:
             try:
                 connection.request(method, target, body=body, headers=headers)
                 response = connection.getresponse()
-                payload = self._read(response, deadline)
+                told = on_chunk if 200 <= response.status < 300 else None
+                payload = self._read(response, deadline, told)
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
                 self._drop(key)
                 if reused:
@@ -201,10 +208,15 @@ class StdlibTransport:
             raise Unreachable(exc) from None
         return True
 
-    def _read(self, response: http.client.HTTPResponse, deadline: float | None) -> bytes:
+    def _read(
+        self,
+        response: http.client.HTTPResponse,
+        deadline: float | None,
+        on_chunk: Callable[[bytes], None] | None = None,
+    ) -> bytes:
         import http.client
 
-        if self.max_body is None and deadline is None:
+        if self.max_body is None and deadline is None and on_chunk is None:
             return response.read()
         limit = self.max_body if self.max_body is not None else 1 << 62
         chunks: list[bytes] = []
@@ -215,6 +227,8 @@ class StdlibTransport:
                 break
             chunks.append(chunk)
             size += len(chunk)
+            if on_chunk is not None:
+                on_chunk(chunk)
             if deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError("deadline")
         if deadline is not None and time.monotonic() >= deadline:

@@ -103,8 +103,18 @@ class AnthropicProvider(HttpProvider):
             body["temperature"] = self.temperature
         if self.cache:
             mark_breakpoints(body)
-        answer = self._http.post_json(url, body, self._request_headers(request))
-        return parse_reply(answer, where=f"{self.name} at {url}")
+        where = f"{self.name} at {url}"
+        if request.on_text is None:
+            answer = self._http.post_json(url, body, self._request_headers(request))
+            return parse_reply(answer, where=where)
+        from sdd_git.providers.stream import AnthropicStream
+
+        body["stream"] = True
+        stream = AnthropicStream(request.on_text, where)
+        whole = self._http.post_stream(url, body, self._request_headers(request), stream.feed.feed)
+        # A server that does not stream answers with the whole document: shown once, at the end.
+        answer = stream.answer() if whole is None else whole
+        return parse_reply(answer, where=where)
 
     def models(self) -> list[str]:
         """The model ids the server offers (GET /v1/models), every page of them."""

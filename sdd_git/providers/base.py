@@ -20,6 +20,7 @@ neutral form, as on ToolCall.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -72,6 +73,9 @@ class ProviderRequest:
     # A configured `max_tokens` wins. None: no cap.
     max_reply_tokens: int | None = None
     role_call_index: int = 0  # 1-based count of this role's calls, in a run of one role; else 0
+    # Told each piece of the reply's text as it arrives, where the provider can stream it (the
+    # person watches in a terminal); None asks for the whole answer at once.
+    on_text: Callable[[str], None] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

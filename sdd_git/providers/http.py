@@ -97,6 +97,40 @@ class HttpClient:
     def get_json(self, url: str, headers: Mapping[str, str]) -> dict[str, Any]:
         return self.request("GET", url, headers, None)
 
+    def post_stream(
+        self,
+        url: str,
+        body: dict[str, Any],
+        headers: Mapping[str, str],
+        on_chunk: Callable[[bytes], None],
+    ) -> dict[str, Any] | None:
+        """POST `body` as JSON and hand the answer's server-sent events to `on_chunk` as they
+        arrive. Tried again only while nothing has arrived: a stream cut off half way is a
+        failure, never a second, different answer joined to the first. A server that answers
+        with one JSON document instead (it does not stream) gets that document returned."""
+        arrived = False
+
+        def told(chunk: bytes) -> None:
+            nonlocal arrived
+            arrived = True
+            on_chunk(chunk)
+
+        def retry_allowed() -> bool:
+            return not arrived
+
+        data = json.dumps(body).encode("utf-8")
+        secrets = _secrets(headers)
+        stream_headers = {**headers, "Accept": "text/event-stream", "Accept-Encoding": "identity"}
+        try:
+            got = self._request("POST", url, stream_headers, data, secrets, told, retry_allowed)
+            if "event-stream" in str(got.get("content_type", "")).lower():
+                return None
+            return _decode(got.get("body", b""), f"{self.provider} at {_shown(url)}", secrets)
+        except ProviderError as error:
+            mask = _masker(secrets)
+            hint = mask(error.hint) if error.hint else None
+            raise ProviderError(mask(error.message), hint) from None
+
     def request(
         self, method: str, url: str, headers: Mapping[str, str], data: bytes | None
     ) -> dict[str, Any]:
@@ -117,6 +151,8 @@ class HttpClient:
         headers: Mapping[str, str],
         data: bytes | None,
         secrets: list[str],
+        on_chunk: Callable[[bytes], None] | None = None,
+        retry_allowed: Callable[[], bool] = lambda: True,
     ) -> dict[str, Any]:
         import http.client
 
@@ -132,6 +168,8 @@ class HttpClient:
             "Accept-Encoding": "gzip, deflate",
             "User-Agent": USER_AGENT,
         }
+        # Keys as the server reads them, whatever case the caller wrote (a stream's Accept).
+        all_headers = {k: v for k, v in all_headers.items() if k.lower() not in _lower(headers)}
         if data is not None:
             all_headers["Content-Type"] = "application/json"
         all_headers.update(headers)
@@ -140,7 +178,7 @@ class HttpClient:
         for attempt in range(1, attempts + 1):
             retry_after: str | None = None
             try:
-                answer = self._sender().send(Request(method, url, all_headers, data))
+                answer = self._sender().send(Request(method, url, all_headers, data, on_chunk))
             except http.client.InvalidURL as exc:
                 raise ProviderError(
                     f"{where}: not a valid URL ({exc})", hint="check base_url"
@@ -182,6 +220,9 @@ class HttpClient:
                 status = answer.status
                 payload = _decompressed(answer.body, answer.headers)
                 if 200 <= status < 300:
+                    if on_chunk is not None:  # a stream's caller reads what it was told
+                        return {"content_type": answer.headers.get("content-type", ""),
+                                "body": payload}  # fmt: skip
                     return _decode(payload, where, secrets)
                 detail = _server_message(payload, secrets)
                 if status != 429 and status < 500:
@@ -190,12 +231,21 @@ class HttpClient:
                 retry_after = answer.headers.get("retry-after")
             if attempt == attempts:
                 break
+            if not retry_allowed():
+                raise ProviderError(
+                    f"{where}: the answer was cut off while it streamed {failure}",
+                    hint="try again; what already arrived is not used",
+                )
             self._sleep(_delay(retry_after, self.backoff, attempt))
         raise ProviderError(
             f"{where}: still failing after {attempts} attempts {failure}",
             hint="the server is overloaded or limiting the rate; try again later "
             "(provider.retries sets how often sdd tries again)",
         )
+
+
+def _lower(headers: Mapping[str, str]) -> set[str]:
+    return {name.lower() for name in headers}
 
 
 def _decompressed(payload: bytes, headers: Mapping[str, str]) -> bytes:

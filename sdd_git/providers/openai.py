@@ -99,8 +99,19 @@ class OpenAIProvider(HttpProvider):
             body[reply_cap_field(self.base_url)] = cap
         if self.ollama and self.num_ctx is not None:
             body["options"] = {"num_ctx": self.num_ctx}
-        answer = self._http.post_json(url, body, self._request_headers(request))
-        return parse_reply(answer, where=f"{self.name} at {url}")
+        where = f"{self.name} at {url}"
+        if request.on_text is None:
+            answer = self._http.post_json(url, body, self._request_headers(request))
+            return parse_reply(answer, where=where)
+        from sdd_git.providers.stream import OpenAiStream
+
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+        stream = OpenAiStream(request.on_text, where)
+        whole = self._http.post_stream(url, body, self._request_headers(request), stream.feed.feed)
+        # A server that does not stream answers with the whole document: shown once, at the end.
+        answer = stream.answer() if whole is None else whole
+        return parse_reply(answer, where=where)
 
     def models(self) -> list[str]:
         """The model ids the server offers (GET /models)."""

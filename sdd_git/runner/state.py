@@ -406,7 +406,10 @@ def call_provider(
     if trimmed:
         state.log.append(logevents.ContextTrimmed(role, trimmed, request_tokens(fitted, schemas)))
     state.role_calls[role] = state.role_calls.get(role, 0) + 1
-    return provider.complete(
+    from sdd_git.runner.streamed import streamed_text
+
+    shown = streamed_text(state.log.listener, state.masker, role)
+    reply = provider.complete(
         ProviderRequest(
             role=role,
             run_id=state.run_id,
@@ -418,8 +421,12 @@ def call_provider(
             tools=schemas,
             tool_choice=expected,  # None: the configured default (`auto`)
             max_reply_tokens=reply_cap(limit),
+            on_text=shown,
         )
     )
+    if shown is not None:
+        shown.flush()
+    return reply
 
 
 def request_tokens(messages: list[Message], schemas: list[ToolSchema]) -> int:

@@ -4,6 +4,7 @@ terminal, nothing of it is printed."""
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import select
@@ -76,3 +77,55 @@ def test_without_a_terminal_nothing_ticks(root: Root, server: Loopback) -> None:
     assert done.returncode == 0, done.stderr
     assert "waiting for" not in done.stderr + done.stdout
     assert "\x1b" not in done.stderr + done.stdout
+
+
+def _chunk(text: str) -> bytes:
+    data = {"choices": [{"index": 0, "delta": {"content": text}}]}
+    return f"data: {json.dumps(data)}\n\n".encode()
+
+
+def test_the_reply_streams_into_her_terminal_a_line_at_a_time_with_secrets_masked(
+    root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    accepted_change(root)
+    key = "sk-test-0123456789"
+    pieces = [
+        _chunk("Looking at the "), _chunk("search first.\nThe key is sk-te"),
+        _chunk("st-0123456789, "), _chunk("never shown.\nDone"),
+        b'data: {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}\n\n',
+        b"data: [DONE]\n\n",
+    ]  # fmt: skip
+    with serve() as slow:
+        slow.reply(body=pieces, pause=0.4)
+        leader, follower = pty.openpty()
+        child = subprocess.Popen(COMMAND, cwd=root.path, env=_env(slow), stdin=follower,
+                                 stdout=follower, stderr=follower, close_fds=True)  # fmt: skip
+        os.close(follower)
+        seen = b""
+        while select.select([leader], [], [], 30)[0]:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        assert child.wait(timeout=30) == 0, seen.decode(errors="replace")
+        os.close(leader)
+        assert slow.last.body["stream"] is True
+    text = seen.decode(errors="replace")
+    assert "  » Looking at the search first." in text
+    assert "  » The key is [secret], never shown." in text
+    assert key not in text
+
+
+def test_without_a_terminal_the_request_asks_for_the_whole_answer(
+    root: Root, server: Loopback
+) -> None:
+    accepted_change(root)
+    done = subprocess.run(COMMAND, cwd=root.path, env=_env(server), capture_output=True,
+                          text=True, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "stream" not in server.last.body

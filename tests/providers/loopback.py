@@ -37,6 +37,7 @@ class Reply:
     headers: dict[str, str]
     delay: float  # seconds to wait before answering
     gzip: bool = False  # compress the body (when the request accepts gzip)
+    pause: float = 0.0  # between the pieces of a streamed body (a list of bytes)
 
 
 @dataclass
@@ -53,9 +54,10 @@ class Loopback:
         *,
         delay: float = 0.0,
         gzip: bool = False,
+        pause: float = 0.0,
     ) -> None:
         body = {} if body is None else body
-        self.replies.append(Reply(status, body, headers or {}, delay, gzip))
+        self.replies.append(Reply(status, body, headers or {}, delay, gzip, pause))
 
     @property
     def last(self) -> Recorded:
@@ -97,6 +99,9 @@ def _handler(state: Loopback) -> type[BaseHTTPRequestHandler]:
                 )
                 self.connection.close()
                 return
+            if isinstance(reply.body, list):  # server-sent events, a piece at a time
+                self._stream(reply)
+                return
             headers = dict(reply.headers)
             payload = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body)
             if reply.gzip and "gzip" in self.headers.get("Accept-Encoding", ""):
@@ -104,6 +109,20 @@ def _handler(state: Loopback) -> type[BaseHTTPRequestHandler]:
                 payload = gzip.compress(raw)
                 headers["Content-Encoding"] = "gzip"
             self._send(reply.status, payload, headers)
+
+        def _stream(self, reply: Reply) -> None:
+            """Each piece of `reply.body` (bytes) written and flushed on its own, `reply.delay`
+            apart after the first, with no length: the answer ends when the connection does."""
+            self.close_connection = True
+            self.send_response(reply.status)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for index, piece in enumerate(reply.body):
+                if index and reply.pause:
+                    time.sleep(reply.pause)
+                self.wfile.write(piece)
+                self.wfile.flush()
 
         def _send(self, status: int, body: Any, headers: dict[str, str]) -> None:
             if isinstance(body, str):
