@@ -35,9 +35,12 @@ from tests.hostguard.guardrun import (
     GUARD,
     Answered,
     bash,
+    denied,
     event,
     furnish,
+    not_allowed,
     run_guard,
+    shown,
 )
 
 pytestmark = pytest.mark.attack
@@ -60,18 +63,6 @@ def product(root: Root) -> Path:
     (product / "memory" / "decisions.yaml").write_text("decisions: []\n")
     (product / "paths.txt").write_text("memory/decisions.yaml\n")
     return product
-
-
-def _shown(answer: Answered) -> str:
-    return f"exit {answer.code}, stdout {answer.stdout!r}, stderr {answer.stderr!r}"
-
-
-def _not_allowed(answer: Answered, what: str) -> None:
-    assert answer.decision in NOT_ALLOWED, f"{what} got through: {_shown(answer)}"
-
-
-def _denied(answer: Answered, what: str) -> None:
-    assert answer.decision == DENY, f"{what} was not refused: {_shown(answer)}"
 
 
 def _write(path: str | Path, cwd: Path, tool: str = "Write") -> Answered:
@@ -119,7 +110,7 @@ HIDDEN_BY_A_REDIRECT = (
 @pytest.mark.parametrize("command", [c for _, c in HIDDEN_BY_A_REDIRECT],
                          ids=[i for i, _ in HIDDEN_BY_A_REDIRECT])  # fmt: skip
 def test_route_person_command_behind_a_redirection_is_refused(product: Path, command: str) -> None:
-    _denied(bash(command, product), command)
+    denied(bash(command, product), command)
 
 
 WRITES_HIDDEN_BY_A_REDIRECT = (
@@ -137,7 +128,7 @@ WRITES_HIDDEN_BY_A_REDIRECT = (
 @pytest.mark.parametrize("command", [c for _, c in WRITES_HIDDEN_BY_A_REDIRECT],
                          ids=[i for i, _ in WRITES_HIDDEN_BY_A_REDIRECT])  # fmt: skip
 def test_route_write_behind_a_redirection_is_refused(product: Path, command: str) -> None:
-    _denied(bash(command, product), command)
+    denied(bash(command, product), command)
 
 
 # ===== ROUTE 2: bash evaluates a variable's text as code =========================================
@@ -193,7 +184,7 @@ EVALUATED = (
 
 @pytest.mark.parametrize("command", [c for _, c in EVALUATED], ids=[i for i, _ in EVALUATED])
 def test_route_value_bash_evaluates_as_code_is_not_allowed(product: Path, command: str) -> None:
-    _not_allowed(bash(command, product), command)
+    not_allowed(bash(command, product), command)
 
 
 # ===== ROUTE 3: runners that run the command on their own line ==================================
@@ -220,7 +211,7 @@ RUNNERS = (
 
 @pytest.mark.parametrize("command", RUNNERS)
 def test_route_runner_given_a_person_command_is_refused(product: Path, command: str) -> None:
-    _not_allowed(bash(command, product), command)
+    not_allowed(bash(command, product), command)
 
 
 # ===== ROUTE 4: git options and pathspecs the git rule does not read =============================
@@ -275,7 +266,7 @@ GIT_RUNS = (
 
 @pytest.mark.parametrize("command", [c for _, c in GIT_RUNS], ids=[i for i, _ in GIT_RUNS])
 def test_route_git_option_that_runs_a_command_is_refused(product: Path, command: str) -> None:
-    _not_allowed(bash(command, product), command)
+    not_allowed(bash(command, product), command)
 
 
 GIT_WRITES = (
@@ -341,7 +332,7 @@ GIT_WRITES = (
 @pytest.mark.parametrize("command", [c for _, c in GIT_WRITES], ids=[i for i, _ in GIT_WRITES])
 def test_route_git_write_into_the_record_is_refused(product: Path, command: str) -> None:
     command = command.replace("@/", f"{product}/")
-    _not_allowed(bash(command, product), command)
+    not_allowed(bash(command, product), command)
 
 
 # Patches crafted against the way the rule read them: a quoted name, one deeper than `-p` strips,
@@ -378,7 +369,7 @@ def test_route_git_apply_of_a_crafted_patch_is_refused(
     (product / "patches" / "p.patch").write_text(patch)
     os.mkfifo(product / "patches" / "fifo")
     started = time.monotonic()
-    _not_allowed(bash(command, product), command)
+    not_allowed(bash(command, product), command)
     assert time.monotonic() - started < 30
 
 
@@ -404,11 +395,11 @@ DOUBLE_SLASH = (
 def test_route_file_tool_path_with_a_double_slash_is_refused(
     product: Path, tool: str, path: str
 ) -> None:
-    _denied(_write(f"{product}//{path}", product, tool), f"{tool} {product}//{path}")
+    denied(_write(f"{product}//{path}", product, tool), f"{tool} {product}//{path}")
 
 
 def test_route_file_tool_path_with_three_slashes_is_refused(product: Path) -> None:
-    _denied(_write(f"{product}///memory/decisions.yaml", product), "Write ///memory")
+    denied(_write(f"{product}///memory/decisions.yaml", product), "Write ///memory")
 
 
 # ===== ROUTE 6: what turns the hook off, or makes git run code, outside the sdd root ============
@@ -423,7 +414,7 @@ def test_route_claude_project_settings_above_the_sdd_root_are_refused(product: P
     data = event("Write", {"file_path": str(settings), "content": '{"disableAllHooks": true}'},
                  project)  # fmt: skip
     answer = run_guard(data, project, env={"CLAUDE_PROJECT_DIR": str(project)})
-    _denied(answer, f"Write {settings}")
+    denied(answer, f"Write {settings}")
 
 
 def test_route_claude_project_settings_above_the_root_by_bash_are_refused(product: Path) -> None:
@@ -431,7 +422,7 @@ def test_route_claude_project_settings_above_the_root_by_bash_are_refused(produc
     command = "echo '{\"disableAllHooks\": true}' > ../.claude/settings.json"
     data = event("Bash", {"command": command}, product)
     answer = run_guard(data, product, env={"CLAUDE_PROJECT_DIR": str(project)})
-    _denied(answer, command)
+    denied(answer, command)
 
 
 @pytest.mark.parametrize("name", [".gitconfig", ".config/git/config"])
@@ -445,7 +436,7 @@ def test_route_git_configuration_by_file_is_refused(product: Path, name: str) ->
         {"file_path": str(path), "content": "[core]\n\thooksPath = /tmp/agent-hooks\n"},
         product,
     )
-    _not_allowed(run_guard(data, product), f"Write {path}")
+    not_allowed(run_guard(data, product), f"Write {path}")
 
 
 def test_route_sdd_own_code_is_refused(product: Path) -> None:
@@ -454,7 +445,7 @@ def test_route_sdd_own_code_is_refused(product: Path) -> None:
     is developed) it lives outside the environment: a Write that empties PERSON_COMMANDS makes the
     guard itself allow `sdd accept`. (In a wheel install this path is in site-packages: refused.)"""
     target = Path(sdd_git.__file__).resolve().parent / "personcommands.py"
-    _denied(_write(target, product), f"Write {target}")
+    denied(_write(target, product), f"Write {target}")
 
 
 # ===== ROUTE 7: code on the line that names the record in a way the pattern misses =============
@@ -483,7 +474,7 @@ CODE_NAMES_THE_RECORD = (
                          ids=[i for i, _ in CODE_NAMES_THE_RECORD])  # fmt: skip
 def test_route_code_that_names_the_record_is_refused(product: Path, command: str) -> None:
     command = command.replace("@/", f"{product}/")
-    _not_allowed(bash(command, product), command)
+    not_allowed(bash(command, product), command)
 
 
 # ===== ROUTE 8: code the guard cannot read, allowed as if it could ================================
@@ -514,7 +505,7 @@ OPAQUE_CODE = (
 
 @pytest.mark.parametrize("command", [c for _, c in OPAQUE_CODE], ids=[i for i, _ in OPAQUE_CODE])
 def test_route_code_the_guard_cannot_read_is_asked(product: Path, command: str) -> None:
-    _not_allowed(bash(command, product), command)
+    not_allowed(bash(command, product), command)
 
 
 # ===== ROUTE 9: a script or Makefile written, then run =========================================
@@ -537,14 +528,14 @@ WRITTEN_THEN_RUN = (
 @pytest.mark.parametrize("command", [c for _, c in WRITTEN_THEN_RUN],
                          ids=[i for i, _ in WRITTEN_THEN_RUN])  # fmt: skip
 def test_route_script_written_then_run_is_not_allowed(product: Path, command: str) -> None:
-    _not_allowed(bash(command, product), command)
+    not_allowed(bash(command, product), command)
 
 
 def test_route_makefile_written_by_the_file_tool_then_make_is_not_allowed(product: Path) -> None:
     """Two calls: Write of a Makefile (no protected path, allowed) and `make`."""
     makefile = product / "Makefile"
     makefile.write_text("all:\n\tsdd accept reading CH-0001\n")
-    _not_allowed(bash("make", product), "make with a Makefile that runs sdd accept")
+    not_allowed(bash("make", product), "make with a Makefile that runs sdd accept")
 
 
 def test_route_script_that_builds_the_command_is_not_allowed(product: Path, tmp_path: Path) -> None:
@@ -552,7 +543,7 @@ def test_route_script_that_builds_the_command_is_not_allowed(product: Path, tmp_
     script, but only for the words `sdd` and `sdd_git`."""
     script = tmp_path / "x.py"
     script.write_text('import os\nos.system("s" + "dd accept reading CH-0001")\n')
-    _not_allowed(bash(f"python3 {script}", product), f"python3 {script}")
+    not_allowed(bash(f"python3 {script}", product), f"python3 {script}")
 
 
 # ===== ROUTE 10: extractors and patch, into the product folder ==================================
@@ -591,7 +582,7 @@ def test_route_extract_into_the_product_is_not_allowed(
     product: Path, archives: Path, command: str
 ) -> None:
     command = command.replace("@", str(archives))
-    _not_allowed(bash(command, product), command)
+    not_allowed(bash(command, product), command)
 
 
 # ===== ROUTE 11: programs the classifier counts as readers, that write or run ===================
@@ -612,7 +603,7 @@ READERS_THAT_WRITE = (
 @pytest.mark.parametrize("command", [c for _, c in READERS_THAT_WRITE],
                          ids=[i for i, _ in READERS_THAT_WRITE])  # fmt: skip
 def test_route_reader_that_writes_or_runs_is_not_allowed(product: Path, command: str) -> None:
-    _not_allowed(bash(command, product), command)
+    not_allowed(bash(command, product), command)
 
 
 # ===== ROUTE 12: hard links =====================================================================
@@ -630,7 +621,7 @@ HARD_LINKS = (
 
 @pytest.mark.parametrize("command", [c for _, c in HARD_LINKS], ids=[i for i, _ in HARD_LINKS])
 def test_route_hard_link_to_a_record_file_is_refused(product: Path, command: str) -> None:
-    _denied(bash(command, product), command)
+    denied(bash(command, product), command)
 
 
 @pytest.mark.parametrize("tool", ["Write", "Edit", "Bash"])
@@ -641,7 +632,7 @@ def test_route_write_through_a_hard_link_to_the_record_is_refused(product: Path,
         answer = bash("echo '- {accepts: SPEC-0001#S1}' >> src/d.yaml", product)
     else:
         answer = _write(linked, product, tool)
-    _denied(answer, f"{tool} of src/d.yaml, a hard link to memory/decisions.yaml")
+    denied(answer, f"{tool} of src/d.yaml, a hard link to memory/decisions.yaml")
 
 
 # ===== ROUTE 13: sdd commands not on the person's list that write a ROLE.md ======================
@@ -651,7 +642,7 @@ def test_route_write_through_a_hard_link_to_the_record_is_refused(product: Path,
 
 @pytest.mark.parametrize("command", ["hide", "unhide", "pin", "unpin"])
 def test_route_sdd_role_flag_that_rewrites_role_md_is_refused(product: Path, command: str) -> None:
-    _denied(bash(f"sdd role {command} reviewer", product), f"sdd role {command} reviewer")
+    denied(bash(f"sdd role {command} reviewer", product), f"sdd role {command} reviewer")
 
 
 # ===== ROUTE 14: a guard that never answers ======================================================
@@ -681,7 +672,7 @@ def test_route_guard_answers_a_long_command_in_time(product: Path) -> None:
             "host's hook timeout Claude Code runs the call (the write to memory/ included)"
         )
     answer = Answered(done.returncode, done.stdout.decode(), done.stderr.decode())
-    _denied(answer, f"the long command ({time.monotonic() - started:.1f} s)")
+    denied(answer, f"the long command ({time.monotonic() - started:.1f} s)")
 
 
 # ===== HELD: refused today, kept refused ========================================================
@@ -729,7 +720,7 @@ HELD_PERSON = (
 
 @pytest.mark.parametrize("command", [c for _, c in HELD_PERSON], ids=[i for i, _ in HELD_PERSON])
 def test_held_person_command_spellings_are_refused(product: Path, command: str) -> None:
-    _denied(bash(command, product), command)
+    denied(bash(command, product), command)
 
 
 HELD_UNSURE = (
@@ -752,7 +743,7 @@ HELD_UNSURE = (
 
 @pytest.mark.parametrize("command", [c for _, c in HELD_UNSURE], ids=[i for i, _ in HELD_UNSURE])
 def test_held_unsure_spellings_are_not_allowed(product: Path, command: str) -> None:
-    _not_allowed(bash(command, product), command)
+    not_allowed(bash(command, product), command)
 
 
 HELD_WRITES = (
@@ -800,7 +791,7 @@ HELD_WRITES = (
 @pytest.mark.parametrize("command", [c for _, c in HELD_WRITES], ids=[i for i, _ in HELD_WRITES])
 def test_held_writes_are_not_allowed(product: Path, command: str) -> None:
     command = command.replace("@/", f"{product}/")
-    _not_allowed(bash(command, product), command)
+    not_allowed(bash(command, product), command)
 
 
 HELD_PATHS = (
@@ -827,13 +818,13 @@ HELD_PATHS = (
 @pytest.mark.parametrize("path", HELD_PATHS)
 def test_held_file_tool_paths_are_refused(product: Path, path: str) -> None:
     path = path.replace("@", str(product))
-    _denied(_write(path, product), f"Write {path}")
+    denied(_write(path, product), f"Write {path}")
 
 
 def test_held_host_settings_by_absolute_path_are_refused(product: Path) -> None:
     home = Path(os.environ["HOME"])
     for path in (home / ".claude" / "settings.json", f"{home}//.claude.json"):
-        _denied(_write(path, product), f"Write {path}")
+        denied(_write(path, product), f"Write {path}")
 
 
 def test_held_cwd_elsewhere_with_a_path_into_the_product_is_refused(product: Path) -> None:
@@ -844,7 +835,7 @@ def test_held_cwd_elsewhere_with_a_path_into_the_product_is_refused(product: Pat
         f"sdd -C {product} next",
     ):
         answer = run_guard(event("Bash", {"command": command}, elsewhere), elsewhere)
-        _denied(answer, f"{command} from {elsewhere}")
+        denied(answer, f"{command} from {elsewhere}")
 
 
 HELD_INPUT: tuple[tuple[str, bytes, str], ...] = (
@@ -870,7 +861,7 @@ HELD_INPUT: tuple[tuple[str, bytes, str], ...] = (
                          ids=[i for i, _, _ in HELD_INPUT])  # fmt: skip
 def test_held_unexpected_input_is_refused(product: Path, data: bytes, expect: str) -> None:
     answer = run_guard(data, product)
-    assert answer.decision == expect, _shown(answer)
+    assert answer.decision == expect, shown(answer)
 
 
 @pytest.mark.parametrize(
@@ -878,21 +869,21 @@ def test_held_unexpected_input_is_refused(product: Path, data: bytes, expect: st
 )
 def test_held_tool_input_of_another_shape_is_refused(product: Path, tool_input: Any) -> None:
     answer = run_guard(event("Bash", tool_input, product), product)
-    assert answer.decision == DENY, _shown(answer)
+    assert answer.decision == DENY, shown(answer)
 
 
 def test_held_nesting_too_deep_is_refused_not_a_traceback(product: Path) -> None:
     for command in ("(" * 3000 + "sdd next" + ")" * 3000, "echo " + "$(" * 500 + ")" * 500):
         answer = bash(command, product)
-        assert answer.decision == DENY, _shown(answer)
+        assert answer.decision == DENY, shown(answer)
 
 
 @pytest.mark.parametrize("tool", ["mcp__fs__write_file", "Frobnicate", "bash", "BASH", "Bash "])
 def test_held_tools_the_guard_does_not_know_are_asked(product: Path, tool: str) -> None:
     answer = run_guard(event(tool, {"command": "sdd next", "path": "memory/x"}, product), product)
-    assert answer.decision == ASK, _shown(answer)
+    assert answer.decision == ASK, shown(answer)
 
 
 def test_held_a_huge_command_is_still_read_to_its_end(product: Path) -> None:
     answer = bash("true " * 200_000 + "; sdd next", product)
-    assert answer.decision == DENY, _shown(answer)
+    assert answer.decision == DENY, shown(answer)

@@ -18,7 +18,19 @@ from pathlib import Path
 import pytest
 
 from sdd_git.root import Root
-from tests.hostguard.guardrun import ALLOW, ASK, DENY, Answered, bash, event, furnish, run_guard
+from tests.hostguard.guardrun import (
+    ALLOW,
+    ASK,
+    DENY,
+    Answered,
+    bash,
+    denied,
+    event,
+    furnish,
+    not_allowed,
+    run_guard,
+    shown,
+)
 
 pytestmark = pytest.mark.attack
 
@@ -30,18 +42,6 @@ def product(root: Root) -> Path:
     product = furnish(root)
     (product / "memory" / "decisions.yaml").write_text("decisions: []\n")
     return product
-
-
-def _shown(answer: Answered) -> str:
-    return f"exit {answer.code}, stdout {answer.stdout!r}, stderr {answer.stderr!r}"
-
-
-def _not_allowed(answer: Answered, what: str) -> None:
-    assert answer.decision in NOT_ALLOWED, f"{what} got through: {_shown(answer)}"
-
-
-def _denied(answer: Answered, what: str) -> None:
-    assert answer.decision == DENY, f"{what} was not refused: {_shown(answer)}"
 
 
 def _write(path: str | Path, cwd: Path, content: str = "x\n") -> Answered:
@@ -78,14 +78,14 @@ OPTION_WRITES = (
                          ids=[i for i, _ in OPTION_WRITES])  # fmt: skip
 def test_route_program_that_writes_by_an_option_is_not_allowed(product: Path, command: str) -> None:
     command = command.replace("@/", f"{product}/")
-    _not_allowed(bash(command, product), command)
+    not_allowed(bash(command, product), command)
 
 
 def test_held_gunzip_without_n_and_file_c_elsewhere_still_pass(product: Path) -> None:
     """The fix asks only where the write is unknown or protected."""
     for command in ("gunzip src/x.gz", "gzip -d src/x.gz", "file -C -m memory/x", "file x"):
         answer = bash(command, product)
-        assert answer.decision == ALLOW, f"{command}: {_shown(answer)}"
+        assert answer.decision == ALLOW, f"{command}: {shown(answer)}"
 
 
 # ===== ROUTE 2: environment variables that hand a program a configuration or options =========
@@ -115,12 +115,12 @@ ENVIRONMENT = (
 def test_route_environment_that_configures_a_program_is_not_allowed(
     product: Path, command: str
 ) -> None:
-    _not_allowed(bash(command, product), command)
+    not_allowed(bash(command, product), command)
 
 
 def test_route_bat_pager_running_sdd_is_refused(product: Path) -> None:
     command = "BAT_PAGER='sdd next' bat --paging=always src/app.py"
-    _denied(bash(command, product), command)
+    denied(bash(command, product), command)
 
 
 # ===== ROUTE 3: a git repository the agent made, whose configuration git obeys ================
@@ -144,7 +144,7 @@ def test_route_bare_repository_config_then_a_git_read(product: Path, bare: Path)
     write = _write(bare / "config", product, '[diff]\n\texternal = "sdd next"\n')
     read = bash(f"git -C {bare} diff HEAD~1 HEAD", product)
     assert write.decision in NOT_ALLOWED or read.decision in NOT_ALLOWED, (
-        f"Write {bare}/config: {_shown(write)}; then git diff there: {_shown(read)}"
+        f"Write {bare}/config: {shown(write)}; then git diff there: {shown(read)}"
     )
 
 
@@ -153,7 +153,7 @@ def test_route_bare_repository_hook_then_a_push(product: Path, bare: Path) -> No
     write = _write(hook, product, "#!/bin/sh\nsdd next\n")
     push = bash(f"chmod +x {hook} && git push {bare} HEAD:refs/heads/x", product)
     assert write.decision in NOT_ALLOWED or push.decision in NOT_ALLOWED, (
-        f"Write {hook}: {_shown(write)}; then chmod and push: {_shown(push)}"
+        f"Write {hook}: {shown(write)}; then chmod and push: {shown(push)}"
     )
 
 
@@ -163,7 +163,7 @@ def test_route_bare_repository_made_and_configured_on_one_line(product: Path) ->
         "echo '[diff] external = sdd next' >> /tmp/sdd-x.git/config && "
         "git -C /tmp/sdd-x.git diff HEAD~1 HEAD"
     )
-    _not_allowed(bash(command, product), command)
+    not_allowed(bash(command, product), command)
 
 
 # ===== ROUTE 4: rule files of agents and CI the protected list does not name ==================
@@ -177,7 +177,7 @@ UNNAMED_RULE_FILES = (".github/actions/x/action.yml", "GEMINI.md", ".gemini/sett
 
 @pytest.mark.parametrize("path", UNNAMED_RULE_FILES)
 def test_route_rule_file_the_list_does_not_name_is_refused(product: Path, path: str) -> None:
-    _denied(_write(product / path, product), f"Write {path}")
+    denied(_write(product / path, product), f"Write {path}")
 
 
 # ===== HELD: refused or asked today, kept so =====================================================
@@ -237,7 +237,7 @@ HELD_SHELL_WRITES = (
                          ids=[i for i, _ in HELD_SHELL_WRITES])  # fmt: skip
 def test_held_shell_writes_are_not_allowed(product: Path, command: str) -> None:
     command = command.replace("@/", f"{product}/").replace("=@ ", f"={product} ")
-    _not_allowed(bash(command, product), command)
+    not_allowed(bash(command, product), command)
 
 
 HELD_PERSON = (
@@ -288,7 +288,7 @@ HELD_PERSON = (
 
 @pytest.mark.parametrize("command", [c for _, c in HELD_PERSON], ids=[i for i, _ in HELD_PERSON])
 def test_held_person_command_spellings_are_refused(product: Path, command: str) -> None:
-    _denied(bash(command, product), command)
+    denied(bash(command, product), command)
 
 
 HELD_UNSURE = (
@@ -311,7 +311,7 @@ HELD_UNSURE = (
 
 @pytest.mark.parametrize("command", [c for _, c in HELD_UNSURE], ids=[i for i, _ in HELD_UNSURE])
 def test_held_unsure_spellings_are_not_allowed(product: Path, command: str) -> None:
-    _not_allowed(bash(command, product), command)
+    not_allowed(bash(command, product), command)
 
 
 HELD_FILE_PATHS = (
@@ -330,11 +330,11 @@ HELD_FILE_PATHS = (
 @pytest.mark.parametrize("path", HELD_FILE_PATHS, ids=range(len(HELD_FILE_PATHS)))
 def test_held_odd_file_paths_are_refused(product: Path, path: str) -> None:
     path = path.replace("@", str(product))
-    _denied(_write(path, product), f"Write {path[:80]!r}")
+    denied(_write(path, product), f"Write {path[:80]!r}")
 
 
 def test_held_proc_self_cwd_file_path_is_refused(product: Path) -> None:
-    _denied(_write("/proc/self/cwd/memory/decisions.yaml", product), "Write /proc/self/cwd/...")
+    denied(_write("/proc/self/cwd/memory/decisions.yaml", product), "Write /proc/self/cwd/...")
 
 
 def test_held_cwd_through_a_symlink_is_refused(product: Path, tmp_path: Path) -> None:
@@ -344,22 +344,22 @@ def test_held_cwd_through_a_symlink_is_refused(product: Path, tmp_path: Path) ->
         event("Bash", {"command": "echo x > memory/decisions.yaml"}, link),
         event("Write", {"file_path": "memory/decisions.yaml", "content": "x"}, link),
     ):
-        _denied(run_guard(data, product), f"{data['tool_name']} from {link}")
+        denied(run_guard(data, product), f"{data['tool_name']} from {link}")
 
 
 @pytest.mark.parametrize("project", ["/tmp", "", "relative", "/nonexistent"])
 def test_held_odd_claude_project_dir_still_refuses(product: Path, project: str) -> None:
     data = event("Write", {"file_path": str(product / "memory" / "x"), "content": "x"}, "/tmp")
-    _denied(run_guard(data, product, env={"CLAUDE_PROJECT_DIR": project}), project)
+    denied(run_guard(data, product, env={"CLAUDE_PROJECT_DIR": project}), project)
 
 
 def test_held_odd_cwd_values_are_refused(product: Path) -> None:
     data = event("Bash", {"command": "echo x > memory/decisions.yaml"}, product)
     for cwd in ("", 5, None):
         data["cwd"] = cwd
-        _denied(run_guard(data, product), f"cwd {cwd!r}")
+        denied(run_guard(data, product), f"cwd {cwd!r}")
     del data["cwd"]  # the guard's own folder then: the product
-    _denied(run_guard(data, product), "no cwd")
+    denied(run_guard(data, product), "no cwd")
 
 
 @pytest.mark.parametrize(
@@ -373,7 +373,7 @@ def test_held_odd_cwd_values_are_refused(product: Path) -> None:
 def test_held_file_tool_inputs_of_another_shape_are_refused(
     product: Path, tool: str, tool_input: dict[str, object]
 ) -> None:
-    _denied(run_guard(event(tool, tool_input, product), product), f"{tool} {tool_input}")
+    denied(run_guard(event(tool, tool_input, product), product), f"{tool} {tool_input}")
 
 
 # ===== over-refusal: the reads an agent needs every day pass =====================================
@@ -394,4 +394,4 @@ EVERYDAY = (
 @pytest.mark.parametrize("command", EVERYDAY)
 def test_everyday_reads_are_let_through(product: Path, command: str) -> None:
     answer = bash(command, product)
-    assert answer.decision == ALLOW, f"{command} was {answer.decision}: {_shown(answer)}"
+    assert answer.decision == ALLOW, f"{command} was {answer.decision}: {shown(answer)}"

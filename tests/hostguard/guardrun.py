@@ -117,3 +117,16 @@ def furnish(root: Root) -> Path:
     (product / "guide").mkdir()
     (product / "guide" / "AGENTS.md").write_text("# Guide\n")
     return product
+
+
+def shown(answer: Answered) -> str:
+    return f"exit {answer.code}, stdout {answer.stdout!r}, stderr {answer.stderr!r}"
+
+
+def not_allowed(answer: Answered, what: str) -> None:
+    """Refused or asked: where the guard cannot know what a call does, asking is enough."""
+    assert answer.decision in (DENY, ASK), f"{what} got through: {shown(answer)}"
+
+
+def denied(answer: Answered, what: str) -> None:
+    assert answer.decision == DENY, f"{what} was not refused: {shown(answer)}"
