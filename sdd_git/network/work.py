@@ -12,6 +12,7 @@ from sdd_git.network.route import Route, decide
 from sdd_git.records.plan import plan_accepted, plan_path
 from sdd_git.root import Root
 from sdd_git.runner import stops
+from sdd_git.runner.notify import start_waiting
 from sdd_git.runner.state import EXIT_ERROR, EXIT_STOPPED, RunOutcome
 
 DEFAULT_TASKS = {
@@ -126,5 +127,5 @@ def _plan_waits(root: Root, route: Route, change_id: str) -> stops.Stop:
         args={"hash": plan_hash(plan_path(root, change_id))},
         change=change_id,
     )
-    stops.save(root, stop)
+    start_waiting(root, stop)
     return stop

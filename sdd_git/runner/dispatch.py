@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from sdd_git.providers.base import Message, ToolCall
 from sdd_git.runner import guard, logevents, stops
 from sdd_git.runner.boundary import BoundaryIndex
+from sdd_git.runner.notify import start_waiting
 from sdd_git.runner.state import RunState, approval_timeout, tool_context, tool_result
 from sdd_git.runner.words import describe
 from sdd_git.shellpolicy.decision import strictest
@@ -227,7 +228,7 @@ def _stop(state: RunState, call: ToolCall, reason: str) -> stops.Stop:
         change=state.change,
         sandbox=box.label,
     )
-    stops.save(state.root, stop)
+    start_waiting(state.root, stop)
     state.log.append(
         logevents.Stop(
             stop.id,

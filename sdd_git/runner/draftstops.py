@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from sdd_git.runner import logevents, stops
+from sdd_git.runner.notify import start_waiting
 from sdd_git.runner.state import RunState
 
 
@@ -53,7 +54,7 @@ def _choice_stop(
         args=args,
         change=change,
     )
-    stops.save(state.root, stop)
+    start_waiting(state.root, stop)
     state.log.append(logevents.Stop(stop.id, kind, stop.action, choices=list(choices)))
     return stop
 

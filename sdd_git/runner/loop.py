@@ -24,6 +24,7 @@ from sdd_git.root import Root
 from sdd_git.runner import logevents, prompt, stops
 from sdd_git.runner.dispatch import dispatch
 from sdd_git.runner.gate import Plan
+from sdd_git.runner.notify import start_waiting
 from sdd_git.runner.state import (
     EXIT_DONE,
     EXIT_STOPPED,
@@ -461,7 +462,7 @@ def _summary_stop(
         args={"gaps": [g.as_json() for g in open_gaps], "passes": passes},
         change=state.change,
     )
-    stops.save(state.root, stop)
+    start_waiting(state.root, stop)
     state.log.append(logevents.Stop(stop.id, "draft", action, choices=list(stop.choices)))
     state.log.append(logevents.RunEnded("stopped", waiting_for=stop.id))
     return RunOutcome(state.run_id, "stopped", EXIT_STOPPED, action, stop=stop)
