@@ -48,9 +48,9 @@ def dispatch(
 ) -> Dispatched:
     """Take one tool call through the wall. `allowed_by` is the person's answer to the stop this
     call raised (allow_once, allow_for_run, always_allow): the boundary is then already passed,
-    but the guard and the gate are checked again, as the record stands now. `logged`: its `tool_call` event
-    is already in the log (a call resumed after a stop). `caller`: the role that asked, when it
-    is not the run's author (the critic, in the accuracy loop)."""
+    but the guard and the gate are checked again, as the record stands now. `logged`: its
+    `tool_call` event is already in the log (a call resumed after a stop). `caller`: the role
+    that asked, when it is not the run's author (the critic, in the accuracy loop)."""
     offered = state.offered if offered is None else offered
     if not logged:
         state.log.append(

@@ -412,9 +412,9 @@ def answer(
 ) -> RunOutcome:
     """The person's answer to an approval or draft stop: allow_once, allow_for_run,
     always_allow or deny; then the run continues from its log. `prefix` (with always_allow):
-    save a command-prefix rule with those words instead of the exact inputs. `origin` names where she answered (`page`) in the log's
-    `decision` event; by default it is where the work was asked from (sdd_git.runner.asked),
-    and a command leaves it out.
+    save a command-prefix rule with those words instead of the exact inputs. `origin` names
+    where she answered (`page`) in the log's `decision` event; by default it is where the work
+    was asked from (sdd_git.runner.asked), and a command leaves it out.
 
     A stop file is only a file: what the answer acts on (kind, tool, inputs, choices, expiry)
     comes from the `stop` event in the run log, and the stop file must still be there once the
