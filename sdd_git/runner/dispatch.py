@@ -119,16 +119,14 @@ def dispatch(
             # Her own answers in this very run stand, in CI too: no earlier answer of another
             # run does (`unattended` empties only the role file's saved rules).
             state.boundary = BoundaryIndex(rules, frozenset(state.for_run))
-        decision = strictest(
-            verdict,
-            state.boundary.decide(
-                call.name,
-                call.args,
-                certain=verdict.certain,
-                runs_code=verdict.runs_code,
-                sandboxed=current().working,
-            ),
+        ruled = state.boundary.decide(
+            call.name,
+            call.args,
+            certain=verdict.certain,
+            runs_code=verdict.runs_code,
+            sandboxed=current().working,
         )
+        decision = strictest(verdict, ruled)
         if state.rehearsal:  # `sdd routine test`: said, never run, whatever the boundary says
             would = "stop for the person" if not decision.allowed else "run under a saved rule"
             state.log.append(logevents.Rehearsed(call.name, call.args, would))
@@ -145,7 +143,7 @@ def dispatch(
         if not decision.allowed:
             return Dispatched(stop=_stop(state, call, decision.code))
         # Not her answer on this call: a rule she saved before, or her answer earlier in this run.
-        allowed_by = "for_run" if decision.code == "allow_for_run" else "saved_rule"
+        allowed_by = "for_run" if ruled.code == "allow_for_run" else "saved_rule"
     _execute(state, call, kind, allowed_by, messages, thread)
     return Dispatched()
 

@@ -132,8 +132,10 @@ def _static(node: Any) -> str | None:
 
 
 def written_has_expansion(raw: str) -> bool:
-    """`$` or a backquote left in an unquoted word (tree-sitter keeps some inside a word)."""
-    return "$" in raw or "`" in raw
+    """`$` or a backquote left in an unquoted word (tree-sitter keeps some inside a word), or
+    a tilde bash expands: at the start, and after `=` or `:` (`a=~` is read as `a=/home/her`
+    even as an argument)."""
+    return "$" in raw or "`" in raw or re.search(r"(^|[=:])~", raw) is not None
 
 
 def _copies_descriptor(redirect: Any) -> bool:
