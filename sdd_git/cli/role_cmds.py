@@ -484,7 +484,7 @@ def role_rules(name: str, revoke: int | None, as_json: bool) -> None:
         else:
             say(f"revoked rule {gone.number} of {name}: {gone.words()}")
         return
-    profile, listed = rules.list_rules(root, name)
+    _, listed = rules.list_rules(root, name)
     if as_json:
         emit_json({"role": name, "rules": [r.as_json() for r in listed]})
         return
@@ -495,8 +495,8 @@ def role_rules(name: str, revoke: int | None, as_json: bool) -> None:
         counts = (
             "" if item.counts else "  (does not count until you confirm the file: sdd trust review)"
         )
-        say(f"{item.number}. {item.words()}")
-        say(f"   {item.origin()}{counts}")
+        click.echo(f"{item.number}. {item.words()}")
+        click.echo(f"   {item.origin()}{counts}")
 
 
 @role.command("validate")
