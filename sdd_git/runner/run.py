@@ -477,7 +477,7 @@ def _why_not_always(stop: stops.Stop) -> str:
     if stop.kind == "draft":
         return "it asks about a draft, not a tool with inputs"
     if stop.tool == "run_command":
-        return "an ask-first rule matches it, or the command cannot be classified with certainty"
+        return "an ask-first rule matches it, or no working sandbox would hold the command"
     return "an ask-first rule matches it"
 
 

@@ -146,4 +146,5 @@ def _copies_descriptor(redirect: Any) -> bool:
     text = redirect.text.decode("utf-8", "replace")
     if destination is None or not re.fullmatch(r"[0-9]?>&[0-9]", text.replace(" ", "")):
         return False
-    return destination.text.decode("utf-8", "replace").isdigit()
+    target: str = destination.text.decode("utf-8", "replace")
+    return target.isdigit()
