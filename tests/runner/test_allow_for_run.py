@@ -104,3 +104,32 @@ def test_a_for_run_allowance_still_meets_the_guard(
     after = sdd("allow", stop["id"], "--for-run", "--json")
     assert after.code == 3
     assert json.loads(after.stdout)["stop"]["args"]["command"] == "echo hi  > out.txt"
+
+
+def test_in_ci_her_answer_in_this_run_stands_and_no_saved_rule_does(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a CI engine no saved always_allow rule runs an action (nobody answers there); an
+    "allow for this run" is her own answer in this very run, so it carries."""
+    accepted_change(root)
+    add_role(
+        root,
+        "builder",
+        extra="boundary:\n  always_allow:\n"
+        "    - {tool: write_file, inputs: {path: b.txt, content: \"x\\n\"}}\n",
+    )
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    script(
+        tmp_path,
+        monkeypatch,
+        [
+            {"tool_calls": [write_call("a.txt")]},
+            {"tool_calls": [write_call("a.txt", purpose="again")]},  # carried: no stop
+            {"tool_calls": [write_call("b.txt")]},  # a saved rule: not in CI, it stops
+        ],
+    )
+    first = json.loads(sdd("role", "run", "builder", "--task", "W", "--json").stdout)
+    after = json.loads(sdd("allow", first["stop"]["id"], "--for-run", "--json").stdout)
+    assert after["status"] == "stopped" and after["stop"]["args"]["path"] == "b.txt"
+    done = [e["by"] for e in events(root, first["run"]) if e["event"] == "action_done"]
+    assert done == ["allow_for_run", "for_run"]
