@@ -116,7 +116,7 @@ def test_in_ci_her_answer_in_this_run_stands_and_no_saved_rule_does(
         root,
         "builder",
         extra="boundary:\n  always_allow:\n"
-        "    - {tool: write_file, inputs: {path: b.txt, content: \"x\\n\"}}\n",
+        '    - {tool: write_file, inputs: {path: b.txt, content: "x\\n"}}\n',
     )
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     script(
