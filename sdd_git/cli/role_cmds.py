@@ -134,10 +134,13 @@ def role_show(name: str, as_json: bool) -> None:
 def _rules(rules: list[dict[str, Any]]) -> str:
     import json
 
-    return "; ".join(
-        r["tool"] + (f" {json.dumps(r['inputs'], sort_keys=True)}" if "inputs" in r else "")
-        for r in rules
-    )
+    def one(rule: dict[str, Any]) -> str:
+        if "prefix" in rule:  # a command-prefix rule: never shown as the whole tool
+            return f"{rule['tool']} prefix {json.dumps(' '.join(rule['prefix']))}"
+        inputs = rule.get("inputs")
+        return rule["tool"] + (f" {json.dumps(inputs, sort_keys=True)}" if "inputs" in rule else "")
+
+    return "; ".join(one(r) for r in rules)
 
 
 def _show_trust(view: dict[str, Any]) -> None:
