@@ -137,8 +137,8 @@ def _rules(rules: list[dict[str, Any]]) -> str:
     def one(rule: dict[str, Any]) -> str:
         if "prefix" in rule:  # a command-prefix rule: never shown as the whole tool
             return f"{rule['tool']} prefix {json.dumps(' '.join(rule['prefix']))}"
-        inputs = rule.get("inputs")
-        return rule["tool"] + (f" {json.dumps(inputs, sort_keys=True)}" if "inputs" in rule else "")
+        shown = f" {json.dumps(rule['inputs'], sort_keys=True)}" if "inputs" in rule else ""
+        return f"{rule['tool']}{shown}"
 
     return "; ".join(one(r) for r in rules)
 
