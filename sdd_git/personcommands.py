@@ -41,6 +41,7 @@ PERSON_COMMANDS: tuple[str, ...] = (
     "role unhide",
     "role pin",
     "role unpin",
+    "role rules",  # `--revoke N` rewrites ROLE.md; listing is refused to agents as well
     "role share",  # writes templates/, which gives other products their roles and rules
     "routine create",
     "routine edit",

@@ -134,10 +134,13 @@ def role_show(name: str, as_json: bool) -> None:
 def _rules(rules: list[dict[str, Any]]) -> str:
     import json
 
-    return "; ".join(
-        r["tool"] + (f" {json.dumps(r['inputs'], sort_keys=True)}" if "inputs" in r else "")
-        for r in rules
-    )
+    def one(rule: dict[str, Any]) -> str:
+        if "prefix" in rule:  # a command-prefix rule: never shown as the whole tool
+            return f"{rule['tool']} prefix {json.dumps(' '.join(rule['prefix']))}"
+        shown = f" {json.dumps(rule['inputs'], sort_keys=True)}" if "inputs" in rule else ""
+        return f"{rule['tool']}{shown}"
+
+    return "; ".join(one(r) for r in rules)
 
 
 def _show_trust(view: dict[str, Any]) -> None:
@@ -457,6 +460,46 @@ def role_trust(name: str, yes: bool) -> None:
         how = f"sdd role trust, answered {answer}"
     manage.trust(root, profile, how)
     say(f"confirmed what {name}'s file grants: it counts until the file changes it")
+
+
+@role.command("rules")
+@click.argument("name", shell_complete=role_names)
+@click.option(
+    "--revoke",
+    type=int,
+    metavar="N",
+    help="Take rule N (as listed) out of the role's file; a person command.",
+)
+@json_option
+def role_rules(name: str, revoke: int | None, as_json: bool) -> None:
+    """List the role's saved rules (always allow, ask first), numbered from 1: what each
+    allows, when and from which stop it was saved, and whether it counts."""
+    from sdd_git.roles import rules
+
+    root = current_root()
+    if revoke is not None:
+        from sdd_git.sink import refuse_inside_run
+
+        refuse_inside_run()
+        gone = rules.revoke(root, name, revoke)
+        if as_json:
+            emit_json({"role": name, "revoked": gone.as_json()})
+        else:
+            say(f"revoked rule {gone.number} of {name}: {gone.words()}")
+        return
+    _, listed = rules.list_rules(root, name)
+    if as_json:
+        emit_json({"role": name, "rules": [r.as_json() for r in listed]})
+        return
+    if not listed:
+        say(f"{name} has no saved rule: every consequential action stops for you")
+        return
+    for item in listed:
+        counts = (
+            "" if item.counts else "  (does not count until you confirm the file: sdd trust review)"
+        )
+        click.echo(f"{item.number}. {item.words()}")
+        click.echo(f"   {item.origin()}{counts}")
 
 
 @role.command("validate")

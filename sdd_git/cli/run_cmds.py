@@ -114,6 +114,8 @@ def _render(outcome: Any, as_json: bool, root: Any) -> None:
     elif stop is not None and stop.kind == "approval":
         click.echo(f"STOP {stop.id} ({stop.role} asks): {stop.action}")
         options = [f"sdd allow {stop.id}"]
+        if "allow for this run" in stop.choices:
+            options.append(f"sdd allow {stop.id} --for-run")
         if "always allow" in stop.choices:
             options.append(f"sdd allow {stop.id} --always")
         options.append(f"sdd deny {stop.id}")
@@ -212,11 +214,21 @@ def _ask_inline(root: Any, outcome: Any) -> Any:
     from sdd_git.runner.run import answer
 
     while outcome.stop is not None and outcome.stop.kind in ("approval", "draft"):
-        keys = "[o]nce, " + ("[a]lways, " if "always allow" in outcome.stop.choices else "")
+        offered = outcome.stop.choices
+        keys = (
+            "[o]nce, "
+            + ("for this [r]un, " if "allow for this run" in offered else "")
+            + ("[a]lways, " if "always allow" in offered else "")
+        )
         answer_text = click.prompt(
             f"Allow {keys}[d]eny, or [l]ater?", default="l", show_default=False, err=True
         ).strip()
-        choice = {"o": "allow_once", "a": "always_allow", "d": "deny"}.get(answer_text[:1])
+        choice = {
+            "o": "allow_once",
+            "r": "allow_for_run",
+            "a": "always_allow",
+            "d": "deny",
+        }.get(answer_text[:1])
         if choice is None:
             break
         with _signals_once():
@@ -505,13 +517,37 @@ def stops_show_command(stop_id: str, as_json: bool) -> None:
 @click.command("allow")
 @click.argument("stop_id", metavar="STOP", shell_complete=stop_ids)
 @click.option("--always", is_flag=True, help="Also save the rule: same tool, same inputs.")
+@click.option(
+    "--for-run",
+    is_flag=True,
+    help="Also let the same tool with the same inputs run again in this run only; nothing is "
+    "saved.",
+)
+@click.option(
+    "--prefix",
+    metavar="WORDS",
+    help='With --always: save a command-prefix rule instead ("npm test": any plain command '
+    "beginning with those words, in a working sandbox); the stop's command must be one.",
+)
 @json_option
-def allow_command(stop_id: str, always: bool, as_json: bool) -> None:
+def allow_command(
+    stop_id: str, always: bool, for_run: bool, prefix: str | None, as_json: bool
+) -> None:
     """Run exactly the action the stop names, then continue the run."""
+    from sdd_git.errors import UsageError
     from sdd_git.runner.run import answer
 
+    with _json_errors(as_json):
+        if always and for_run:
+            raise UsageError("--always and --for-run are two answers: give one")
+        if prefix is not None and not always:
+            raise UsageError("--prefix saves a rule: give it with --always")
+        if prefix is not None and not prefix.split():
+            raise UsageError('--prefix needs words, e.g. --prefix "npm test"')
     root = current_root()
-    _answer(root, stop_id, "always_allow" if always else "allow_once", as_json, answer)
+    choice = "always_allow" if always else "allow_for_run" if for_run else "allow_once"
+    words = tuple(prefix.split()) if prefix is not None else None
+    _answer(root, stop_id, choice, as_json, answer, words)
 
 
 @click.command("deny")
@@ -524,14 +560,21 @@ def deny_command(stop_id: str, as_json: bool) -> None:
     _answer(current_root(), stop_id, "deny", as_json, answer)
 
 
-def _answer(root: Any, stop_id: str, choice: str, as_json: bool, answer: Any) -> None:
+def _answer(
+    root: Any,
+    stop_id: str,
+    choice: str,
+    as_json: bool,
+    answer: Any,
+    prefix: tuple[str, ...] | None = None,
+) -> None:
     from sdd_git.runner import stops
 
     _refuse_no_agent(f"sdd {'deny' if choice == 'deny' else 'allow'}")
     with _json_errors(as_json), _signals_once():
         _refuse_not_run(root, stop_id)
         stops.load(root, stop_id)  # an unknown stop is refused before anything is shown
-        outcome = answer(root, stop_id, choice, on_event=_progress(as_json))
+        outcome = answer(root, stop_id, choice, on_event=_progress(as_json), prefix=prefix)
     if outcome.status == "expired":
         import dataclasses
 

@@ -26,6 +26,7 @@ _ROUTES = {
 }
 _DECISIONS = {
     "allow_once": "You allowed it, this once.",
+    "allow_for_run": "You allowed it, for the rest of this run.",
     "always_allow": "You allowed it, from now on too.",
     "deny": "You said no: nothing was done.",
     "expired": "Nobody answered in time, so it was not done.",
@@ -161,7 +162,10 @@ class Sentences:
         return _DECISIONS.get(str(e.choice))
 
     def _action_done(self, e: logevents.ActionDone) -> str:
-        by = " (a rule you saved allows it)" if e.by == "saved_rule" else ""
+        by = {
+            "saved_rule": " (a rule you saved allows it)",
+            "for_run": " (you allowed it for this run)",
+        }.get(str(e.by), "")
         return f"{self.who()} {_done_words(e)}{by}."
 
     def _action_failed(self, e: logevents.ActionFailed) -> str:

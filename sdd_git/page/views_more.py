@@ -37,6 +37,7 @@ async def roles_page(request: Request) -> Response:
 def _role_view(request: Request, name: str, status: int = 200, **extra: Any) -> Response:
     from sdd_git.roles.conversation import messages
     from sdd_git.roles.registry import load_registry
+    from sdd_git.roles.rules import saved_rules
     from sdd_git.runner import conversation
 
     site = site_of(request)
@@ -51,6 +52,7 @@ def _role_view(request: Request, name: str, status: int = 200, **extra: Any) -> 
         role=role,
         messages=messages(root, name),
         memory=conversation.memory(root, name),
+        rules=saved_rules(role),
         attachment_limit_mb=ATTACHMENT_LIMIT >> 20,
         **extra,
     )
@@ -208,13 +210,25 @@ async def role_forget(request: Request) -> Response:
     return await _memory_action(request, await form_of(request), "memory forget", forget)
 
 
+async def role_revoke(request: Request) -> Response:
+    """`sdd role rules NAME --revoke N`: one saved rule taken out of the role's file."""
+    from sdd_git.roles import rules
+
+    def revoke(root: Root, name: str, number: int) -> tuple[dict[str, Any], str]:
+        gone = rules.revoke(root, name, number, how="sdd role rules --revoke (her page)")
+        return {"rule": gone.rule.as_dict()}, f"Revoked rule {number} of {name}: {gone.words()}."
+
+    return await _memory_action(request, await form_of(request), "role rules revoke", revoke)
+
+
 async def _memory_action(
     request: Request,
     form: dict[str, str],
     action: str,
     change: Callable[[Root, str, int], tuple[dict[str, Any], str]],
 ) -> Response:
-    """One change to a role's memory, on item `number` of the form: logged, then shown."""
+    """One change to a role's memory (or its saved rules), on item `number` of the form:
+    logged, then shown."""
     from sdd_git.sink import refuse_inside_run
 
     site = site_of(request)
@@ -317,6 +331,7 @@ ROUTES = [
     Route("/roles/{role}/stop", role_stop_now, methods=["POST"]),
     Route("/roles/{role}/forget", role_forget, methods=["POST"]),
     Route("/roles/{role}/correct", role_correct, methods=["POST"]),
+    Route("/roles/{role}/revoke", role_revoke, methods=["POST"]),
     Route("/routines", routines_page),
     Route("/routines/{role}/{routine}/pause", routine_pause, methods=["POST"]),
     Route("/routines/{role}/{routine}/resume", routine_pause, methods=["POST"]),

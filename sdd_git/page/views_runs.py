@@ -19,7 +19,12 @@ from sdd_git.page.site import form_of, root_of, see_other, shown, site_of
 from sdd_git.page.views_trust import started
 
 POLL_SECONDS = 0.05
-CHOICES = {"allow_once": "Allow once", "always_allow": "Always allow", "deny": "Deny"}
+CHOICES = {
+    "allow_once": "Allow once",
+    "allow_for_run": "Allow for this run",
+    "always_allow": "Always allow",
+    "deny": "Deny",
+}
 
 
 def outcome_of(job: Job, site: Any = None) -> dict[str, Any]:

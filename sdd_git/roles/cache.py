@@ -179,8 +179,8 @@ def _profile_from(
         pinned=bool(data["pinned"]),
         hidden=bool(data["hidden"]),
         boundary=Boundary(
-            always_allow=tuple(Rule(r["tool"], r.get("inputs")) for r in boundary["always_allow"]),
-            ask_first=tuple(Rule(r["tool"], r.get("inputs")) for r in boundary["ask_first"]),
+            always_allow=tuple(Rule.from_dict(r) for r in boundary["always_allow"]),
+            ask_first=tuple(Rule.from_dict(r) for r in boundary["ask_first"]),
         ),
         deferred_tools=data["deferred_tools"],
         tools=None if data["tools"] is None else tuple(data["tools"]),

@@ -386,8 +386,26 @@ def _editable(root: Root, name: str) -> tuple[Path, Path, str]:
     return profile.path, profile.path, profile.source
 
 
-def add_always_allow(root: Root, name: str, tool: str, inputs: dict[str, Any]) -> Path:
-    """Save an "Always allow" answer: the same tool with the same inputs, for this role only."""
+def add_always_allow(
+    root: Root,
+    name: str,
+    tool: str,
+    inputs: dict[str, Any] | None,
+    *,
+    prefix: list[str] | None = None,
+    match: list[str] | None = None,
+    saved: dict[str, str] | None = None,
+) -> Path:
+    """Save an "Always allow" answer: the same tool with the same inputs, for this role only;
+    or, with `prefix`, a command-prefix rule whose `match` examples the file's reading checks.
+    `saved`: when and from which stop, so that `sdd role rules` can say it."""
+    rule: dict[str, Any] = {"tool": tool}
+    if prefix is not None:
+        rule.update(prefix=prefix, match=match or [])
+    else:
+        rule["inputs"] = inputs if inputs is not None else {}
+    if saved is not None:
+        rule["saved"] = saved
     from sdd_git.roles.roleedit import add_rule_text
 
     with person_write(root):
@@ -406,7 +424,7 @@ def add_always_allow(root: Root, name: str, tool: str, inputs: dict[str, Any]) -
             if profile.trust is None or profile.trust.counts:
                 _confirm_file(root, path, "sdd allow --always")
         text = _role_text(root, path)
-        new_text = add_rule_text(text, path, "always_allow", {"tool": tool, "inputs": inputs})
+        new_text = add_rule_text(text, path, "always_allow", rule)
         if new_text != text:
             with confirming(root, path, "sdd allow --always"):
                 write_text_atomic(path, new_text)

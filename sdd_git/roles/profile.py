@@ -16,21 +16,51 @@ SOURCES = ("builtin", "repo", "claude", "copilot", "user", "package", "template"
 
 @dataclass(frozen=True)
 class Rule:
-    """A boundary rule: a tool, and the exact inputs it matches (None: every call of the tool)."""
+    """A boundary rule: a tool, and the exact inputs it matches (None: every call of the tool);
+    or, for run_command in always_allow, a `prefix` of literal words with the `match` and
+    `not_match` examples checked when the file is read. `saved`: when and from which stop
+    `sdd allow --always` saved it (None: written by hand)."""
 
     tool: str
     inputs: dict[str, Any] | None = None
+    prefix: tuple[str, ...] | None = None
+    match: tuple[str, ...] = ()
+    not_match: tuple[str, ...] = ()
+    saved: dict[str, str] | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return (
-            {"tool": self.tool}
-            if self.inputs is None
-            else {"tool": self.tool, "inputs": self.inputs}
+        data: dict[str, Any] = {"tool": self.tool}
+        if self.inputs is not None:
+            data["inputs"] = self.inputs
+        if self.prefix is not None:
+            data["prefix"] = list(self.prefix)
+            data["match"] = list(self.match)
+            data["not_match"] = list(self.not_match)
+        if self.saved is not None:
+            data["saved"] = dict(self.saved)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Rule:
+        """A rule as `as_dict` wrote it (the role cache)."""
+        prefix = data.get("prefix")
+        return cls(
+            data["tool"],
+            data.get("inputs"),
+            tuple(prefix) if prefix is not None else None,
+            tuple(data.get("match") or ()),
+            tuple(data.get("not_match") or ()),
+            data.get("saved"),
         )
 
 
 def rule_words(rule: Rule) -> str:
     """A rule in plain words, as the person is asked about it: `run_command with command "ls"`."""
+    if rule.prefix is not None:
+        return (
+            f"{rule.tool} with a command that is exactly one plain command beginning with "
+            f"{json.dumps(' '.join(rule.prefix), ensure_ascii=False)}, in a working sandbox"
+        )
     if rule.inputs is None:
         return f"{rule.tool}, whatever its inputs"
     if not rule.inputs:

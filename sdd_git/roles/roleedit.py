@@ -101,11 +101,32 @@ def add_rule_text(text: str, path: Path, section: str, rule: dict[str, Any]) -> 
     rules = boundary.get(section)
     if rules is None:
         boundary[section] = rules = []
-    if rule not in [dict(r) for r in rules]:
+    if _unsaved(rule) not in [_unsaved(dict(r)) for r in rules if isinstance(r, dict)]:
         rules.append(rule)
     front = _dump(editor, document)
     new_text = text[: text.index("\n") + 1] + front + "---\n" + split.body
     parse_role(new_text, path)
+    return new_text
+
+
+def _unsaved(rule: dict[str, Any]) -> dict[str, Any]:
+    """A rule without its note of when it was saved: the same rule saved twice is one rule."""
+    return {k: v for k, v in rule.items() if k != "saved"}
+
+
+def remove_rule_text(text: str, path: Path, section: str, index: int) -> str:
+    """The ROLE.md text without rule `index` (from 0) of `boundary.<section>`, all else kept."""
+    text = canonical(text, path)
+    split = split_front_matter(text, display(path))
+    editor = _editor_for(split.front, path)
+    document = round_trip_load(editor, split.front, path, line_offset=1) or {}
+    boundary = document.get("boundary")
+    rules = boundary.get(section) if isinstance(boundary, dict) else None
+    if not isinstance(rules, list) or not 0 <= index < len(rules):
+        raise RecordError(f"{display(path)}: it has no rule {index + 1} in boundary.{section}")
+    del rules[index]
+    new_text = text[: text.index("\n") + 1] + _dump(editor, document) + "---\n" + split.body
+    parse_role(new_text, path)  # never write a file that would not load
     return new_text
 
 

@@ -294,6 +294,11 @@ def _rules(value: Any, checker: _Checker, key: str, need_inputs: bool) -> tuple[
         if inputs is not None and not isinstance(inputs, dict):
             checker.error(f"{at}.inputs", "inputs must be a mapping", "write inputs: {key: value}")
             continue
+        if "prefix" in item:
+            rule = _prefix_rule(item, at, checker, need_inputs)
+            if rule is not None:
+                rules.append(rule)
+            continue
         if need_inputs and inputs is None:
             checker.error(
                 at,
@@ -301,10 +306,102 @@ def _rules(value: Any, checker: _Checker, key: str, need_inputs: bool) -> tuple[
                 "add inputs: {...} (use {} for a call with no inputs); only the same inputs match",
             )
             continue
-        for extra in sorted(set(item) - {"tool", "inputs"}):
+        for extra in sorted(set(item) - {"tool", "inputs", "saved", "match", "not_match"}):
             checker.warn(f"{at}.{extra}", f"unknown key '{extra}' in a rule is ignored")
-        rules.append(Rule(tool, inputs))
+        if "match" in item or "not_match" in item:
+            checker.error(
+                at,
+                "match and not_match examples belong to a prefix rule",
+                "add prefix: [program, word, ...] or take the examples out",
+            )
+            continue
+        rules.append(Rule(tool, inputs, saved=_saved(item.get("saved"), at, checker)))
     return tuple(rules)
+
+
+def _prefix_rule(
+    item: dict[str, Any], at: str, checker: _Checker, always_allow: bool
+) -> Rule | None:
+    """A command-prefix rule, checked whole: a rule with any fault is refused (the file does
+    not load), so that a broken rule never allows more than she wrote."""
+    from sdd_git.shellpolicy.prefix import matches_prefix, prefix_problem
+
+    hint = 'write - {tool: run_command, prefix: [npm, test], match: ["npm test"]}'
+    if not always_allow:
+        checker.error(
+            f"{at}.prefix",
+            "a prefix belongs to an always_allow rule: ask_first matches inputs",
+            "write inputs: {command: 'git push*'} to be asked first about a command",
+        )
+        return None
+    if item["tool"] != "run_command":
+        checker.error(f"{at}.prefix", "only a run_command rule can name a prefix", hint)
+        return None
+    if "inputs" in item:
+        checker.error(at, "a rule names a prefix or inputs, not both", hint)
+        return None
+    words = item["prefix"]
+    if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+        checker.error(f"{at}.prefix", "a prefix is a list of words", hint)
+        return None
+    problem = prefix_problem(words)
+    if problem is not None:
+        checker.error(f"{at}.prefix", problem, hint)
+        return None
+    examples: dict[str, tuple[str, ...]] = {}
+    for key in ("match", "not_match"):
+        value = item.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            checker.error(f"{at}.{key}", f"{key} is a list of commands", hint)
+            return None
+        examples[key] = tuple(value)
+    if not examples["match"]:
+        checker.error(
+            f"{at}.match",
+            "a prefix rule needs at least one match example",
+            f'add match: ["{" ".join(words)}"]',
+        )
+        return None
+    for example in examples["match"]:
+        if not matches_prefix(example, words):
+            checker.error(
+                f"{at}.match",
+                f"the example '{example}' is not matched by the prefix {' '.join(words)}: the "
+                "rule is refused",
+                "a match is one plain command that begins with the prefix's words, as written",
+            )
+            return None
+    for example in examples["not_match"]:
+        if matches_prefix(example, words):
+            checker.error(
+                f"{at}.not_match",
+                f"the example '{example}' is matched by the prefix {' '.join(words)}: the rule "
+                "is refused",
+                "lengthen the prefix, or take the example out",
+            )
+            return None
+    for extra in sorted(set(item) - {"tool", "prefix", "match", "not_match", "saved"}):
+        checker.warn(f"{at}.{extra}", f"unknown key '{extra}' in a rule is ignored")
+    return Rule(
+        "run_command",
+        None,
+        tuple(words),
+        examples["match"],
+        examples["not_match"],
+        _saved(item.get("saved"), at, checker),
+    )
+
+
+def _saved(value: Any, at: str, checker: _Checker) -> dict[str, str] | None:
+    """When and from which stop `sdd allow --always` saved the rule: a note, granting nothing."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        checker.warn(f"{at}.saved", "saved is {at: ISO time, stop: stop id}; it is ignored")
+        return None
+    return {k: value[k] for k in ("at", "stop") if k in value}
 
 
 def _flag(data: dict[str, Any], key: str, checker: _Checker) -> bool:

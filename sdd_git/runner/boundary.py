@@ -4,6 +4,12 @@
 arguments without `purpose`), looked up in a set, so 10,000 saved rules cost one hash. `ask_first`
 matches a tool and, optionally, some inputs (a string input is a shell-style pattern); it always
 stops, and it wins over `always_allow`.
+
+A command-prefix rule (`prefix: [npm, test]`) allows a run_command only where the guard is
+certain of the command, a working sandbox holds it, it asks for no network, and the command is
+exactly one plain command beginning with those words (shellpolicy/prefix.py). `for_run` holds
+the calls the person allowed for this run only (`sdd allow STOP --for-run`): the same tool and
+canonical inputs, rebuilt from the run log's decisions on every resume.
 """
 
 from __future__ import annotations
@@ -26,14 +32,25 @@ def canonical_inputs(args: dict[str, Any]) -> str:
 _ASK_FIRST = Decision("ask_first", verdict=Verdict.ASK)
 _NO_SANDBOX = Decision("no sandbox", verdict=Verdict.ASK)
 _ALWAYS_ALLOW = Decision("always_allow", verdict=Verdict.ALLOW)
+_PREFIX_RULE = Decision("prefix_rule", verdict=Verdict.ALLOW)
+_FOR_RUN = Decision("allow_for_run", verdict=Verdict.ALLOW)
+# The inputs a prefix rule can allow: the command, and the model's own words about it. A call
+# that also asks for the network (or anything else) stops as before.
+_PREFIX_INPUTS = frozenset({"command", UNMATCHED_INPUT})
 _NOT_ALLOWED = Decision("not allowed", verdict=Verdict.ASK)
 
 
 class BoundaryIndex:
-    def __init__(self, boundary: Boundary) -> None:
+    def __init__(
+        self, boundary: Boundary, for_run: frozenset[tuple[str, str]] = frozenset()
+    ) -> None:
         self.allowed = {
-            (rule.tool, canonical_inputs(rule.inputs or {})) for rule in boundary.always_allow
+            (rule.tool, canonical_inputs(rule.inputs or {}))
+            for rule in boundary.always_allow
+            if rule.prefix is None
         }
+        self.prefixes = [r.prefix for r in boundary.always_allow if r.prefix is not None]
+        self.for_run = for_run
         self.ask_first: dict[str, list[dict[str, Any] | None]] = {}
         for rule in boundary.ask_first:
             self.ask_first.setdefault(rule.tool, []).append(rule.inputs)
@@ -61,9 +78,24 @@ class BoundaryIndex:
             return _NO_SANDBOX
         if (not certain or runs_code) and not sandboxed:
             return _NO_SANDBOX
-        if (tool, canonical_inputs(args)) in self.allowed:
+        key = (tool, canonical_inputs(args))
+        if key in self.allowed:
             return _ALWAYS_ALLOW
+        if key in self.for_run:
+            return _FOR_RUN
+        if tool == "run_command" and certain and self._prefix_allows(args):
+            return _PREFIX_RULE
         return _NOT_ALLOWED
+
+    def _prefix_allows(self, args: dict[str, Any]) -> bool:
+        if not self.prefixes or not set(args) <= _PREFIX_INPUTS:
+            return False
+        command = args.get("command")
+        if not isinstance(command, str):
+            return False
+        from sdd_git.shellpolicy.prefix import matches_prefix
+
+        return any(matches_prefix(command, words) for words in self.prefixes)
 
 
 def _inputs_match(pattern: dict[str, Any] | None, args: dict[str, Any]) -> bool:

@@ -48,10 +48,10 @@ def dispatch(
     caller: str | None = None,
 ) -> Dispatched:
     """Take one tool call through the wall. `allowed_by` is the person's answer to the stop this
-    call raised (allow_once, always_allow): the boundary is then already passed, but the guard
-    and the gate are checked again, as the record stands now. `logged`: its `tool_call` event
-    is already in the log (a call resumed after a stop). `caller`: the role that asked, when it
-    is not the run's author (the critic, in the accuracy loop)."""
+    call raised (allow_once, allow_for_run, always_allow): the boundary is then already passed,
+    but the guard and the gate are checked again, as the record stands now. `logged`: its
+    `tool_call` event is already in the log (a call resumed after a stop). `caller`: the role
+    that asked, when it is not the run's author (the critic, in the accuracy loop)."""
     offered = state.offered if offered is None else offered
     if not logged:
         state.log.append(
@@ -117,17 +117,17 @@ def dispatch(
                 rules = dataclasses.replace(rules, ask_first=rules.ask_first + state.node_ask_first)
             if state.unattended:  # in CI nobody answers, and no earlier answer stands in
                 rules = dataclasses.replace(rules, always_allow=())
-            state.boundary = BoundaryIndex(rules)
-        decision = strictest(
-            verdict,
-            state.boundary.decide(
-                call.name,
-                call.args,
-                certain=verdict.certain,
-                runs_code=verdict.runs_code,
-                sandboxed=current().working,
-            ),
+            # Her own answers in this very run stand, in CI too: no earlier answer of another
+            # run does (`unattended` empties only the role file's saved rules).
+            state.boundary = BoundaryIndex(rules, frozenset(state.for_run))
+        ruled = state.boundary.decide(
+            call.name,
+            call.args,
+            certain=verdict.certain,
+            runs_code=verdict.runs_code,
+            sandboxed=current().working,
         )
+        decision = strictest(verdict, ruled)
         if state.rehearsal:  # `sdd routine test`: said, never run, whatever the boundary says
             would = "stop for the person" if not decision.allowed else "run under a saved rule"
             state.log.append(logevents.Rehearsed(call.name, call.args, would))
@@ -143,7 +143,8 @@ def dispatch(
             return Dispatched()
         if not decision.allowed:
             return Dispatched(stop=_stop(state, call, decision.code))
-        allowed_by = "saved_rule"  # not her answer on this call: a rule she saved before
+        # Not her answer on this call: a rule she saved before, or her answer earlier in this run.
+        allowed_by = "for_run" if ruled.code == "allow_for_run" else "saved_rule"
     _execute(state, call, kind, allowed_by, messages, thread)
     return Dispatched()
 
@@ -211,7 +212,9 @@ def _stop(state: RunState, call: ToolCall, reason: str) -> stops.Stop:
     # The stop file is kept under .sdd/local like the log: no secret in it, in any form. The
     # answer acts on the logged call, which the run log masked the same way.
     args = json.loads(state.masker(json.dumps(call.args, ensure_ascii=False)))
-    offer_always = reason == "not allowed"  # never after ask-first, never with no sandbox
+    # "Always allow" and "allow for this run" never after ask-first (ask first wins), never with
+    # no sandbox (no answer may stand in for a later command that nothing holds).
+    offer_always = reason == "not allowed"
     stop = stops.Stop(
         id=stops.new_stop_id(),
         run=state.run_id,

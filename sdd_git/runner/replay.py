@@ -99,7 +99,32 @@ def _replay(
         or on_ci_engine()
     )
     state.connectors = _attached(started)
+    state.for_run = allowed_for_run(events)
     return state, _replay_turns(state, events)
+
+
+def for_run_key(tool: str | None, args: dict[str, Any]) -> tuple[str, str]:
+    """What "allow for this run" lets run again: the same tool with the same canonical inputs."""
+    from sdd_git.runner.boundary import canonical_inputs
+
+    return (str(tool), canonical_inputs(args))
+
+
+def allowed_for_run(events: list[Event]) -> set[tuple[str, str]]:
+    """The calls the person allowed for this run, from its log: each `decision` allow_for_run
+    and the `stop` it answered (its tool and inputs as logged). Only this run's log is read, so
+    no answer of another run stands in for one here."""
+    raised: dict[str, tuple[str, str]] = {}
+    allowed: set[tuple[str, str]] = set()
+    for event in map(logevents.parse, events):
+        if isinstance(event, logevents.Stop) and event.stop and event.kind_ == "approval":
+            if "allow for this run" in (event.choices or ()):
+                raised[event.stop] = for_run_key(event.tool, dict(event.args or {}))
+        elif isinstance(event, logevents.Decision) and event.choice == "allow_for_run":
+            key = raised.get(str(event.stop))
+            if key is not None:
+                allowed.add(key)
+    return allowed
 
 
 def _replay_turns(state: RunState, events: list[Event]) -> list[ToolCall]:

@@ -408,11 +408,13 @@ def answer(
     clock: Clock = system_clock,
     on_event: OnEvent | None = None,
     origin: str | None = None,
+    prefix: tuple[str, ...] | None = None,
 ) -> RunOutcome:
-    """The person's answer to an approval or draft stop: allow_once, always_allow or deny; then
-    the run continues from its log. `origin` names where she answered (`page`) in the log's
-    `decision` event; by default it is where the work was asked from (sdd_git.runner.asked),
-    and a command leaves it out.
+    """The person's answer to an approval or draft stop: allow_once, allow_for_run,
+    always_allow or deny; then the run continues from its log. `prefix` (with always_allow):
+    save a command-prefix rule with those words instead of the exact inputs. `origin` names
+    where she answered (`page`) in the log's `decision` event; by default it is where the work
+    was asked from (sdd_git.runner.asked), and a command leaves it out.
 
     A stop file is only a file: what the answer acts on (kind, tool, inputs, choices, expiry)
     comes from the `stop` event in the run log, and the stop file must still be there once the
@@ -451,12 +453,19 @@ def answer(
                 f"this stop cannot be always allowed: {_why_not_always(stop)}",
                 hint=f"sdd allow {stop.id} (once) or sdd deny {stop.id}",
             )
+        if choice == "allow_for_run" and "allow for this run" not in stop.choices:
+            raise UsageError(
+                f"this stop cannot be allowed for the whole run: {_why_not_always(stop)}",
+                hint=f"sdd allow {stop.id} (once) or sdd deny {stop.id}",
+            )
+        if prefix is not None:
+            _check_prefix(stop, choice, prefix)
         try:
             origin = origin or asked_from()
             where = {"origin": origin} if origin else {}
             if stop.kind == "draft":
                 return _after_draft(state, stop, choice, where)
-            return _after_approval(state, stop, choice, pending, where)
+            return _after_approval(state, stop, choice, pending, where, prefix)
         except KeyboardInterrupt:
             return interrupted(state)
         finally:
@@ -468,7 +477,7 @@ def _why_not_always(stop: stops.Stop) -> str:
     if stop.kind == "draft":
         return "it asks about a draft, not a tool with inputs"
     if stop.tool == "run_command":
-        return "an ask-first rule matches it, or the command cannot be classified with certainty"
+        return "an ask-first rule matches it, or no working sandbox would hold the command"
     return "an ask-first rule matches it"
 
 
@@ -478,6 +487,7 @@ def _after_approval(
     choice: str,
     pending: list[ToolCall],
     where: dict[str, str] | None = None,
+    prefix: tuple[str, ...] | None = None,
 ) -> RunOutcome:
     root = state.root
     call = next((c for c in pending if c.id == stop.call_id), None)
@@ -488,7 +498,7 @@ def _after_approval(
     changed = _changed_since(state, stop) if choice != "deny" else None
     if choice == "always_allow" and changed is None:
         # First: a role file that cannot take the rule changes nothing.
-        _save_rule(root, stop)
+        _save_rule(root, stop, state.clock(), prefix)
         _reload_role(state)  # the rule holds for the rest of this run too
     pending.remove(call)
     state.log.append(logevents.RunResumed(stop.id, lockfile.this_process()))
@@ -510,6 +520,9 @@ def _after_approval(
         )
     state.log.append(logevents.Decision(stop.id, choice, (where or {}).get("origin")))
     stops.remove(root, stop.id)
+    if choice == "allow_for_run" and changed is None:
+        state.for_run.add(replay.for_run_key(stop.tool, stop.args))
+        state.boundary = None  # rebuilt with it at the next consequential call
     if choice == "deny":
         tool_result(state, call, "The person denied this action; it was not done.")
     elif changed is not None:
@@ -573,10 +586,50 @@ def _after_draft(
     return _drive(state, [])
 
 
-def _save_rule(root: Root, stop: stops.Stop) -> None:
+def _check_prefix(stop: stops.Stop, choice: str, prefix: tuple[str, ...]) -> None:
+    """A prefix rule is saved only from a stop whose own command it matches, for certain."""
+    from sdd_git.shellpolicy.prefix import matches_prefix, prefix_problem
+
+    words = " ".join(prefix)
+    if choice != "always_allow":
+        raise UsageError("--prefix saves a rule: give it with --always")
+    if stop.tool != "run_command":
+        raise UsageError(f"--prefix is for a command, and this stop asks to use {stop.tool}")
+    problem = prefix_problem(prefix)
+    if problem is not None:
+        raise UsageError(f"the prefix '{words}' cannot be a rule: {problem}")
+    command = stop.args.get("command")
+    if not isinstance(command, str) or not matches_prefix(command, prefix):
+        raise UsageError(
+            f"the stop's command is not, for certain, one plain command beginning with '{words}'",
+            hint="a prefix rule allows only such commands; `sdd allow "
+            f"{stop.id} --always` saves this exact command instead",
+        )
+    if set(stop.args) - {"command", "purpose"}:
+        raise UsageError(
+            "this command asks for more than a command (the network): a prefix rule never "
+            "allows that",
+            hint=f"sdd allow {stop.id} --always saves this exact call instead",
+        )
+
+
+def _save_rule(
+    root: Root, stop: stops.Stop, now: float, prefix: tuple[str, ...] | None = None
+) -> None:
     from sdd_git.roles.manage import add_always_allow
 
     assert stop.tool is not None
-    add_always_allow(
-        root, stop.role, stop.tool, {k: v for k, v in stop.args.items() if k != "purpose"}
-    )
+    saved = {"at": stops.iso(now), "stop": stop.id}
+    if prefix is not None:
+        add_always_allow(
+            root,
+            stop.role,
+            "run_command",
+            None,
+            prefix=list(prefix),
+            match=[str(stop.args["command"])],
+            saved=saved,
+        )
+        return
+    inputs = {k: v for k, v in stop.args.items() if k != "purpose"}
+    add_always_allow(root, stop.role, stop.tool, inputs, saved=saved)

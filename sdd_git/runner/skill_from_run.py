@@ -511,6 +511,7 @@ def _returns(run: _Run) -> list[str]:
 
 _DECIDED = {
     "allow_once": "the person allowed it once",
+    "allow_for_run": "the person allowed it for the rest of the run",
     "always_allow": "the person allowed it and saved the rule",
     "deny": "the person denied it",
     "expired": "nobody answered in time: it expired and never ran",

@@ -131,6 +131,9 @@ class RunState:
     says_seen: int = 0
     tool_context: ToolContext | None = None
     boundary: BoundaryIndex | None = None
+    # (tool, canonical inputs) the person allowed for this run only: rebuilt from the log's
+    # `decision` events (allow_for_run) on every resume, never saved in the role file.
+    for_run: set[tuple[str, str]] = field(default_factory=set)
     # The masked form of each message already sent, by position, with the message it came from:
     # a long run masks each message once, not its whole history on every turn.
     masked_cache: list[tuple[Message, Message]] = field(default_factory=list)
@@ -350,9 +353,12 @@ def actions_done(state: RunState) -> list[str]:
         what = args.get("path") or args.get("command") or args.get("message") or ""
         shown = " ".join(str(what).split())
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
-        by = {"allow_once": "allowed once", "always_allow": "allowed always"}.get(
-            str(event.get("by")), "by a saved rule"
-        )
+        by = {
+            "allow_once": "allowed once",
+            "allow_for_run": "allowed for this run",
+            "for_run": "allowed for this run",
+            "always_allow": "allowed always",
+        }.get(str(event.get("by")), "by a saved rule")
         out.append(f"{event.get('tool')} {shown} ({by})".replace("  ", " "))
     return out
 

@@ -13,7 +13,7 @@ from sdd_git import statefolders
 from sdd_git.errors import RecordError
 from sdd_git.root import Root
 
-APPROVAL_CHOICES = ("allow once", "always allow", "deny")
+APPROVAL_CHOICES = ("allow once", "allow for this run", "always allow", "deny")
 ASK_FIRST_CHOICES = ("allow once", "deny")
 READING_CHOICES = ("accept", "correct", "not yet")
 PLAN_CHOICES = ("accept", "correct", "not yet")
@@ -43,8 +43,8 @@ class Stop:
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["choices"] = list(self.choices)
-        data["created_at"] = _iso(self.created_at)
-        data["expires_at"] = _iso(self.expires_at) if self.expires_at is not None else None
+        data["created_at"] = iso(self.created_at)
+        data["expires_at"] = iso(self.expires_at) if self.expires_at is not None else None
         return data
 
 
@@ -158,5 +158,5 @@ def remove(root: Root, stop_id: str) -> None:
     _path(root, stop_id).unlink(missing_ok=True)
 
 
-def _iso(moment: float) -> str:
+def iso(moment: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))

@@ -62,6 +62,10 @@ def rule(rule: Any) -> str:
         return shown(rule)
     tool = f"`{visible(str(rule.get('tool')))}`"
     inputs = rule.get("inputs")
+    prefix = rule.get("prefix")
+    if isinstance(prefix, list):
+        words = " ".join(str(w) for w in prefix)
+        return f"{tool} with any plain command beginning with {shown(words)}, in a working sandbox"
     if inputs is None:
         return f"{tool}, whatever its inputs"
     if isinstance(inputs, dict) and inputs:

@@ -24,6 +24,23 @@ from tests.runner.scripted import (
 )
 
 
+class _Iso(str):
+    """Equal to any UTC time as sdd writes it (2026-12-07T15:39:58Z)."""
+
+    def __eq__(self, other: object) -> bool:
+        import re
+
+        return (
+            isinstance(other, str)
+            and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", other) is not None
+        )
+
+    __hash__ = str.__hash__
+
+
+ANY_ISO = _Iso("ISO")
+
+
 def only_stop(root: Root) -> stops.Stop:
     (stop,) = stops.pending(root)
     return stop
@@ -163,7 +180,7 @@ def test_allow_once_runs_only_that_action(
     assert stop["action"] == (
         'Create the file a.txt (1 line, 6 bytes), starting:\n    first\nBecause "because".'
     )
-    assert stop["choices"] == ["allow once", "always allow", "deny"]
+    assert stop["choices"] == ["allow once", "allow for this run", "always allow", "deny"]
     assert not (root.path / "a.txt").exists()
     second = sdd("allow", stop["id"], "--json")
     assert second.code == 3  # the same write again is a new action: it stops again
@@ -227,7 +244,11 @@ def test_always_allow_matches_the_same_tool_and_inputs_and_nothing_else(
     text = role_file.read_text()
     assert "role: builder  # the builder" in text  # the person's comment survives
     assert yaml.safe_load(text.split("---\n")[1])["boundary"]["always_allow"] == [
-        {"tool": "run_command", "inputs": {"command": "true"}}
+        {
+            "tool": "run_command",
+            "inputs": {"command": "true"},
+            "saved": {"at": ANY_ISO, "stop": first["stop"]["id"]},
+        }
     ]
 
     same = {"tool": "run_command", "args": {"command": "true", "purpose": "another reason"}}
@@ -696,7 +717,10 @@ def test_an_edited_stop_file_cannot_change_what_an_answer_does(
     path.write_text(json.dumps(forged))
     assert sdd("allow", stop["id"], "--always").code == 0
     rules = yaml.safe_load(role_file.read_text().split("---\n")[1])["boundary"]["always_allow"]
-    assert rules == [{"tool": "write_file", "inputs": {"path": "a.txt", "content": "x\n"}}]
+    assert [{k: v for k, v in r.items() if k != "saved"} for r in rules] == [
+        {"tool": "write_file", "inputs": {"path": "a.txt", "content": "x\n"}}
+    ]
+    assert rules[0]["saved"]["stop"] == stop["id"]
     assert (root.path / "a.txt").exists()
 
 
