@@ -210,7 +210,8 @@ def _stop(state: RunState, call: ToolCall, reason: str) -> stops.Stop:
     # The stop file is kept under .sdd/local like the log: no secret in it, in any form. The
     # answer acts on the logged call, which the run log masked the same way.
     args = json.loads(state.masker(json.dumps(call.args, ensure_ascii=False)))
-    offer_always = reason == "not allowed"  # never after ask-first, never with no sandbox
+    # Never after ask-first, never with no sandbox, never in CI (no saved rule counts there).
+    offer_always = reason == "not allowed" and not state.in_ci
     stop = stops.Stop(
         id=stops.new_stop_id(),
         run=state.run_id,
@@ -220,7 +221,9 @@ def _stop(state: RunState, call: ToolCall, reason: str) -> stops.Stop:
         choices=stops.APPROVAL_CHOICES if offer_always else stops.ASK_FIRST_CHOICES,
         origin=state.origin,
         created_at=now,
-        expires_at=None if state.origin == "person" else now + approval_timeout(state.root),
+        expires_at=None
+        if state.origin == "person"
+        else now + approval_timeout(state.root, ci=state.in_ci),
         tool=call.name,
         args=args,
         call_id=call.id,

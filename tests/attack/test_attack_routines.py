@@ -726,7 +726,7 @@ def test_route_yaml_and_groovy_breaking_characters_in_a_glob_stay_one_value(
         github = None
     if github is not None:
         data = yaml.safe_load(github)
-        [job] = data["jobs"].values()
+        job = data["jobs"]["routine"]
         [step] = [s for s in job["steps"] if "routine fire" in s.get("run", "")]
         assert step["env"]["ROUTINE_GLOB"] == glob
         assert glob not in step["run"]

@@ -351,7 +351,7 @@ def test_exported_workflows_and_copilot_steps_pass_zizmor_and_actionlint(
 
 def _install_step(root: Root) -> str:
     routine = _routine(root, "merged", "on: pr-merged")
-    (job,) = _load(export_definition(root, routine, "github-actions"))["jobs"].values()
+    job = _load(export_definition(root, routine, "github-actions"))["jobs"]["routine"]
     (step,) = [s for s in job["steps"] if s.get("name") == "Install sdd"]
     return str(step["run"])
 
