@@ -286,7 +286,9 @@ def test_the_secret_names_come_from_the_provider_config_and_the_role(
     root.config.write_text(config.replace("api_key_env: OPENAI_API_KEY", "api_key_env: none"))
     confirm(root, ".sdd/config.yaml")
     assert secret_names(root, routines["merged"]) == ()
-    named = re.findall(r"secrets\.(\w+)", export_definition(root, routines["merged"], "github-actions"))
+    named = re.findall(
+        r"secrets\.(\w+)", export_definition(root, routines["merged"], "github-actions")
+    )
     assert set(named) == {"GITHUB_TOKEN"}  # the answer job's, to read the stopped run
     add_role(root, "critic", extra="model: {kind: anthropic, model: claude-x}\n")
     assert secret_names(root, _routine(root, "review", "on: pr-merged", "critic")) == (

@@ -111,7 +111,7 @@ def unpack(root: Root, folder: Path, stop_id: str) -> str:
 def _regular(path: Path, what: str, folder: Path) -> Path:
     if path.is_symlink() or not path.is_file():
         raise RecordError(
-            f"{folder} holds no {what} as sdd packs it; nothing was answered",
+            f"{folder} does not hold {what} as sdd packs it; nothing was answered",
             hint="download the artifact of the run that stopped, and name one of its stops",
         )
     return path

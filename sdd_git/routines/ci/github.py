@@ -217,10 +217,15 @@ _DISPATCH = [
 _CHECK = [
     'case "$SDD_CHOICE" in allow|deny) ;; *) echo "::error::the choice must be allow or deny"; '
     "exit 2 ;; esac",
-    'printf "%s" "$SDD_STOP" | grep -Eqx "stop-[0-9a-f]{4,32}" || '
-    '{ echo "::error::the stop id must look like stop-1a2b3c"; exit 2; }',
-    'printf "%s" "$SOURCE_RUN" | grep -Eqx "[0-9]{1,20}" || '
-    '{ echo "::error::the run must be the number a workflow run\'s URL ends with"; exit 2; }',
+    # `case`, not grep: grep matches line by line, and an input may hold a line break.
+    'case "$SDD_STOP" in stop-????*) ;; *) SDD_STOP="" ;; esac',
+    'case "${SDD_STOP#stop-}" in *[!0-9a-f]*) SDD_STOP="" ;; esac',
+    'if [ -z "$SDD_STOP" ] || [ "${#SDD_STOP}" -gt 37 ]; then',
+    '  echo "::error::the stop id must look like stop-1a2b3c"; exit 2',
+    "fi",
+    'case "$SOURCE_RUN" in ""|*[!0-9]*)',
+    '  echo "::error::the run must be the number a workflow run\'s URL ends with"; exit 2 ;;',
+    "esac",
     'this=$(gh api "repos/$GH_REPO/actions/runs/$GITHUB_RUN_ID" --jq ".workflow_id")',
     'source=$(gh api "repos/$GH_REPO/actions/runs/$SOURCE_RUN" '
     "--jq '[.workflow_id, .head_repository.full_name, .status] | map(tostring) | join(\" \")')",

@@ -246,8 +246,11 @@ def answer_lines(sdd: str, folder: str) -> list[str]:
     return [
         'case "$SDD_CHOICE" in allow|deny) ;; *) echo "the choice must be allow or deny, not '
         '$SDD_CHOICE" >&2; exit 2 ;; esac',
-        'if ! printf "%s" "$SDD_STOP" | grep -Eqx "stop-[0-9a-f]{4,32}"; then',
-        '  echo "$SDD_STOP is not a stop id: it looks like stop-1a2b3c" >&2; exit 2',
+        # `case`, not grep: grep matches line by line, and a variable may hold a line break.
+        'case "$SDD_STOP" in stop-????*) ;; *) SDD_STOP="" ;; esac',
+        'case "${SDD_STOP#stop-}" in *[!0-9a-f]*) SDD_STOP="" ;; esac',
+        'if [ -z "$SDD_STOP" ] || [ "${#SDD_STOP}" -gt 37 ]; then',
+        '  echo "the stop id must look like stop-1a2b3c" >&2; exit 2',
         "fi",
         f'{sdd} routine unpack-stops "{folder}" "$SDD_STOP"',
         "status=0",
