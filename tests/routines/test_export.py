@@ -323,7 +323,9 @@ def _stand_in(tmp_path: Path) -> Path:
     sdd = bin_dir / "sdd"
     sdd.write_text(
         f"#!{sys.executable}\nimport json, os, sys\n"
-        "open(os.environ['FAKE_ARGS'], 'w').write(json.dumps(sys.argv[1:]))\n"
+        "kept = sys.argv[1:3] == ['routine', 'pack-stops']  # after the fire: its own file\n"
+        "path = os.environ['FAKE_ARGS'] + ('.pack' if kept else '')\n"
+        "open(path, 'w').write(json.dumps(sys.argv[1:]))\n"
         "sys.exit(int(os.environ.get('FAKE_EXIT', '0')))\n"
     )
     sdd.chmod(sdd.stat().st_mode | stat.S_IEXEC)
@@ -440,7 +442,7 @@ def test_a_file_changed_event_names_the_first_changed_file_matching_the_glob(
 def test_the_gitlab_script_fires_a_merge_into_main_and_allows_a_stop(
     root: Root, routines: dict[str, Routine], tmp_path: Path
 ) -> None:
-    (job,) = _load(export_definition(root, routines["merged"], "gitlab-ci")).values()
+    job = _load(export_definition(root, routines["merged"], "gitlab-ci"))["sdd-routine-merged"]
     assert job["rules"] == [
         {"if": '$CI_PIPELINE_SOURCE == "push" && $CI_COMMIT_BRANCH == "main"', "when": "on_success"}
     ]
@@ -454,13 +456,16 @@ def test_the_gitlab_script_fires_a_merge_into_main_and_allows_a_stop(
         "FAKE_ARGS": str(tmp_path / "args.json"),
         "FAKE_EXIT": "3",
         "CI_JOB_TOKEN": "job-token",
+        "CI_PROJECT_DIR": "/project",
         **predefined,
         **{k: v.replace("$CI_COMMIT_BRANCH", HOSTILE_BRANCH) for k, v in variables.items()},
     }
     env = {k: v.replace("$CI_COMMIT_SHA", "b" * 40) for k, v in env.items()}
     done = _bash("\n".join(job["script"][1:]), env, tmp_path)
     assert done.returncode == 3  # GitLab shows it as an allowed failure: a warning
-    assert "stopped: an action waits for a person" in done.stdout
+    assert "stopped: an action waits for a reviewer" in done.stdout
+    kept = json.loads((tmp_path / "args.json.pack").read_text())
+    assert kept == ["routine", "pack-stops", "/project/sdd-stopped"]  # the job's artifacts
     event = json.loads(json.loads((tmp_path / "args.json").read_text())[4])
     assert event == {"kind": "pr-merged", "ref": "b" * 40, "branch": HOSTILE_BRANCH, "source": "ci"}
 
@@ -471,7 +476,9 @@ def test_the_gitlab_script_fires_a_merge_into_main_and_allows_a_stop(
 def test_gitlab_main_build_failed_runs_after_a_failed_job_on_main(
     root: Root, routines: dict[str, Routine]
 ) -> None:
-    (job,) = _load(export_definition(root, routines["main-build-watch"], "gitlab-ci")).values()
+    job = _load(export_definition(root, routines["main-build-watch"], "gitlab-ci"))[
+        "sdd-routine-main-build-watch"
+    ]
     assert job["stage"] == ".post"
     (rule,) = job["rules"]
     assert rule["when"] == "on_failure"
@@ -484,7 +491,7 @@ def test_gitlab_main_build_failed_runs_after_a_failed_job_on_main(
 
 def test_gitlab_follows_its_pipeline_sources(root: Root, routines: dict[str, Routine]) -> None:
     def rule(name: str) -> dict[str, Any]:
-        (job,) = _load(export_definition(root, routines[name], "gitlab-ci")).values()
+        job = _load(export_definition(root, routines[name], "gitlab-ci"))[f"sdd-routine-{name}"]
         (found,) = job["rules"]
         return dict(found)
 
@@ -550,7 +557,7 @@ def test_an_sdd_root_below_the_repository_top_runs_in_its_folder(tmp_path: Path)
     routine = _routine(root, "merged", "on: pr-merged")
     step = _run_step(export_definition(root, routine, "github-actions"))
     assert step["working-directory"] == "services/expenses"
-    (job,) = _load(export_definition(root, routine, "gitlab-ci")).values()
+    job = _load(export_definition(root, routine, "gitlab-ci"))[f"sdd-routine-{routine.name}"]
     assert 'cd "services/expenses"' in job["script"]
     assert "dir('services/expenses') {" in export_definition(root, routine, "jenkins")
 

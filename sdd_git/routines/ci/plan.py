@@ -240,7 +240,7 @@ def header(plan: Plan, engine: str, comment: str, secrets_where: str) -> list[st
     return lines
 
 
-def answer_lines(sdd: str, folder: str) -> list[str]:
+def answer_lines(sdd: str, folder: str, claim: str = "") -> list[str]:
     """The shell that answers one stop from the kept folder: SDD_STOP and SDD_CHOICE come from
     the reviewer, through the environment, checked here before either reaches a command."""
     return [
@@ -253,6 +253,7 @@ def answer_lines(sdd: str, folder: str) -> list[str]:
         '  echo "the stop id must look like stop-1a2b3c" >&2; exit 2',
         "fi",
         f'{sdd} routine unpack-stops "{folder}" "$SDD_STOP"',
+        *([claim] if claim else []),  # where a second answer sees this one
         "status=0",
         f'{sdd} "$SDD_CHOICE" "$SDD_STOP" || status=$?',
     ]
