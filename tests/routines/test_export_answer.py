@@ -198,7 +198,7 @@ def test_an_artifact_from_a_run_that_is_not_this_workflow_s_own_is_refused(
 
 
 def test_a_stop_of_another_run_is_refused_and_nothing_runs(product: dict[str, Any]) -> None:
-    _, stop = _fire(product)
+    _fire(product)
     calls = len(transcript(product["tmp"]))
     refused = _answer(product, "stop-abcdef", "allow")
     assert refused.failed is not None
@@ -282,3 +282,52 @@ def test_a_stop_raised_again_after_the_answer_is_kept_for_the_next_answer(
     # Each job's runner is its own: the first write was made on 202's, the second on 303's.
     assert (tmp_path / "ws-202" / "a.py").exists() and (tmp_path / "ws-303" / "b.py").exists()
     assert _log(tmp_path / "ws-303")[-1]["status"] == "done"
+
+
+def test_jenkins_asks_its_reviewers_with_an_input_step_and_answers_in_the_same_workspace(
+    root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from sdd_git.routines.fire import fire
+    from sdd_git.routines.routine import Event
+
+    pin(root)
+    add_role(root, "builder")
+    data = yaml.safe_load(root.config.read_text())
+    data["approvals"]["ci_timeout"] = "2h"
+    root.config.write_text(yaml.safe_dump(data, sort_keys=False))
+    from tests.trusthelp import confirm
+
+    confirm(root, ".sdd/config.yaml")
+    found = _routine(root, "merged", "on: pr-merged")
+    accepted_change(root)
+    commit_all(root.path, "the product")
+    text = export_definition(root, found, "jenkins")
+    assert "options {" not in text  # no pipeline-wide timeout cuts the reviewer's wait short
+    assert "timeout(time: 7200, unit: 'SECONDS')" in text  # approvals.ci_timeout
+    assert "def SDD_APPROVERS = 'sdd-approvers'" in text and "submitter: SDD_APPROVERS," in text
+    assert "choice(name: 'SDD_CHOICE', choices: ['deny', 'allow']," in text
+    scripts = [part.split("'''", 1)[0] for part in text.split("script: '''")[1:]]
+    assert len(scripts) == 3 and all("\\" not in s for s in scripts)
+    _, find_stop, answer = scripts
+    # The fire, as its first script runs it, raised one stop in this workspace.
+    script(tmp_path, monkeypatch, [{"tool_calls": [write_call("fix.py")]}, {"say": "done"}])
+    head = git(root.path, "rev-parse", "HEAD").strip()
+    in_ci = Event("ev-j", "pr-merged", head, "2026-11-30T09:00:00Z", "ci")
+    assert fire(root, found, in_ci).status == "stopped"
+    (tmp_path / "wstmp").mkdir()
+    (tmp_path / "wstmp" / "sdd-venv").symlink_to(Path(sys.executable).parent.parent)
+    env = {**Engine(tmp_path / "ci", root.path).env({}), "WORKSPACE_TMP": str(tmp_path / "wstmp")}
+    env.pop("GITHUB_ACTIONS")
+    env["JENKINS_URL"], env["BUILD_ID"] = "https://jenkins.example", "7"
+    found_stop = bash(find_stop, env, root.path)
+    assert found_stop.returncode == 0, found_stop.stderr
+    stop = found_stop.stdout.strip()
+    assert stop.startswith("stop-")
+    refused = bash(answer, {**env, "SDD_STOP": stop, "SDD_CHOICE": "always"}, root.path)
+    assert refused.returncode == 2 and not (root.path / "fix.py").exists()
+    done = bash(answer, {**env, "SDD_STOP": stop, "SDD_CHOICE": "allow"}, root.path)
+    assert done.returncode == 0, done.stderr
+    assert (root.path / "fix.py").read_text() == "x\n"
+    assert bash(find_stop, env, root.path).stdout.strip() == ""  # nothing waits: the loop ends

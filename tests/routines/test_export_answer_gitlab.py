@@ -36,7 +36,7 @@ class GitLab:
         gitlab = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            def do_GET(self) -> None:
                 gitlab.seen_tokens.append(self.headers.get("PRIVATE-TOKEN", ""))
                 path = self.path.split("?", 1)[0]
                 body: bytes | None = None

@@ -141,7 +141,8 @@ def _answer_job_name(plan: Plan) -> str:
 
 
 def _days(plan: Plan) -> str:
-    return f"{max(1, -(-int(plan.ci_timeout) // 86400))} days"
+    days = max(1, -(-int(plan.ci_timeout) // 86400))
+    return f"{days} day" if days == 1 else f"{days} days"
 
 
 def _script(entries: list[str]) -> list[str]:
@@ -208,7 +209,8 @@ def _answer_job(
             [
                 *answer_lines("sdd", f"$CI_PROJECT_DIR/{STOPPED_ARTIFACT}", _CLAIM),
                 f'if [ "$status" -eq {STOPPED} ]; then',
-                f'  echo "stopped again: answer the new stop from the kept artifact"; '
+                f'  echo "stopped again: the new stop is kept in {STOPPED_ARTIFACT}-again (see '
+                'docs/routines-in-ci.md)"; '
                 f'sdd routine pack-stops "$CI_PROJECT_DIR/{STOPPED_ARTIFACT}-again" || true',
                 "fi",
                 'exit "$status"',
