@@ -210,7 +210,7 @@ def _answer_job(
                 *answer_lines("sdd", f"$CI_PROJECT_DIR/{STOPPED_ARTIFACT}", _CLAIM),
                 f'if [ "$status" -eq {STOPPED} ]; then',
                 f'  echo "stopped again: the new stop is kept in {STOPPED_ARTIFACT}-again (see '
-                'docs/routines-in-ci.md)"; '
+                'docs/export.md of sdd)"; '
                 f'sdd routine pack-stops "$CI_PROJECT_DIR/{STOPPED_ARTIFACT}-again" || true',
                 "fi",
                 'exit "$status"',

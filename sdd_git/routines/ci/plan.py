@@ -235,7 +235,7 @@ def header(plan: Plan, engine: str, comment: str, secrets_where: str) -> list[st
         lines.append(f"{c} The provider in .sdd/config.yaml names no key variable: no secret.")
     lines += [
         f"{c} A stop ends the run here: nothing consequential runs until a reviewer answers it",
-        f"{c} (docs/routines-in-ci.md); it expires unanswered after approvals.ci_timeout.",
+        f"{c} (docs/export.md of sdd); it expires unanswered after approvals.ci_timeout.",
     ]
     return lines
 
