@@ -344,7 +344,8 @@ def routine_fire(
     name: str, event_json: str, summary: Path | None, change: str | None, as_json: bool
 ) -> None:
     """Run a routine now for an event (what hooks, the watcher and CI call). Exit 0 done,
-    3 stopped (nobody answers in CI: the stop expires), 1 failed or source missing."""
+    3 stopped (in CI a reviewer answers from the exported file, or the stop expires), 1 failed
+    or source missing."""
     from sdd_git.events.queue import mark_done, record_event
     from sdd_git.routines.fire import event_from_data, fire, summary_markdown
     from sdd_git.routines.routine import find_routine
