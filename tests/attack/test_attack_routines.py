@@ -740,7 +740,8 @@ def test_route_yaml_and_groovy_breaking_characters_in_a_glob_stay_one_value(
     quoted = "'" + glob.replace("\\", "\\\\").replace("'", "\\'") + "'"
     assert f"ROUTINE_GLOB = {quoted}" in jenkins
     code = "\n".join(x for x in jenkins.splitlines() if not x.startswith("//"))
-    assert code.count("'''") == 2  # only the sh step's own string
+    # Only the sh steps' own strings: the fire, finding a stop, answering it.
+    assert code.count("'''") == 6 and code.count("script: '''") == 3
 
 
 def test_route_no_secret_from_the_environment_or_env_file_reaches_an_exported_file(

@@ -204,6 +204,19 @@ def test_a_stop_of_another_run_is_refused_and_nothing_runs(product: dict[str, An
     assert refused.failed is not None
     assert "does not hold the stop stop-abcdef" in refused.failed.stderr
     assert len(transcript(product["tmp"])) == calls
+    assert not (product["engine"].store / "202").exists()  # refused before it was claimed
+
+
+def test_a_mistyped_run_claims_nothing_and_the_right_one_then_answers(
+    product: dict[str, Any],
+) -> None:
+    _, stop = _fire(product)
+    product["engine"].record_run("150")  # a finished run of this workflow that kept nothing
+    wrong = _answer(product, stop, "allow", run_id="202", source="150")
+    assert wrong.failed is not None and "Claim the stop (a second answer sees it)" not in wrong.ran
+    right = _answer(product, stop, "allow", run_id="203")
+    assert right.failed is None, right.failed and right.failed.stderr
+    assert (product["tmp"] / "ws-203" / "fix.py").exists()
 
 
 @pytest.mark.parametrize(

@@ -282,8 +282,14 @@ def _answer_job(plan: Plan, secrets: list[str]) -> list[str]:
         "the same way, with this run's id\"; "
         f"{_PACK}; status=0"
     )
+    lines = answer_lines("sdd", f"$RUNNER_TEMP/{STOPPED_ARTIFACT}-in")
+    at = next(n for n, line in enumerate(lines) if "routine unpack-stops" in line)
+    # The stop is put back (and refused when the artifact does not hold it) before it is
+    # claimed: a mistyped run number claims nothing.
+    put_back = lines[: at + 1]
     answer = [
-        *answer_lines("sdd", f"$RUNNER_TEMP/{STOPPED_ARTIFACT}-in"),
+        *lines[:at],
+        *lines[at + 1 :],
         f'if [ "$status" -eq {STOPPED} ]; then',
         f"  {on_stop}",
         "fi",
@@ -315,13 +321,6 @@ def _answer_job(plan: Plan, secrets: list[str]) -> list[str]:
         "          SOURCE_RUN: ${{ inputs.run }}",
         "        run: |",
         *(f"          {line}" for line in _CHECK),
-        "      - name: Claim the stop (a second answer sees it)",
-        f"        uses: {UPLOAD_ARTIFACT} # {UPLOAD_ARTIFACT_TAG}",
-        "        with:",
-        "          name: sdd-answered-${{ inputs.stop }}",
-        "          path: ${{ runner.temp }}/sdd-answer/answer.txt",
-        "          if-no-files-found: error",
-        "          retention-days: 90",
         "      - name: Check out the product",
         f"        uses: {CHECKOUT} # {CHECKOUT_TAG}",
         "        with:",
@@ -341,6 +340,20 @@ def _answer_job(plan: Plan, secrets: list[str]) -> list[str]:
         f"          path: {kept}",
         "          run-id: ${{ inputs.run }}",
         "          github-token: ${{ secrets.GITHUB_TOKEN }}",
+        "      - name: Put back the stop",
+        *_working_directory(plan),
+        "        env:",
+        "          SDD_STOP: ${{ inputs.stop }}",
+        "          SDD_CHOICE: ${{ inputs.choice }}",
+        "        run: |",
+        *(f"          {line}" for line in put_back),
+        "      - name: Claim the stop (a second answer sees it)",
+        f"        uses: {UPLOAD_ARTIFACT} # {UPLOAD_ARTIFACT_TAG}",
+        "        with:",
+        "          name: sdd-answered-${{ inputs.stop }}",
+        "          path: ${{ runner.temp }}/sdd-answer/answer.txt",
+        "          if-no-files-found: error",
+        "          retention-days: 90",
         f"      - name: {yaml_text('Answer the stop and continue the run')}",
         *_working_directory(plan),
         "        env:",
