@@ -43,6 +43,11 @@ CHECKOUT = "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683"
 CHECKOUT_TAG = "v4.2.2"
 SETUP_PYTHON = "actions/setup-python@a26af69be951a213d495a4c3e4e4022e16d87065"
 SETUP_PYTHON_TAG = "v5.6.0"
+# A stopped run's stops and logs, carried to the job that answers them (routines/ci/carry.py).
+UPLOAD_ARTIFACT = "actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02"
+UPLOAD_ARTIFACT_TAG = "v4.6.2"
+DOWNLOAD_ARTIFACT = "actions/download-artifact@d3f86a106a0bac45b974a628896c90dbdf5c8093"
+DOWNLOAD_ARTIFACT_TAG = "v4.3.0"
 
 KEY = "ci.install"
 _GIT = re.compile(

@@ -344,7 +344,8 @@ def routine_fire(
     name: str, event_json: str, summary: Path | None, change: str | None, as_json: bool
 ) -> None:
     """Run a routine now for an event (what hooks, the watcher and CI call). Exit 0 done,
-    3 stopped (nobody answers in CI: the stop expires), 1 failed or source missing."""
+    3 stopped (in CI a reviewer answers from the exported file, or the stop expires), 1 failed
+    or source missing."""
     from sdd_git.events.queue import mark_done, record_event
     from sdd_git.routines.fire import event_from_data, fire, summary_markdown
     from sdd_git.routines.routine import find_routine
@@ -602,3 +603,24 @@ def routine_validate(paths: tuple[Path, ...]) -> None:
     say(f"checked {len(results)} routine file(s): {len(failed)} with errors")
     if failed:
         sys.exit(1)
+
+
+@routine.command("pack-stops", hidden=True)  # what an exported CI file runs (routines/ci/carry)
+@click.argument("folder", type=click.Path(path_type=Path))
+def routine_pack_stops(folder: Path) -> None:
+    """Copy each pending stop and its run's log into FOLDER, for the job that answers it."""
+    from sdd_git.routines.ci.carry import pack
+
+    for stop_id in pack(current_root(), folder):
+        say(f"kept {stop_id} for its answer")
+
+
+@routine.command("unpack-stops", hidden=True)
+@click.argument("folder", type=click.Path(path_type=Path))
+@click.argument("stop_id", metavar="STOP")
+def routine_unpack_stops(folder: Path, stop_id: str) -> None:
+    """Put the stop STOP and its run's log from FOLDER back, for `sdd allow|deny STOP`."""
+    from sdd_git.routines.ci.carry import unpack
+
+    run = unpack(current_root(), folder, stop_id)
+    say(f"{stop_id} of run {run} waits for its answer")

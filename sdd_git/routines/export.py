@@ -14,9 +14,12 @@ Three rules hold every text the file carries:
   is checked and quoted for the language it lands in (YAML, Groovy);
 - the event is built at run time by Python's json from those variables: no hand-made JSON.
 
-In CI nobody answers a stop. `sdd routine fire` then ends with exit 3 and lists the stops in the
-engine's summary; the job reports it as a warning (GitHub), allowed failure (GitLab) or unstable
-(Jenkins), never as a success that hides it, and nothing consequential has run.
+A stop in CI ends the fire with exit 3 and lists the stops in the engine's summary; the job
+reports it as a warning (GitHub), allowed failure (GitLab) or unstable (Jenkins), never as a
+success that hides it, and nothing consequential has run. The file then carries the answer path
+(routines/ci/carry.py keeps the stopped run across jobs): GitHub's workflow_dispatch job behind
+the `sdd-approvals` environment, GitLab's manual job, Jenkins' input step; each runs
+`sdd allow|deny STOP` with the reviewer's choice, and the run goes on from its log.
 """
 
 from __future__ import annotations

@@ -534,7 +534,7 @@ def stops_of(root: Root, run_id: str) -> list[dict[str, Any]]:
 
 def summary_markdown(root: Root, fired: Fired, event: Event) -> str:
     """What a CI job's summary shows of one fire: the outcome, and every stop of the run as
-    the action in plain words with its stop id and expiry. Nobody answers a stop in CI."""
+    the action in plain words with its stop id and expiry, and how a reviewer answers it."""
     from sdd_git.runner.words import visible
 
     def code(text: str) -> str:
@@ -553,9 +553,11 @@ def summary_markdown(root: Root, fired: Fired, event: Event) -> str:
         lines += [visible(fired.message, keep_newlines=False), ""]
     else:
         lines += [
-            "Nobody answers a stop in CI: the run ended stopped. Each stop waits for the "
-            "person, expires unanswered, and its action never runs unless she allows it in "
-            "time (`sdd allow STOP`).",
+            "The run ended stopped, and nothing consequential ran. Each stop waits for a "
+            "reviewer's answer until it expires; its action never runs unless allowed in time. "
+            "An exported workflow answers it from CI (GitHub: run the workflow by hand with "
+            "the stop, allow or deny, and this run's number), or `sdd allow STOP` where the "
+            "run's log is.",
             "",
         ]
     for stop in found:

@@ -213,8 +213,9 @@ def _stop(state: RunState, call: ToolCall, reason: str) -> stops.Stop:
     # answer acts on the logged call, which the run log masked the same way.
     args = json.loads(state.masker(json.dumps(call.args, ensure_ascii=False)))
     # "Always allow" and "allow for this run" never after ask-first (ask first wins), never with
-    # no sandbox (no answer may stand in for a later command that nothing holds).
-    offer_always = reason == "not allowed"
+    # no sandbox (no answer may stand in for a later command that nothing holds), never in CI
+    # (no saved rule counts there, and a reviewer answers one stop at a time: allow or deny).
+    offer_always = reason == "not allowed" and not state.in_ci
     stop = stops.Stop(
         id=stops.new_stop_id(),
         run=state.run_id,
@@ -224,7 +225,9 @@ def _stop(state: RunState, call: ToolCall, reason: str) -> stops.Stop:
         choices=stops.APPROVAL_CHOICES if offer_always else stops.ASK_FIRST_CHOICES,
         origin=state.origin,
         created_at=now,
-        expires_at=None if state.origin == "person" else now + approval_timeout(state.root),
+        expires_at=None
+        if state.origin == "person"
+        else now + approval_timeout(state.root, ci=state.in_ci),
         tool=call.name,
         args=args,
         call_id=call.id,

@@ -458,7 +458,9 @@ def _summary_stop(
         choices=stops.ASK_FIRST_CHOICES,
         origin=state.origin,
         created_at=now,
-        expires_at=None if state.origin == "person" else now + approval_timeout(state.root),
+        expires_at=None
+        if state.origin == "person"
+        else now + approval_timeout(state.root, ci=state.in_ci),
         args={"gaps": [g.as_json() for g in open_gaps], "passes": passes},
         change=state.change,
     )

@@ -98,6 +98,7 @@ def _replay(
         or started.get("saved_rules") is False
         or on_ci_engine()
     )
+    state.in_ci = bool((started.get("routine_rules") or {}).get("unattended")) or on_ci_engine()
     state.connectors = _attached(started)
     state.for_run = allowed_for_run(events)
     return state, _replay_turns(state, events)

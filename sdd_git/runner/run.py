@@ -259,6 +259,7 @@ def start(
                 unattended=bool((request.routine or {}).get("unattended"))
                 or not saved_rules
                 or on_ci_engine(),  # in CI nobody answers: no saved rule runs an action
+                in_ci=bool((request.routine or {}).get("unattended")) or on_ci_engine(),
                 connectors=mentions.connectors,
             )
             if critic is not None:
@@ -448,6 +449,13 @@ def answer(
         stops.load(root, stop_id)  # still unanswered now that the lock is ours
         state, pending = replay.rebuild(root, shown.run, clock, on_event)
         stop = replay.logged_stop(root, shown, state)
+        _refuse_decided(root, stop)
+        offered = {"allow_once": "allow once", "deny": "deny"}.get(choice)
+        if offered is not None and offered not in stop.choices:
+            raise UsageError(
+                f"stop {stop.id} does not offer '{offered}'; its choices are: "
+                + ", ".join(stop.choices)
+            )
         if choice == "always_allow" and "always allow" not in stop.choices:
             raise UsageError(
                 f"this stop cannot be always allowed: {_why_not_always(stop)}",
@@ -471,6 +479,28 @@ def answer(
         finally:
             if not state.log.ended:  # an error on the way still ends the run in its log
                 state.log.append(logevents.RunEnded("failed"))
+
+
+def _refuse_decided(root: Root, stop: stops.Stop) -> None:
+    """A stop file put back (a copied folder, a CI job run again from the same artifact) asks
+    nothing: the log's `decision` for the stop is the answer, and a second one never acts."""
+    from sdd_git.runner.runlog import log_path, read_events
+
+    decided = next(
+        (
+            e
+            for e in read_events(log_path(root, stop.run))
+            if e.get("event") == "decision" and e.get("stop") == stop.id
+        ),
+        None,
+    )
+    if decided is not None:
+        stops.remove(root, stop.id)
+        raise RecordError(
+            f"stop {stop.id} was already answered ({decided.get('choice')}) in the log of its "
+            f"run {stop.run}; nothing was done again",
+            hint=f"sdd role log {stop.run} shows what happened",
+        )
 
 
 def _why_not_always(stop: stops.Stop) -> str:

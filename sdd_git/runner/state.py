@@ -38,6 +38,9 @@ if TYPE_CHECKING:
     from sdd_git.providers.select import Kept
 
 DEFAULT_TIMEOUT_SECONDS = 600.0
+# A stop raised in CI waits for a reviewer who is not at the terminal: a day, unless
+# `approvals.ci_timeout` says otherwise.
+DEFAULT_CI_TIMEOUT_SECONDS = 86400.0
 EXIT_DONE, EXIT_ERROR, EXIT_STOPPED, EXIT_NO_SPEC, EXIT_INTERRUPTED = 0, 1, 3, 4, 130
 EVERY_ROLE = ("remember", "handoff")  # offered whatever the role produces
 
@@ -125,6 +128,7 @@ class RunState:
     node_ask_first: tuple[Rule, ...] = ()  # a plan node's or a routine's own ask_first rules
     rehearsal: bool = False  # `sdd routine test`: no consequential action runs, even allowed
     unattended: bool = False  # a routine fired in CI: no saved always_allow rule applies
+    in_ci: bool = False  # raised from a CI event or on a CI engine: stops expire on ci_timeout
     connectors: tuple[str, ...] = ()  # attached by `@NAME` in the task; kept in run_started
     last_calls: str = ""  # the previous reply's tool calls, as compared for repeats
     repeats: int = 0
@@ -181,12 +185,17 @@ def context_size(settings: object) -> int:
     return LOCAL_CONTEXT_TOKENS if is_local(base_url) else REMOTE_CONTEXT_TOKENS
 
 
-def approval_timeout(root: Root) -> float:
+def approval_timeout(root: Root, *, ci: bool = False) -> float:
+    """How long a stop nobody answers at once waits: `approvals.timeout` (default 10 minutes);
+    for a stop raised in CI, `approvals.ci_timeout` (default 24 hours), same forms."""
     from sdd_git.settings import settings
 
     approvals = settings(root).get("approvals") or {}
-    value = approvals.get("timeout") if isinstance(approvals, dict) else None
-    return parse_duration(value, DEFAULT_TIMEOUT_SECONDS)
+    key, default = (
+        ("ci_timeout", DEFAULT_CI_TIMEOUT_SECONDS) if ci else ("timeout", DEFAULT_TIMEOUT_SECONDS)
+    )
+    value = approvals.get(key) if isinstance(approvals, dict) else None
+    return parse_duration(value, default)
 
 
 LEADS_ONLY = ("draft_plan",)

@@ -726,19 +726,22 @@ def test_route_yaml_and_groovy_breaking_characters_in_a_glob_stay_one_value(
         github = None
     if github is not None:
         data = yaml.safe_load(github)
-        [job] = data["jobs"].values()
+        job = data["jobs"]["routine"]
         [step] = [s for s in job["steps"] if "routine fire" in s.get("run", "")]
         assert step["env"]["ROUTINE_GLOB"] == glob
         assert glob not in step["run"]
     gitlab = yaml.safe_load(export_definition(exporter, found, "gitlab-ci"))
-    [job] = gitlab.values()
+    job = gitlab[f"sdd-routine-{found.name}"]
     assert job["variables"]["ROUTINE_GLOB"] == glob
     assert job["rules"][0]["changes"] == [glob]
+    # The answer job is in the same pipelines, by the same rule.
+    assert gitlab[f"sdd-answer-{found.name}"]["rules"][0]["changes"] == [glob]
     jenkins = export_definition(exporter, found, "jenkins")
     quoted = "'" + glob.replace("\\", "\\\\").replace("'", "\\'") + "'"
     assert f"ROUTINE_GLOB = {quoted}" in jenkins
     code = "\n".join(x for x in jenkins.splitlines() if not x.startswith("//"))
-    assert code.count("'''") == 2  # only the sh step's own string
+    # Only the sh steps' own strings: the fire, finding a stop, answering it.
+    assert code.count("'''") == 6 and code.count("script: '''") == 3
 
 
 def test_route_no_secret_from_the_environment_or_env_file_reaches_an_exported_file(
@@ -1003,7 +1006,10 @@ def test_route_in_ci_no_saved_rule_runs_an_action_and_an_expired_stop_never_runs
     summary. She may answer one in time (she did answer it); once expired, neither `sdd allow`
     nor saving its rule runs it."""
     accepted_change(root)
-    root.config.write_text(root.config.read_text().replace("timeout: 10m", "timeout: 2s"))
+    # A stop raised in CI waits approvals.ci_timeout (24 h unless said), not approvals.timeout.
+    root.config.write_text(
+        root.config.read_text().replace("timeout: 10m", "timeout: 10m, ci_timeout: 2s")
+    )
     calls = everything_allowed(root)
     build_result(root)
     found = routine(root)
@@ -1041,7 +1047,10 @@ def test_route_in_ci_no_saved_rule_runs_an_action_and_an_expired_stop_never_runs
     assert late.status == "stopped"
     expired = [s for s in stops.pending(root) if s.run == late.run_id]
     assert len(expired) == 1
-    refused = sdd("allow", expired[0].id, "--always")
+    # In CI no saved rule counts, so none is offered to save.
+    offered = sdd("allow", expired[0].id, "--always")
+    assert offered.code == 2 and "cannot be always allowed" in offered.stderr
+    refused = sdd("allow", expired[0].id)
     assert refused.code == 1 and "expired" in refused.stderr
     assert not (root.path / "fix.txt").exists()
     assert [e["choice"] for e in events(root, late.run_id or "") if e["event"] == "decision"] == [

@@ -421,7 +421,7 @@ def test_in_ci_every_stop_goes_to_the_job_summary_in_plain_words(
     assert "sdd routine `watcher/main-build-watch`: stopped" in text
     assert f"Stop `{stop['id']}`, expires `{stop['expires_at']}`" in text
     assert "Create the file fix.txt (1 line, 8 bytes)" in text
-    assert "Nobody answers a stop in CI" in text
+    assert "Each stop waits for a reviewer's answer until it expires" in text
     # --summary names the file where GitHub's variable is not set (GitLab, Jenkins).
     monkeypatch.delenv("GITHUB_STEP_SUMMARY")
     other = tmp_path / "other.md"

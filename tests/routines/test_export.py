@@ -67,6 +67,9 @@ def _load(text: str) -> dict[Any, Any]:
     assert isinstance(data, dict)
     if True in data:  # `on:` read by a YAML 1.1 loader
         data["on"] = data.pop(True)
+    if isinstance(data.get("on"), dict) and "workflow_dispatch" in data["on"]:
+        # The answer path's trigger (tests/routines/test_export_answer.py), beside the routine's.
+        data["dispatch"] = data["on"].pop("workflow_dispatch")
     return data
 
 
@@ -81,7 +84,7 @@ def _write_all(root: Root, routines: dict[str, Routine], engine: str, folder: Pa
 
 
 def _run_step(text: str) -> dict[str, Any]:
-    (job,) = _load(text)["jobs"].values()
+    job = _load(text)["jobs"]["routine"]
     steps = [s for s in job["steps"] if "sdd routine fire" in s.get("run", "")]
     assert len(steps) == 1
     step: dict[str, Any] = steps[0]
@@ -136,13 +139,17 @@ def test_the_github_workflow_installs_the_pinned_commit_with_actions_pinned_to_c
     root: Root, routines: dict[str, Routine]
 ) -> None:
     text = export_definition(root, routines["merged"], "github-actions")
-    (job,) = _load(text)["jobs"].values()
+    job = _load(text)["jobs"]["routine"]
     runs = [s.get("run", "") for s in job["steps"]]
     assert f"python -m pip install 'sdd-git @ {GIT_PIN}'\n" in runs
     assert [s["uses"] for s in job["steps"] if "uses" in s] == [
         "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683",
         "actions/setup-python@a26af69be951a213d495a4c3e4e4022e16d87065",
+        "actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02",
     ]
+    every = [s["uses"] for j in _load(text)["jobs"].values() for s in j["steps"] if "uses" in s]
+    assert all(FULL_SHA_USES.match(uses) for uses in every)
+    assert "actions/download-artifact@d3f86a106a0bac45b974a628896c90dbdf5c8093" in every
     assert "@11bd71901bbe5b1630ceea73d27597364c9af683 # v4.2.2\n" in text
     assert "@a26af69be951a213d495a4c3e4e4022e16d87065 # v5.6.0\n" in text
 
@@ -152,8 +159,10 @@ def test_the_pull_request_trigger_fires_only_on_a_merge_into_main(
 ) -> None:
     data = _load(export_definition(root, routines["merged"], "github-actions"))
     assert data["on"] == {"pull_request": {"types": ["closed"], "branches": ["main"]}}
-    (job,) = data["jobs"].values()
-    assert job["if"] == "github.event.pull_request.merged == true"
+    job = data["jobs"]["routine"]
+    assert job["if"] == (
+        "github.event_name != 'workflow_dispatch' && github.event.pull_request.merged == true"
+    )
     step = _run_step(export_definition(root, routines["merged"], "github-actions"))
     assert step["env"]["ROUTINE_EVENT_REF"] == "${{ github.event.pull_request.merge_commit_sha }}"
 
@@ -165,20 +174,21 @@ def test_workflow_run_fires_only_on_a_failed_push_build_of_main(
     assert data["on"] == {
         "workflow_run": {"workflows": ["CI"], "types": ["completed"], "branches": ["main"]}
     }
-    (job,) = data["jobs"].values()
+    job = data["jobs"]["routine"]
     assert "github.event.workflow_run.conclusion == 'failure'" in job["if"]
     # A fork's pull request may name its branch main: only this repository's push builds count.
     assert "github.event.workflow_run.event == 'push'" in job["if"]
     assert "head_repository.full_name == github.repository" in job["if"]
-    assert data["permissions"] == {"contents": "read", "actions": "read"}
+    assert data["permissions"] == {"contents": "read"}
+    assert job["permissions"] == {"contents": "read", "actions": "read"}
 
 
 def test_the_failed_build_log_is_fetched_with_the_token_from_the_secret_store(
     root: Root, routines: dict[str, Routine]
 ) -> None:
-    (job,) = _load(export_definition(root, routines["main-build-watch"], "github-actions"))[
-        "jobs"
-    ].values()
+    job = _load(export_definition(root, routines["main-build-watch"], "github-actions"))["jobs"][
+        "routine"
+    ]
     (fetch,) = [s for s in job["steps"] if "gh run view" in s.get("run", "")]
     assert 'gh run view "$FAILED_RUN" --log-failed > build-failure.log' in fetch["run"]
     assert fetch["env"]["GH_TOKEN"] == "${{ secrets.GITHUB_TOKEN }}"
@@ -218,9 +228,9 @@ def test_push_file_changed_and_schedule_use_github_s_own_triggers(
 
 def test_no_event_text_is_pasted_into_a_script(root: Root, routines: dict[str, Routine]) -> None:
     for routine in routines.values():
-        (job,) = _load(export_definition(root, routine, "github-actions"))["jobs"].values()
-        for step in job["steps"]:
-            assert "${{" not in step.get("run", ""), step
+        for job in _load(export_definition(root, routine, "github-actions"))["jobs"].values():
+            for step in job["steps"]:
+                assert "${{" not in step.get("run", ""), step
 
 
 def test_a_glob_github_cannot_filter_by_is_refused_with_the_fix(root: Root) -> None:
@@ -276,7 +286,10 @@ def test_the_secret_names_come_from_the_provider_config_and_the_role(
     root.config.write_text(config.replace("api_key_env: OPENAI_API_KEY", "api_key_env: none"))
     confirm(root, ".sdd/config.yaml")
     assert secret_names(root, routines["merged"]) == ()
-    assert "secrets." not in export_definition(root, routines["merged"], "github-actions")
+    named = re.findall(
+        r"secrets\.(\w+)", export_definition(root, routines["merged"], "github-actions")
+    )
+    assert set(named) == {"GITHUB_TOKEN"}  # the answer job's, to read the stopped run
     add_role(root, "critic", extra="model: {kind: anthropic, model: claude-x}\n")
     assert secret_names(root, _routine(root, "review", "on: pr-merged", "critic")) == (
         "ANTHROPIC_API_KEY",
@@ -310,7 +323,9 @@ def _stand_in(tmp_path: Path) -> Path:
     sdd = bin_dir / "sdd"
     sdd.write_text(
         f"#!{sys.executable}\nimport json, os, sys\n"
-        "open(os.environ['FAKE_ARGS'], 'w').write(json.dumps(sys.argv[1:]))\n"
+        "kept = sys.argv[1:3] == ['routine', 'pack-stops']  # after the fire: its own file\n"
+        "path = os.environ['FAKE_ARGS'] + ('.pack' if kept else '')\n"
+        "open(path, 'w').write(json.dumps(sys.argv[1:]))\n"
         "sys.exit(int(os.environ.get('FAKE_EXIT', '0')))\n"
     )
     sdd.chmod(sdd.stat().st_mode | stat.S_IEXEC)
@@ -427,7 +442,7 @@ def test_a_file_changed_event_names_the_first_changed_file_matching_the_glob(
 def test_the_gitlab_script_fires_a_merge_into_main_and_allows_a_stop(
     root: Root, routines: dict[str, Routine], tmp_path: Path
 ) -> None:
-    (job,) = _load(export_definition(root, routines["merged"], "gitlab-ci")).values()
+    job = _load(export_definition(root, routines["merged"], "gitlab-ci"))["sdd-routine-merged"]
     assert job["rules"] == [
         {"if": '$CI_PIPELINE_SOURCE == "push" && $CI_COMMIT_BRANCH == "main"', "when": "on_success"}
     ]
@@ -441,13 +456,16 @@ def test_the_gitlab_script_fires_a_merge_into_main_and_allows_a_stop(
         "FAKE_ARGS": str(tmp_path / "args.json"),
         "FAKE_EXIT": "3",
         "CI_JOB_TOKEN": "job-token",
+        "CI_PROJECT_DIR": "/project",
         **predefined,
         **{k: v.replace("$CI_COMMIT_BRANCH", HOSTILE_BRANCH) for k, v in variables.items()},
     }
     env = {k: v.replace("$CI_COMMIT_SHA", "b" * 40) for k, v in env.items()}
     done = _bash("\n".join(job["script"][1:]), env, tmp_path)
     assert done.returncode == 3  # GitLab shows it as an allowed failure: a warning
-    assert "stopped: an action waits for a person" in done.stdout
+    assert "stopped: an action waits for a reviewer" in done.stdout
+    kept = json.loads((tmp_path / "args.json.pack").read_text())
+    assert kept == ["routine", "pack-stops", "/project/sdd-stopped"]  # the job's artifacts
     event = json.loads(json.loads((tmp_path / "args.json").read_text())[4])
     assert event == {"kind": "pr-merged", "ref": "b" * 40, "branch": HOSTILE_BRANCH, "source": "ci"}
 
@@ -458,7 +476,9 @@ def test_the_gitlab_script_fires_a_merge_into_main_and_allows_a_stop(
 def test_gitlab_main_build_failed_runs_after_a_failed_job_on_main(
     root: Root, routines: dict[str, Routine]
 ) -> None:
-    (job,) = _load(export_definition(root, routines["main-build-watch"], "gitlab-ci")).values()
+    job = _load(export_definition(root, routines["main-build-watch"], "gitlab-ci"))[
+        "sdd-routine-main-build-watch"
+    ]
     assert job["stage"] == ".post"
     (rule,) = job["rules"]
     assert rule["when"] == "on_failure"
@@ -471,7 +491,7 @@ def test_gitlab_main_build_failed_runs_after_a_failed_job_on_main(
 
 def test_gitlab_follows_its_pipeline_sources(root: Root, routines: dict[str, Routine]) -> None:
     def rule(name: str) -> dict[str, Any]:
-        (job,) = _load(export_definition(root, routines[name], "gitlab-ci")).values()
+        job = _load(export_definition(root, routines[name], "gitlab-ci"))[f"sdd-routine-{name}"]
         (found,) = job["rules"]
         return dict(found)
 
@@ -537,7 +557,7 @@ def test_an_sdd_root_below_the_repository_top_runs_in_its_folder(tmp_path: Path)
     routine = _routine(root, "merged", "on: pr-merged")
     step = _run_step(export_definition(root, routine, "github-actions"))
     assert step["working-directory"] == "services/expenses"
-    (job,) = _load(export_definition(root, routine, "gitlab-ci")).values()
+    job = _load(export_definition(root, routine, "gitlab-ci"))[f"sdd-routine-{routine.name}"]
     assert 'cd "services/expenses"' in job["script"]
     assert "dir('services/expenses') {" in export_definition(root, routine, "jenkins")
 
@@ -579,6 +599,8 @@ def test_in_ci_a_stop_ends_the_run_lands_in_the_job_summary_and_nothing_runs(
         "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
         "SDD_PROVIDER": f"script:{replies}",
         "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "RUNNER_TEMP": str(tmp_path / "temp"),
         **_github_env(step, {"github.event.workflow_run.head_branch": "main"}),
     }
     done = _bash(step["run"], env, root.path)

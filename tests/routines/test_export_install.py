@@ -148,7 +148,7 @@ def test_the_pinned_git_commit_is_installed_by_every_engine_and_the_copilot_step
         if s.get("name") == "Install sdd"
     )  # fmt: skip
     assert step["run"] == f"python -m pip install 'sdd-git @ {GIT_PIN}'\nsdd --version\n"
-    (job,) = _load(files["merged.gitlab-ci"]).values()
+    job = _load(files["merged.gitlab-ci"])["sdd-routine-merged"]
     assert job["script"][0] == f"python -m pip install 'sdd-git @ {GIT_PIN}'"
     assert f"\"$venv/bin/python\" -m pip install 'sdd-git @ {GIT_PIN}'" in files["merged.jenkins"]
     for engine in ENGINES:  # and the header says where it comes from
@@ -351,7 +351,7 @@ def test_exported_workflows_and_copilot_steps_pass_zizmor_and_actionlint(
 
 def _install_step(root: Root) -> str:
     routine = _routine(root, "merged", "on: pr-merged")
-    (job,) = _load(export_definition(root, routine, "github-actions"))["jobs"].values()
+    job = _load(export_definition(root, routine, "github-actions"))["jobs"]["routine"]
     (step,) = [s for s in job["steps"] if s.get("name") == "Install sdd"]
     return str(step["run"])
 

@@ -3,6 +3,7 @@ what a routine can never do. Real git roots and the scripted provider."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 import time
@@ -409,6 +410,59 @@ def test_the_timeout_of_a_routine_stop_comes_from_the_config(
     (stop,) = stops.pending(root)
     assert stop.origin == "routine" and stop.expires_at == 1_000_090.0
     assert fired.message.startswith("watcher/main-build-watch stopped for the person")
+
+
+def test_a_stop_raised_in_ci_waits_a_day_unless_ci_timeout_says_otherwise(
+    root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    accepted_change(root)
+    watcher(root)
+    (root.path / "build").mkdir()
+    (root.path / "build" / "junit.xml").write_text("FAIL\n")
+    script(tmp_path, monkeypatch, [{"tool_calls": [write_call("a.txt")]}] * 3)
+    found = routine(root)
+    in_ci = Event("ev-ci", "main-build-failed", "build/junit.xml", "2026-11-30T09:00:00Z", "ci")
+    fire(root, found, in_ci, clock=lambda: 1_000_000.0)
+    (stop,) = stops.pending(root)
+    # approvals.timeout (10m here) is for stops someone may be near; CI's waits 24 h.
+    assert stop.expires_at == 1_000_000.0 + 86_400
+    assert stop.choices == ("allow once", "deny")  # no saved rule counts in CI
+    stops.remove(root, stop.id)
+    root.config.write_text(
+        root.config.read_text().replace("timeout: 10m", "timeout: 10m, ci_timeout: 90m")
+    )
+    confirm(root, ".sdd/config.yaml")
+    fire(root, found, dataclasses.replace(in_ci, id="ev-ci-2"), clock=lambda: 2_000_000.0)
+    (stop,) = stops.pending(root)
+    assert stop.expires_at == 2_000_000.0 + 5_400
+    stops.remove(root, stop.id)
+    # The same routine fired from a hook keeps approvals.timeout.
+    fire(root, found, event(id="ev-hook"), clock=lambda: 3_000_000.0)
+    (stop,) = stops.pending(root)
+    assert stop.expires_at == 3_000_000.0 + 600
+    assert "always allow" in stop.choices
+
+
+def test_a_ci_stop_past_its_ci_timeout_is_expired_and_never_runs(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    accepted_change(root)
+    root.config.write_text(
+        root.config.read_text().replace("timeout: 10m", "timeout: 1h, ci_timeout: 90s")
+    )
+    confirm(root, ".sdd/config.yaml")
+    watcher(root)
+    (root.path / "build").mkdir()
+    (root.path / "build" / "junit.xml").write_text("FAIL\n")
+    script(tmp_path, monkeypatch, [{"tool_calls": [write_call("late.txt")]}, {"say": "never"}])
+    in_ci = Event("ev-ci", "main-build-failed", "build/junit.xml", "2026-11-30T09:00:00Z", "ci")
+    fired = fire(root, routine(root), in_ci, clock=lambda: time.time() - 120)
+    (waiting,) = stops.pending(root)
+    answered = sdd("allow", waiting.id)
+    assert answered.code == 1 and "expired" in answered.stderr
+    decisions = [e for e in events(root, fired.run_id or "") if e["event"] == "decision"]
+    assert [d["choice"] for d in decisions] == ["expired"]
+    assert not (root.path / "late.txt").exists()
 
 
 def test_two_fires_of_one_event_at_once_run_it_once(

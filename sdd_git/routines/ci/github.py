@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
-from sdd_git.cipins import CHECKOUT, CHECKOUT_TAG, SETUP_PYTHON, SETUP_PYTHON_TAG
+from sdd_git.cipins import (
+    CHECKOUT,
+    CHECKOUT_TAG,
+    DOWNLOAD_ARTIFACT,
+    DOWNLOAD_ARTIFACT_TAG,
+    SETUP_PYTHON,
+    SETUP_PYTHON_TAG,
+    UPLOAD_ARTIFACT,
+    UPLOAD_ARTIFACT_TAG,
+)
 from sdd_git.errors import UsageError
 from sdd_git.routines.ci.plan import (
+    APPROVALS,
     FAILURE_LOG,
     PYTHON,
+    STOPPED,
+    STOPPED_ARTIFACT,
     Plan,
+    answer_lines,
     changed_path_lines,
     fire_lines,
     header,
@@ -126,19 +139,24 @@ def github_file(plan: Plan, workflows: tuple[str, ...]) -> str:
             "ROUTINE_EVENT_REF=$(date -u +%Y-%m-%dT%H:%M:00Z)",
             "export ROUTINE_EVENT_REF",
         ]
-    lines += ["permissions:", *(f"  {p}" for p in permissions)]
+    lines += _DISPATCH
+    lines += ["permissions:", "  contents: read"]
     # No `concurrency:` group: GitHub cancels all but one waiting run of a group, and every
     # event must reach its routine.
     lines += [
         "jobs:",
         "  routine:",
         f"    name: {yaml_text('routine ' + routine.name)}",
+        # The answer path is the same workflow's workflow_dispatch: it never fires the routine.
+        "    if: github.event_name != 'workflow_dispatch'"
+        + (f" && {condition}" if condition else ""),
+        "    permissions:",
+        *(f"      {p}" for p in permissions),
     ]
-    if condition:
-        lines.append(f"    if: {condition}")
     on_stop = (
         f'echo "::warning title=sdd routine {routine.name}::stopped: an action waits for a '
-        'person; the job summary lists it, and nothing consequential ran"; exit 0'
+        'reviewer; the job summary lists it, and nothing consequential ran"; '
+        f"{_PACK}; exit 0"
     )
     lines += [
         "    runs-on: ubuntu-latest",
@@ -158,14 +176,200 @@ def github_file(plan: Plan, workflows: tuple[str, ...]) -> str:
         *(f"          {line}" for line in plan.install.shell("python")),
         *fetch,
         f"      - name: {yaml_text('Run the routine ' + routine.name)}",
+        "        id: fire",
         *_working_directory(plan),
         "        env:",
         *(f"          {line}" for line in secrets),
         *(f"          {key}: {_gh_value(value)}" for key, value in event.items()),
         "        run: |",
         *(f"          {line}" for line in [*changed, *fire_lines(plan, "python", "sdd", on_stop)]),
+        *_keep_stopped(plan, "fire"),
+        *_answer_job(plan, secrets),
     ]
     return "\n".join(lines) + "\n"
+
+
+# The answer path: a reviewer runs this workflow by hand (Actions > the workflow > Run workflow)
+# with the stop, her choice and the run that stopped. Every input is untrusted text: it
+# reaches a script only through the environment, and is checked there.
+_DISPATCH = [
+    "  workflow_dispatch:",
+    "    inputs:",
+    "      stop:",
+    '        description: "The stop to answer (stop-...), as the stopped run\'s summary lists it"',
+    "        required: true",
+    "        type: string",
+    "      choice:",
+    '        description: "Run the action (allow) or not (deny)"',
+    "        required: true",
+    "        type: choice",
+    "        options: [deny, allow]",
+    "      run:",
+    '        description: "The id of the workflow run that stopped (the number its URL ends with)"',
+    "        required: true",
+    "        type: string",
+]
+
+# The checks before anything is downloaded: the inputs' shapes; the run that stopped is a run
+# of this workflow in this repository, of this repository's own code (a fork's pull request
+# runs in this repository too, and could upload an artifact of the same name); and no earlier
+# answer claimed the stop (a re-run of this job, or a second dispatch, acts on nothing).
+_CHECK = [
+    'case "$SDD_CHOICE" in allow|deny) ;; *) echo "::error::the choice must be allow or deny"; '
+    "exit 2 ;; esac",
+    # `case`, not grep: grep matches line by line, and an input may hold a line break.
+    'case "$SDD_STOP" in stop-????*) ;; *) SDD_STOP="" ;; esac',
+    'case "${SDD_STOP#stop-}" in *[!0-9a-f]*) SDD_STOP="" ;; esac',
+    'if [ -z "$SDD_STOP" ] || [ "${#SDD_STOP}" -gt 37 ]; then',
+    '  echo "::error::the stop id must look like stop-1a2b3c"; exit 2',
+    "fi",
+    'case "$SOURCE_RUN" in ""|*[!0-9]*)',
+    '  echo "::error::the run must be the number a workflow run\'s URL ends with"; exit 2 ;;',
+    "esac",
+    'this=$(gh api "repos/$GH_REPO/actions/runs/$GITHUB_RUN_ID" --jq ".workflow_id")',
+    'source=$(gh api "repos/$GH_REPO/actions/runs/$SOURCE_RUN" '
+    "--jq '[.workflow_id, .head_repository.full_name, .status] | map(tostring) | join(\" \")')",
+    'if [ "$source" != "$this $GH_REPO completed" ]; then',
+    '  echo "::error::run $SOURCE_RUN is not a finished run of this workflow on this '
+    "repository's own code; nothing was answered\"",
+    "  exit 1",
+    "fi",
+    'claimed=$(gh api "repos/$GH_REPO/actions/artifacts?name=sdd-answered-$SDD_STOP" '
+    "--jq '.total_count')",
+    'if [ "$claimed" != "0" ]; then',
+    '  echo "::error::$SDD_STOP was already answered; nothing was done again"',
+    "  exit 1",
+    "fi",
+    'mkdir -p "$RUNNER_TEMP/sdd-answer"',
+    'printf "%s %s by %s\\n" "$SDD_STOP" "$SDD_CHOICE" "$GITHUB_ACTOR" '
+    '> "$RUNNER_TEMP/sdd-answer/answer.txt"',
+]
+
+
+# Packs the pending stops where the next step uploads them from, and says so to that step.
+_PACK = (
+    f'if sdd routine pack-stops "$RUNNER_TEMP/{STOPPED_ARTIFACT}"; then '
+    'echo "stopped=true" >> "$GITHUB_OUTPUT"; fi'
+)
+
+
+def _keep_stopped(plan: Plan, step: str) -> list[str]:
+    """The stopped run's stops and logs, kept as an artifact for the answer job."""
+    days = _days(plan)
+    return [
+        "      - name: Keep the stopped run for its answer",
+        f"        if: steps.{step}.outputs.stopped == 'true'",
+        f"        uses: {UPLOAD_ARTIFACT} # {UPLOAD_ARTIFACT_TAG}",
+        "        with:",
+        f"          name: {STOPPED_ARTIFACT}",
+        f"          path: ${{{{ runner.temp }}}}/{STOPPED_ARTIFACT}",
+        "          if-no-files-found: error",
+        f"          retention-days: {days}",
+    ]
+
+
+def _days(plan: Plan) -> int:
+    """Whole days the artifact outlives the stop's expiry by at least (GitHub keeps 1 to 90)."""
+    return max(1, min(90, -(-int(plan.ci_timeout) // 86400)))
+
+
+def _answer_job(plan: Plan, secrets: list[str]) -> list[str]:
+    routine = plan.routine
+    main = plan.main
+    kept = f"${{{{ runner.temp }}}}/{STOPPED_ARTIFACT}-in"
+    on_stop = (
+        f'echo "::warning title=sdd routine {routine.name}::stopped again: answer the new stop '
+        "the same way, with this run's id\"; "
+        f"{_PACK}; status=0"
+    )
+    lines = answer_lines("sdd", f"$RUNNER_TEMP/{STOPPED_ARTIFACT}-in")
+    at = next(n for n, line in enumerate(lines) if "routine unpack-stops" in line)
+    # The stop is put back (and refused when the artifact does not hold it) before it is
+    # claimed: a mistyped run number claims nothing.
+    put_back = lines[: at + 1]
+    answer = [
+        *lines[:at],
+        *lines[at + 1 :],
+        f'if [ "$status" -eq {STOPPED} ]; then',
+        f"  {on_stop}",
+        "fi",
+        'exit "$status"',
+    ]
+    return [
+        "  answer:",
+        f"    name: {yaml_text('answer a stop of ' + routine.name)}",
+        # Run by hand from the main branch only: a dispatch from another branch runs that
+        # branch's copy of this file, which need not hold these checks.
+        f"    if: github.event_name == 'workflow_dispatch' && github.ref == "
+        f"{_gh_string('refs/heads/' + main)}",
+        f"    environment: {APPROVALS}  # its required reviewers approve the answer",
+        "    runs-on: ubuntu-latest",
+        "    timeout-minutes: 30",
+        "    permissions:",
+        "      contents: read",
+        "      actions: read  # the stopped run's artifact, and earlier answers",
+        "    concurrency:  # two answers to one stop never run side by side",
+        "      group: sdd-answer-${{ github.workflow }}",
+        "      cancel-in-progress: false",
+        "    steps:",
+        "      - name: Check the answer",
+        "        env:",
+        "          GH_TOKEN: ${{ secrets.GITHUB_TOKEN }}",
+        "          GH_REPO: ${{ github.repository }}",
+        "          SDD_STOP: ${{ inputs.stop }}",
+        "          SDD_CHOICE: ${{ inputs.choice }}",
+        "          SOURCE_RUN: ${{ inputs.run }}",
+        "        run: |",
+        *(f"          {line}" for line in _CHECK),
+        "      - name: Check out the product",
+        f"        uses: {CHECKOUT} # {CHECKOUT_TAG}",
+        "        with:",
+        "          persist-credentials: false",
+        "      - name: Set up Python",
+        f"        uses: {SETUP_PYTHON} # {SETUP_PYTHON_TAG}",
+        "        with:",
+        f"          python-version: {yaml_text(PYTHON)}",
+        "      - name: Install sdd",
+        *_working_directory(plan),
+        "        run: |",
+        *(f"          {line}" for line in plan.install.shell("python")),
+        "      - name: Download the stopped run",
+        f"        uses: {DOWNLOAD_ARTIFACT} # {DOWNLOAD_ARTIFACT_TAG}",
+        "        with:",
+        f"          name: {STOPPED_ARTIFACT}",
+        f"          path: {kept}",
+        "          run-id: ${{ inputs.run }}",
+        "          github-token: ${{ secrets.GITHUB_TOKEN }}",
+        "      - name: Put back the stop",
+        *_working_directory(plan),
+        "        env:",
+        "          SDD_STOP: ${{ inputs.stop }}",
+        "          SDD_CHOICE: ${{ inputs.choice }}",
+        "        run: |",
+        *(f"          {line}" for line in put_back),
+        "      - name: Claim the stop (a second answer sees it)",
+        f"        uses: {UPLOAD_ARTIFACT} # {UPLOAD_ARTIFACT_TAG}",
+        "        with:",
+        "          name: sdd-answered-${{ inputs.stop }}",
+        "          path: ${{ runner.temp }}/sdd-answer/answer.txt",
+        "          if-no-files-found: error",
+        "          retention-days: 90",
+        f"      - name: {yaml_text('Answer the stop and continue the run')}",
+        *_working_directory(plan),
+        "        env:",
+        *(f"          {line}" for line in secrets),
+        "          SDD_STOP: ${{ inputs.stop }}",
+        "          SDD_CHOICE: ${{ inputs.choice }}",
+        "        id: answer",
+        "        run: |",
+        *(f"          {line}" for line in answer),
+        *_keep_stopped(plan, "answer"),
+    ]
+
+
+def _gh_string(text: str) -> str:
+    """A GitHub expression's string literal: single quotes, doubled inside."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _gh_value(value: str) -> str:

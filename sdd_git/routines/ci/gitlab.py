@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from sdd_git.routines.ci.plan import (
+    APPROVALS,
     FAILURE_LOG,
     PYTHON,
     STOPPED,
+    STOPPED_ARTIFACT,
     Plan,
+    answer_lines,
     changed_path_lines,
     default_path,
     fire_lines,
@@ -98,8 +101,8 @@ def gitlab_file(plan: Plan) -> str:
         variables.update(ROUTINE_EVENT_ROUTINE=routine.name)
         script.append("ROUTINE_EVENT_REF=$(date -u +%Y-%m-%dT%H:%M:00Z); export ROUTINE_EVENT_REF")
     on_stop = (
-        f'echo "sdd routine {routine.name} stopped: an action waits for a person, and nothing '
-        'consequential ran"'
+        f'echo "sdd routine {routine.name} stopped: an action waits for a reviewer (the job '
+        f'{_answer_job_name(plan)}), and nothing consequential ran"; {_PACK}'
     )
     # The job token reaches no further than needed: the run's own commands never see it.
     script.append("unset CI_JOB_TOKEN\n" + "\n".join(fire_lines(plan, "python", "sdd", on_stop)))
@@ -111,6 +114,11 @@ def gitlab_file(plan: Plan) -> str:
         lines += ["      changes:", f"        - {yaml_text(changes)}"]
     lines += [
         f"      when: {when}",
+        "  artifacts:  # the stopped run, for the answer job",
+        "    when: always",
+        f"    expire_in: {yaml_text(_days(plan))}",
+        "    paths:",
+        f"      - {STOPPED_ARTIFACT}/",
         "  allow_failure:",
         f"    exit_codes: [{STOPPED}]",
         "  interruptible: false",
@@ -119,10 +127,130 @@ def gitlab_file(plan: Plan) -> str:
         *(f"    {key}: {yaml_text(value)}" for key, value in variables.items()),
         "  script:",
     ]
-    for entry in script:
+    lines += _script(script)
+    lines += _answer_job(plan, job, stage, rule, changes)
+    return "\n".join(lines) + "\n"
+
+
+# The pending stops, packed where the job's artifacts are taken from (the project's folder).
+_PACK = f'sdd routine pack-stops "$CI_PROJECT_DIR/{STOPPED_ARTIFACT}" || true'
+
+
+def _answer_job_name(plan: Plan) -> str:
+    return f"sdd-answer-{plan.routine.name}"
+
+
+def _days(plan: Plan) -> str:
+    days = max(1, -(-int(plan.ci_timeout) // 86400))
+    return f"{days} day" if days == 1 else f"{days} days"
+
+
+def _script(entries: list[str]) -> list[str]:
+    lines = []
+    for entry in entries:
         if "\n" in entry:
             lines.append("    - |")
             lines += [f"      {line}" if line else "" for line in entry.split("\n")]
         else:
             lines.append(f"    - {yaml_text(entry)}")
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+# A retried answer job downloads the same artifact as the first. Each answer job keeps
+# sdd-answered.txt among its artifacts once it is about to act; before acting, a job asks GitLab
+# (with the read_api token in SDD_GITLAB_TOKEN) whether an earlier run of it in this pipeline
+# kept one, and then does nothing. `resource_group` keeps two from running side by side.
+_ANSWERED_BEFORE = """\
+if [ -z "${SDD_GITLAB_TOKEN:-}" ]; then
+  echo "the answer job needs SDD_GITLAB_TOKEN (a project access token with read_api)" \\
+    "to see that this stop was not answered already" >&2
+  exit 1
+fi
+python - <<'PY'
+import json, os, sys, urllib.error, urllib.request
+api = os.environ["CI_API_V4_URL"] + "/projects/" + os.environ["CI_PROJECT_ID"]
+headers = {"PRIVATE-TOKEN": os.environ["SDD_GITLAB_TOKEN"]}
+def get(path):
+    request = urllib.request.Request(api + path, headers=headers)
+    return urllib.request.urlopen(request, timeout=60).read()
+pipeline = os.environ["CI_PIPELINE_ID"]
+jobs = json.loads(get("/pipelines/" + pipeline + "/jobs?include_retried=true&per_page=100"))
+for job in jobs:
+    if job["name"] != os.environ["CI_JOB_NAME"] or str(job["id"]) == os.environ["CI_JOB_ID"]:
+        continue
+    try:
+        said = get("/jobs/" + str(job["id"]) + "/artifacts/sdd-answered.txt").decode()
+    except urllib.error.HTTPError as error:
+        if error.code == 404:
+            continue
+        raise
+    sys.exit("already answered in job " + str(job["id"]) + " (" + said.strip() + ");"
+             " nothing was done again")
+PY
+unset SDD_GITLAB_TOKEN"""
+# Kept among the job's artifacts once the stop is unpacked, before the answer acts.
+_CLAIM = (
+    'printf "%s %s by %s\\n" "$SDD_STOP" "$SDD_CHOICE" "$GITLAB_USER_LOGIN" '
+    '> "$CI_PROJECT_DIR/sdd-answered.txt"'
+)
+
+
+def _answer_job(
+    plan: Plan, fire_job: str, stage: str | None, rule: str, changes: str | None
+) -> list[str]:
+    """The manual job a reviewer runs with SDD_STOP and SDD_CHOICE set, in the protected
+    environment whose allowed deployers are the people who may answer."""
+    script = [f"cd {yaml_text(plan.folder)}"] if plan.folder else []
+    script += [
+        "\n".join(plan.install.shell("python")),
+        _ANSWERED_BEFORE,
+        "unset CI_JOB_TOKEN\n"
+        + "\n".join(
+            [
+                *answer_lines("sdd", f"$CI_PROJECT_DIR/{STOPPED_ARTIFACT}", _CLAIM),
+                f'if [ "$status" -eq {STOPPED} ]; then',
+                f'  echo "stopped again: the new stop is kept in {STOPPED_ARTIFACT}-again (see '
+                'docs/export.md of sdd)"; '
+                f'sdd routine pack-stops "$CI_PROJECT_DIR/{STOPPED_ARTIFACT}-again" || true',
+                "fi",
+                'exit "$status"',
+            ]
+        ),
+    ]
+    lines = [
+        f"{_answer_job_name(plan)}:",
+        f"  image: {yaml_text('python:' + PYTHON)}",
+    ]
+    if stage:
+        lines.append(f"  stage: {yaml_text(stage)}")
+    lines += [
+        "  needs:",
+        f"    - job: {yaml_text(fire_job)}",
+        "      artifacts: true",
+        "      optional: true",
+        "  rules:",
+        f"    - if: {yaml_text(rule)}",
+    ]
+    if changes is not None:
+        lines += ["      changes:", f"        - {yaml_text(changes)}"]
+    lines += [
+        "      when: manual",
+        "  allow_failure: true  # a stop nobody answers does not hold the pipeline",
+        "  environment:",
+        f"    name: {APPROVALS}  # protect it: its allowed deployers are who may answer",
+        "  resource_group: sdd-approvals  # one answer at a time",
+        "  interruptible: false",
+        "  timeout: 30m",
+        "  variables:",
+        '    SDD_STOP: ""  # set when running the job: the stop id, stop-...',
+        '    SDD_CHOICE: ""  # set when running the job: allow or deny',
+        "  artifacts:",
+        "    when: always",
+        f"    expire_in: {yaml_text(_days(plan))}",
+        "    paths:",
+        f"      - {STOPPED_ARTIFACT}-again/",
+        "      - sdd-answered.txt",
+        "  script:",
+        *_script(script),
+    ]
+    return lines

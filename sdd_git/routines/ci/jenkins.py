@@ -71,10 +71,66 @@ def jenkins_file(plan: Plan) -> str:
     script = "\n".join(shell)
     if "'''" in script or "\\" in script:  # neither may reach a Groovy ''' string
         raise AssertionError("the Jenkins script must hold no ''' and no backslash")
+    answer = "\n".join(
+        [
+            *setup[:1],
+            'case "$SDD_CHOICE" in allow|deny) ;; *) exit 2 ;; esac',
+            "status=0",
+            '"$venv/bin/sdd" "$SDD_CHOICE" "$SDD_STOP" || status=$?',
+            'exit "$status"',
+        ]
+    )
+    first = "\n".join(
+        [
+            *setup[:1],
+            '"$venv/bin/sdd" stops --json | "$venv/bin/python" -c "import json, sys; '
+            "s = [x['id'] for x in json.load(sys.stdin) if x.get('kind') in "
+            "('approval', 'draft') and not x.get('expired')]; print(s[0] if s else '')\"",
+        ]
+    )
+    for text in (answer, first):
+        if "'''" in text or "\\" in text:
+            raise AssertionError("the Jenkins script must hold no ''' and no backslash")
+    seconds = max(60, int(plan.ci_timeout))
     body = [
-        "def status = sh(returnStatus: true, script: '''",
+        "def status = 0",
+        "timeout(time: 30, unit: 'MINUTES') {",
+        "    status = sh(returnStatus: true, script: '''",
         *script.split("\n"),
         "''')",
+        "}",
+        f"if (status == {STOPPED}) {{",
+        "    // A reviewer answers each stop here; approvals.ci_timeout bounds the wait.",
+        "    try {",
+        f"        timeout(time: {seconds}, unit: 'SECONDS') {{",
+        f"            while (status == {STOPPED}) {{",
+        "                def stop = sh(returnStdout: true, script: '''",
+        *first.split("\n"),
+        "''').trim()",
+        "                if (!(stop ==~ /stop-[0-9a-f]{4,32}/)) {",
+        "                    break",
+        "                }",
+        "                def answered = input(",
+        f"                    message: {groovy_text('sdd routine ' + routine.name + ' stopped: ')}"
+        " + stop + ' (its action is in the log above). Allow it?',",
+        "                    ok: 'Answer',",
+        "                    submitter: SDD_APPROVERS,",
+        "                    parameters: [choice(name: 'SDD_CHOICE', choices: ['deny', 'allow'],",
+        "                        description: 'allow runs the action once; deny runs nothing')]",
+        "                )",
+        "                withEnv(['SDD_STOP=' + stop, 'SDD_CHOICE=' + answered]) {",
+        "                    timeout(time: 30, unit: 'MINUTES') {",
+        "                        status = sh(returnStatus: true, script: '''",
+        *answer.split("\n"),
+        "''')",
+        "                    }",
+        "                }",
+        "            }",
+        "        }",
+        "    } catch (err) {",
+        "        echo 'Nobody answered in time (or the answer was aborted): nothing ran.'",
+        "    }",
+        "}",
         f"if (status == {STOPPED}) {{",
         f"    unstable('sdd routine {routine.name}: stopped, waiting for a person')",
         "} else if (status != 0) {",
@@ -111,11 +167,19 @@ def jenkins_file(plan: Plan) -> str:
             "// credential sdd-jenkins-log-reader (Username with password: a user and its API",
             "// token, allowed to read this job). Put your build's stages where 'Build' is.",
         ]
-    out += ["pipeline {", "    agent any"]
+    out += [
+        "// Who may answer a stop (the input step's submitter): Jenkins user ids or groups,",
+        "// comma-separated. Set it to your reviewers.",
+        "def SDD_APPROVERS = 'sdd-approvers'",
+        "",
+        "pipeline {",
+        "    agent any",
+    ]
     if kind == "schedule":
         cron = groovy_text(plain_cron(plan, "Jenkins"))
         out += ["    triggers {", f"        cron({cron})", "    }"]
-    out += ["    options {", "        timeout(time: 30, unit: 'MINUTES')", "    }"]
+    # No pipeline-wide timeout: a stop waits for its reviewer up to approvals.ci_timeout; each
+    # shell step has its own 30 minutes.
     out += ["    environment {", *(f"        {line}" for line in env_lines), "    }"]
     out += ["    stages {"]
     if needs_log:

@@ -19,6 +19,8 @@ DEFAULT_WORKFLOWS = ("CI",)  # the GitHub workflows whose failure on main fires 
 PYTHON = "3.11"
 FAILURE_LOG = "build-failure.log"  # the failed build's log, written beside .sdd/ in CI
 STOPPED = 3  # `sdd routine fire` exit code: a stop is waiting for a person
+APPROVALS = "sdd-approvals"  # the GitHub or GitLab environment whose reviewers answer a stop
+STOPPED_ARTIFACT = "sdd-stopped"  # what the stopped job keeps: its stops and their runs' logs
 
 _ROLE = re.compile(r"[a-z0-9][a-z0-9-]{0,39}\Z")
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}\Z")
@@ -51,6 +53,7 @@ class Plan:
     secrets: tuple[str, ...]  # variable names, e.g. OPENAI_API_KEY
     version: str
     install: InstallSource
+    ci_timeout: float = 86400.0  # seconds a stop raised in CI waits (approvals.ci_timeout)
 
 
 def default_path(routine: Routine, engine: str) -> str:
@@ -109,6 +112,7 @@ def plan_for(root: Root, routine: Routine) -> Plan:
     from sdd_git import __version__
     from sdd_git.cipins import install_source
     from sdd_git.routines.routine import load_routines
+    from sdd_git.runner.state import approval_timeout
 
     if not NAME_PATTERN.match(routine.name):
         raise UsageError(f"'{routine.name}' is not a routine name", hint="use a-z, 0-9 and '-'")
@@ -145,6 +149,7 @@ def plan_for(root: Root, routine: Routine) -> Plan:
         secrets=secret_names(root, routine),
         version=__version__,
         install=install_source(root, f"writing a CI file for the routine {routine.name}"),
+        ci_timeout=approval_timeout(root, ci=True),
     )
 
 
@@ -229,10 +234,29 @@ def header(plan: Plan, engine: str, comment: str, secrets_where: str) -> list[st
     else:
         lines.append(f"{c} The provider in .sdd/config.yaml names no key variable: no secret.")
     lines += [
-        f"{c} Nobody answers a stop in CI: the run ends stopped, its stops are listed for the",
-        f"{c} person, and nothing consequential runs.",
+        f"{c} A stop ends the run here: nothing consequential runs until a reviewer answers it",
+        f"{c} (docs/export.md of sdd); it expires unanswered after approvals.ci_timeout.",
     ]
     return lines
+
+
+def answer_lines(sdd: str, folder: str, claim: str = "") -> list[str]:
+    """The shell that answers one stop from the kept folder: SDD_STOP and SDD_CHOICE come from
+    the reviewer, through the environment, checked here before either reaches a command."""
+    return [
+        'case "$SDD_CHOICE" in allow|deny) ;; *) echo "the choice must be allow or deny, not '
+        '$SDD_CHOICE" >&2; exit 2 ;; esac',
+        # `case`, not grep: grep matches line by line, and a variable may hold a line break.
+        'case "$SDD_STOP" in stop-????*) ;; *) SDD_STOP="" ;; esac',
+        'case "${SDD_STOP#stop-}" in *[!0-9a-f]*) SDD_STOP="" ;; esac',
+        'if [ -z "$SDD_STOP" ] || [ "${#SDD_STOP}" -gt 37 ]; then',
+        '  echo "the stop id must look like stop-1a2b3c" >&2; exit 2',
+        "fi",
+        f'{sdd} routine unpack-stops "{folder}" "$SDD_STOP"',
+        *([claim] if claim else []),  # where a second answer sees this one
+        "status=0",
+        f'{sdd} "$SDD_CHOICE" "$SDD_STOP" || status=$?',
+    ]
 
 
 def fire_lines(plan: Plan, python: str, sdd: str, on_stop: str) -> list[str]:
