@@ -458,12 +458,12 @@ def answer(
             )
         if choice == "always_allow" and "always allow" not in stop.choices:
             raise UsageError(
-                f"this stop cannot be always allowed: {_why_not_always(stop)}",
+                f"this stop cannot be always allowed: {_why_not_always(stop, state.in_ci)}",
                 hint=f"sdd allow {stop.id} (once) or sdd deny {stop.id}",
             )
         if choice == "allow_for_run" and "allow for this run" not in stop.choices:
             raise UsageError(
-                f"this stop cannot be allowed for the whole run: {_why_not_always(stop)}",
+                f"this stop cannot be allowed for the whole run: {_why_not_always(stop, state.in_ci)}",
                 hint=f"sdd allow {stop.id} (once) or sdd deny {stop.id}",
             )
         if prefix is not None:
@@ -503,7 +503,9 @@ def _refuse_decided(root: Root, stop: stops.Stop) -> None:
         )
 
 
-def _why_not_always(stop: stops.Stop) -> str:
+def _why_not_always(stop: stops.Stop, in_ci: bool = False) -> str:
+    if in_ci:
+        return "it was raised in CI, where a reviewer allows or denies one stop at a time"
     if stop.kind == "draft":
         return "it asks about a draft, not a tool with inputs"
     if stop.tool == "run_command":

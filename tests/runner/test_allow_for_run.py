@@ -106,11 +106,12 @@ def test_a_for_run_allowance_still_meets_the_guard(
     assert json.loads(after.stdout)["stop"]["args"]["command"] == "echo hi  > out.txt"
 
 
-def test_in_ci_her_answer_in_this_run_stands_and_no_saved_rule_does(
+def test_in_ci_a_stop_offers_allow_once_or_deny_and_no_saved_rule_stands_in(
     sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On a CI engine no saved always_allow rule runs an action (nobody answers there); an
-    "allow for this run" is her own answer in this very run, so it carries."""
+    """On a CI engine no saved always_allow rule runs an action, and a reviewer answers one
+    stop at a time with allow or deny (the exported answer job's choice): no answer there
+    stands in for a later call, so neither always allow nor allow for this run is offered."""
     accepted_change(root)
     add_role(
         root,
@@ -124,12 +125,17 @@ def test_in_ci_her_answer_in_this_run_stands_and_no_saved_rule_does(
         monkeypatch,
         [
             {"tool_calls": [write_call("a.txt")]},
-            {"tool_calls": [write_call("a.txt", purpose="again")]},  # carried: no stop
-            {"tool_calls": [write_call("b.txt")]},  # a saved rule: not in CI, it stops
+            {"tool_calls": [write_call("a.txt", purpose="again")]},  # not carried: it stops
+            {"tool_calls": [write_call("b.txt")]},
         ],
     )
     first = json.loads(sdd("role", "run", "builder", "--task", "W", "--json").stdout)
-    after = json.loads(sdd("allow", first["stop"]["id"], "--for-run", "--json").stdout)
-    assert after["status"] == "stopped" and after["stop"]["args"]["path"] == "b.txt"
+    assert first["stop"]["choices"] == ["allow once", "deny"]
+    refused = sdd("allow", first["stop"]["id"], "--for-run")
+    assert refused.code == 2 and "raised in CI" in refused.stderr
+    after = json.loads(sdd("allow", first["stop"]["id"], "--json").stdout)
+    assert after["status"] == "stopped" and after["stop"]["args"]["path"] == "a.txt"
+    last = json.loads(sdd("allow", after["stop"]["id"], "--json").stdout)
+    assert last["status"] == "stopped" and last["stop"]["args"]["path"] == "b.txt"  # no rule
     done = [e["by"] for e in events(root, first["run"]) if e["event"] == "action_done"]
-    assert done == ["allow_for_run", "for_run"]
+    assert done == ["allow_once", "allow_once"]
