@@ -1,0 +1,312 @@
+"""Attack round on issue 26's new approval paths: command-prefix rules, allow for this run,
+`sdd role rules --revoke`, stops answered from CI, and `approvals.notify`.
+
+Each test asserts the SAFE behaviour and is named after the route it tries: it fails while the
+route gets through. Real parts: real git repositories, real runs with the scripted model on this
+machine's working sandbox (as tests/runner/ does), the exported CI files' answer steps run
+locally against the kept folder (as tests/routines/test_export_answer*.py do), and a loopback
+GitLab API."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from sdd_git.roles.profile import Boundary, Rule
+from sdd_git.root import Root
+from sdd_git.runner.boundary import BoundaryIndex
+from sdd_git.sandbox.choose import current
+from sdd_git.shellpolicy.prefix import matches_prefix, prefix_problem
+from tests.conftest import SddRunner
+from tests.runner.scripted import accepted_change, add_role, events, script
+
+pytestmark = pytest.mark.attack
+
+
+def _command(text: str, **extra: object) -> dict[str, object]:
+    return {"tool": "run_command", "args": {"command": text, "purpose": "look", **extra}}
+
+
+def _run(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> tuple[str, list[dict[str, Any]]]:
+    script(tmp_path, monkeypatch, [{"tool_calls": [_command(command)]}, {"say": "Done."}])
+    out = json.loads(sdd("role", "run", "builder", "--task", "Look", "--json").stdout)
+    return out["status"], events(root, out["run"])
+
+
+def _ran_without_a_stop(logged: list[dict[str, Any]]) -> bool:
+    ran = any(e["event"] in ("action_done", "action_failed") for e in logged)
+    return ran and not any(e["event"] in ("stop", "rejected") for e in logged)
+
+
+# --- 1. Command-prefix rules -------------------------------------------------------------------
+
+# Spellings that bash reads as another program, other words, or more than one command, each
+# tried against the rule it would widen. None may match.
+NEVER_MATCH: list[tuple[str, list[str]]] = [
+    # A form feed or vertical tab is a blank to the parser and a plain character to bash: bash
+    # runs the program `ls\vx` (or npm's command `test\f`), not the rule's words.
+    ("ls\x0bx", ["ls"]),
+    ("ls\x0cx", ["ls"]),
+    ("npm test\x0c x", ["npm", "test"]),
+    ("npm\x0btest", ["npm", "test"]),
+    ("ls x\x0c2>&1", ["ls"]),
+    ("ls\x1bx", ["ls"]),
+    ("ls\x7fx", ["ls"]),
+    # Unicode look-alikes and blanks bash does not split on.
+    ("ls\u00a0-la", ["ls"]),
+    ("ls\u3000-la", ["ls"]),
+    ("l\u0455", ["ls"]),  # Cyrillic dze
+    ("ｌｓ", ["ls"]),
+    ("ls\u200b", ["ls"]),
+    # Quoting, escapes, expansions in the rule's words.
+    ("'ls'", ["ls"]),
+    ('"ls"', ["ls"]),
+    ("l\\s", ["ls"]),
+    ("l''s", ["ls"]),
+    ("l*", ["ls"]),
+    ("l?", ["ls"]),
+    ("l[s]", ["ls"]),
+    ("{ls,touch} pwned", ["ls"]),
+    ("ls{,}", ["ls"]),
+    ("$'ls'", ["ls"]),
+    ("${x}ls", ["ls"]),
+    ("npm t", ["npm", "test"]),
+    ("npm tes", ["npm", "test"]),
+    ("npm 'test'", ["npm", "test"]),
+    ("npm te\\st", ["npm", "test"]),
+    ("npm -- test", ["npm", "test"]),
+    ("npx npm test", ["npm", "test"]),
+    # Words before the program.
+    ("exec ls", ["ls"]),
+    ("command ls", ["ls"]),
+    ("builtin ls", ["ls"]),
+    ("env -S 'ls -la'", ["ls"]),
+    ("env ls", ["ls"]),
+    ("time ls", ["ls"]),
+    ("! ls", ["ls"]),
+    ("PATH=. ls", ["ls"]),
+    ("BASH_ENV=x ls", ["ls"]),
+    ("\\ls", ["ls"]),
+    ("ls=1 ls", ["ls"]),
+    # Aliases and functions defined earlier in the same command.
+    ("alias ls='touch pwned'; ls", ["ls"]),
+    ("ls() { touch pwned; }; ls", ["ls"]),
+    ("function ls { touch pwned; }\nls", ["ls"]),
+    ("shopt -s expand_aliases; alias ls=touch; ls pwned", ["ls"]),
+    # More than one command, or a command that is not a simple command.
+    ("ls\ntouch pwned", ["ls"]),
+    ("ls\r\ntouch pwned", ["ls"]),
+    ("ls;touch pwned", ["ls"]),
+    ("ls&touch pwned", ["ls"]),
+    ("ls&&touch pwned", ["ls"]),
+    ("ls||touch pwned", ["ls"]),
+    ("ls|touch pwned", ["ls"]),
+    ("ls|&touch pwned", ["ls"]),
+    ("ls &", ["ls"]),
+    ("(ls)", ["ls"]),
+    ("{ ls; }", ["ls"]),
+    ("[[ -e x ]] && ls", ["ls"]),
+    ("if ls; then touch pwned; fi", ["ls"]),
+    ("ls # \ntouch pwned", ["ls"]),
+    ("ls \\\ntouch pwned", ["ls"]),
+    # Substitutions, here-strings, process substitution, redirections that open a file.
+    ("ls $(touch pwned)", ["ls"]),
+    ("ls `touch pwned`", ["ls"]),
+    ('ls "$(touch pwned)"', ["ls"]),
+    ("ls <(touch pwned)", ["ls"]),
+    ("ls >(touch pwned)", ["ls"]),
+    ("ls <<<$(touch pwned)", ["ls"]),
+    ("ls <<<x", ["ls"]),
+    ("ls <<EOF\nx\nEOF", ["ls"]),
+    ("ls >pwned", ["ls"]),
+    ("ls >>pwned", ["ls"]),
+    ("ls &>pwned", ["ls"]),
+    ("ls >&pwned", ["ls"]),
+    ("ls >&2x", ["ls"]),
+    ("ls 2>pwned", ["ls"]),
+    ("ls >|pwned", ["ls"]),
+    ("ls <pwned", ["ls"]),
+    ("ls 2>&1 >pwned", ["ls"]),
+    ("ls 2>&1-", ["ls"]),
+    ("ls {fd}>&1", ["ls"]),
+    # Expansions in later words.
+    ("ls $HOME", ["ls"]),
+    ("ls ~", ["ls"]),
+    ("ls ~root", ["ls"]),
+    ("ls a=~", ["ls"]),
+    ("ls --x=a:~", ["ls"]),
+    ("ls *", ["ls"]),
+    ("ls .g?t", ["ls"]),
+    ("ls .gi[t]", ["ls"]),
+    ("ls {a,b}", ["ls"]),
+    ("ls {1..3}", ["ls"]),
+    ("ls $((1+1))", ["ls"]),
+    ("ls $'\\x41'", ["ls"]),
+    ('ls $"x"', ["ls"]),
+    # A path to the program, which may be the model's own file.
+    ("./ls", ["ls"]),
+    ("/bin/ls", ["ls"]),
+    ("bin/ls", ["ls"]),
+    ("~/ls", ["ls"]),
+]
+
+
+@pytest.mark.parametrize(("command", "words"), NEVER_MATCH, ids=[repr(c) for c, _ in NEVER_MATCH])
+def test_a_prefix_rule_never_matches_a_spelling_bash_reads_otherwise(
+    command: str, words: list[str]
+) -> None:
+    assert prefix_problem(words) is None
+    assert not matches_prefix(command, words)
+
+
+# Prefixes a crafted rule file (or a careless `--prefix`) might name to allow more than it says.
+NEVER_A_PREFIX = [
+    ["sdd"], ["./sdd"], ["/usr/bin/sdd"], ["bash"], ["sh"], ["env"], ["exec"], ["command"],
+    ["builtin"], ["eval"], ["xargs"], ["sudo"], ["find"], ["git", "$(x)"], ["ls", "*"],
+    ["ls", "~"], ["ls", "a b"], ["ls", "'x'"], ["ls", "{a,b}"], ["l*"], ["ls;"], ["ls\x0c"],
+    ["ls", "x\x0b"], [""], [], ["ｌｓ"], ["ls", ";"], ["ls", "&"], ["ls", "|"], ["ls", ">x"],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("words", NEVER_A_PREFIX, ids=[repr(w) for w in NEVER_A_PREFIX])
+def test_a_prefix_that_names_a_runner_or_is_not_literal_is_refused(words: list[str]) -> None:
+    assert prefix_problem(words) is not None
+
+
+@pytest.fixture
+def sandboxed(root: Root) -> Root:
+    assert current().working, "these tests run on this machine's working sandbox"
+    accepted_change(root)
+    return root
+
+
+LS_RULE = (
+    "boundary:\n  always_allow:\n"
+    "    - {tool: run_command, prefix: [ls], match: ['ls -la'], not_match: ['lsof']}\n"
+)
+
+
+@pytest.mark.parametrize("command", ["ls\x0bx", "ls\x0c-la"])
+def test_a_form_feed_or_vertical_tab_in_a_command_stops_under_a_prefix_rule(
+    sdd: SddRunner,
+    root: Root,
+    sandboxed: Root,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+) -> None:
+    # bash runs the program `ls\vx`: not, for certain, the rule's `ls`.
+    add_role(root, "builder", extra=LS_RULE)
+    status, logged = _run(sdd, root, tmp_path, monkeypatch, command)
+    assert not _ran_without_a_stop(logged), status
+
+
+ASK_FIRST_LS_R = "  ask_first:\n    - {tool: run_command, inputs: {command: 'ls -R*'}}\n"
+
+
+@pytest.mark.parametrize(
+    "command", ["ls -R", "ls  -R", "ls\t-R", "ls '-R'", 'ls "-R"', "ls -\\R", "ls -R 2>&1"]
+)
+def test_ask_first_wins_over_a_prefix_rule_whatever_the_spacing_or_quoting(
+    sdd: SddRunner,
+    root: Root,
+    sandboxed: Root,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+) -> None:
+    # Her ask-first pattern is text (`ls -R*`); a prefix rule [ls] holds any spelling of the
+    # words after it, so a second space or a quote must not slip the call past her ask-first.
+    add_role(root, "builder", extra=LS_RULE + ASK_FIRST_LS_R)
+    status, logged = _run(sdd, root, tmp_path, monkeypatch, command)
+    assert status == "stopped"
+    (stop,) = [e for e in logged if e["event"] == "stop"]
+    assert stop["because"] in ("ask_first", "not allowed")
+    assert not _ran_without_a_stop(logged)
+
+
+def test_a_prefix_rule_disjoint_from_every_ask_first_still_runs_without_a_stop(
+    sdd: SddRunner, root: Root, sandboxed: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add_role(
+        root,
+        "builder",
+        extra="boundary:\n  always_allow:\n"
+        "    - {tool: run_command, prefix: [git, status], match: ['git status']}\n"
+        "  ask_first:\n    - {tool: run_command, inputs: {command: 'git push*'}}\n",
+    )
+    status, logged = _run(sdd, root, tmp_path, monkeypatch, "git  status")
+    assert status == "done" and _ran_without_a_stop(logged)
+
+
+def _index(always: list[Rule], ask: list[Rule]) -> BoundaryIndex:
+    return BoundaryIndex(Boundary(always_allow=tuple(always), ask_first=tuple(ask)))
+
+
+def _prefix(*words: str) -> Rule:
+    return Rule(tool="run_command", inputs=None, prefix=tuple(words))
+
+
+def _ask(command: str) -> Rule:
+    return Rule(tool="run_command", inputs={"command": command})
+
+
+@pytest.mark.parametrize(
+    ("prefix", "ask", "command"),
+    [
+        (["npm"], "npm publish*", "npm  publish"),
+        (["npm"], "npm publish*", "npm\tpublish"),
+        (["npm"], "npm publish*", "npm 'publish'"),
+        (["npm"], "npm publish*", "npm pub"),  # npm's own abbreviation of publish
+        (["npm"], "npm publish*", "npm -q publish"),
+        (["npm", "-q"], "npm publish*", "npm -q publish"),
+        (["npm"], "*publish*", "npm pub\\lish"),
+        (["git"], "git push*", "git -c x=y push"),
+        (["git"], "git push*", "git p\\ush"),
+        (["make"], "make deploy*", "make -e deploy"),
+    ],
+)
+def test_ask_first_wins_over_a_prefix_rule_that_could_reach_its_command(
+    prefix: list[str], ask: str, command: str
+) -> None:
+    index = _index([_prefix(*prefix)], [_ask(ask)])
+    decided = index.decide("run_command", {"command": command}, certain=True, sandboxed=True)
+    assert not decided.allowed
+
+
+@pytest.mark.parametrize(
+    ("prefix", "ask", "command"),
+    [
+        (["npm", "test"], "npm publish*", "npm test"),
+        (["npm", "test"], "npm publish*", "npm  test -- -x"),
+        (["git", "status"], "git push*", "git status -s"),
+        (["ls"], "git push*", "ls -la"),
+        (["pytest"], "rm *", "pytest -q"),
+    ],
+)
+def test_a_prefix_rule_that_cannot_reach_an_ask_first_command_still_holds(
+    prefix: list[str], ask: str, command: str
+) -> None:
+    index = _index([_prefix(*prefix)], [_ask(ask)])
+    decided = index.decide("run_command", {"command": command}, certain=True, sandboxed=True)
+    assert decided.allowed and decided.code == "prefix_rule"
+
+
+def test_a_prefix_rule_never_holds_without_a_working_sandbox_or_when_uncertain() -> None:
+    index = _index([_prefix("ls")], [])
+    assert not index.decide("run_command", {"command": "ls"}, sandboxed=False).allowed
+    assert not index.decide("run_command", {"command": "ls"}, certain=False).allowed
+    extra = {"command": "ls", "network": True}
+    assert not index.decide("run_command", extra, sandboxed=True).allowed
+    assert not index.decide("run_command", {"command": "ls", "cwd": "/"}, sandboxed=True).allowed
+    assert not index.decide("write_file", {"command": "ls"}, sandboxed=True).allowed
