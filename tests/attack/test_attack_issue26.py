@@ -310,3 +310,104 @@ def test_a_prefix_rule_never_holds_without_a_working_sandbox_or_when_uncertain()
     assert not index.decide("run_command", extra, sandboxed=True).allowed
     assert not index.decide("run_command", {"command": "ls", "cwd": "/"}, sandboxed=True).allowed
     assert not index.decide("write_file", {"command": "ls"}, sandboxed=True).allowed
+
+
+# --- 5. approvals.notify ----------------------------------------------------------------------
+
+PLANTED = "#!/bin/sh\necho planted > {marker}\n"
+
+
+def _notify_stop(
+    root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, commands: list[Any], path: str
+) -> subprocess.CompletedProcess[str]:
+    from tests.conftest import run_cli
+    from tests.runner.scripted import write_call
+    from tests.runner.test_notify import set_notify
+
+    accepted_change(root)
+    add_role(root, "builder")
+    set_notify(root, commands)
+    script(tmp_path, monkeypatch, [{"tool_calls": [write_call("a.txt")]}, {"say": "Done."}])
+    return run_cli(
+        "role", "run", "builder", "--task", "Write it", "--json", cwd=root.path,
+        env={"PATH": f"{path}{os.pathsep}{os.environ['PATH']}"},
+    )  # fmt: skip
+
+
+def _plant(folder: Path, name: str, marker: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    planted = folder / name
+    planted.write_text(PLANTED.format(marker=marker))
+    planted.chmod(0o755)
+
+
+def _never_written(marker: Path, seconds: float = 3.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if marker.exists():
+            return False
+        time.sleep(0.1)
+    return True
+
+
+@pytest.mark.parametrize("entry", ["absolute", "relative"])
+def test_a_notifier_the_model_planted_on_a_path_inside_the_product_never_runs(
+    root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entry: str
+) -> None:
+    # Her PATH names node_modules/.bin (direnv, an activated .venv/bin), where any sandboxed
+    # command may write: a `notify-me` planted there would run outside the sandbox, as her.
+    marker = tmp_path / "outside" / "planted.txt"
+    marker.parent.mkdir()
+    _plant(root.path / "node_modules" / ".bin", "notify-me", marker)
+    where = str(root.path / "node_modules" / ".bin") if entry == "absolute" else "node_modules/.bin"
+    ran = _notify_stop(root, tmp_path, monkeypatch, [["notify-me", "x"]], where)
+    assert ran.returncode == 3, ran.stderr  # the stop still waits
+    assert _never_written(marker)
+    assert "is not on your PATH outside the product folder" in ran.stderr
+
+
+def test_a_notifier_named_by_a_path_inside_the_product_never_runs(
+    root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "outside" / "planted.txt"
+    marker.parent.mkdir()
+    _plant(root.path / "scripts", "notify.sh", marker)
+    ran = _notify_stop(root, tmp_path, monkeypatch, [["./scripts/notify.sh"]], "/nonexistent")
+    assert ran.returncode == 3, ran.stderr
+    assert _never_written(marker)
+    assert "is a file inside the product" in ran.stderr
+
+
+def test_her_notifier_on_her_path_outside_the_product_still_runs(
+    root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "outside" / "hers.txt"
+    marker.parent.mkdir()
+    _plant(tmp_path / "herbin", "notify-me", marker)
+    ran = _notify_stop(root, tmp_path, monkeypatch, ["notify-me --now"], str(tmp_path / "herbin"))
+    assert ran.returncode == 3, ran.stderr
+    assert not _never_written(marker, 10.0)
+
+
+def test_the_models_words_reach_the_notifier_only_as_data(
+    root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.conftest import run_cli
+    from tests.runner.test_notify import notifier, set_notify, wait_for
+
+    accepted_change(root)
+    add_role(root, "builder")
+    seen = tmp_path / "outside" / "seen.json"
+    seen.parent.mkdir()
+    set_notify(root, [[sys.executable, str(notifier(tmp_path)), str(seen)]])
+    hostile = "a'; touch pwned; echo '$(touch pwned2)`touch pwned3`\n--help"
+    call = {
+        "tool": "write_file",
+        "args": {"path": "b.txt", "content": "x\n", "purpose": hostile},
+    }
+    script(tmp_path, monkeypatch, [{"tool_calls": [call]}, {"say": "Done."}])
+    ran = run_cli("role", "run", "builder", "--task", "W", "--json", cwd=root.path)
+    assert ran.returncode == 3, ran.stderr
+    got = wait_for(seen)
+    assert got["argv"] == [str(seen)]
+    assert not any(root.path.glob("pwned*")) and not any(Path.cwd().glob("pwned*"))
