@@ -411,3 +411,77 @@ def test_the_models_words_reach_the_notifier_only_as_data(
     got = wait_for(seen)
     assert got["argv"] == [str(seen)]
     assert not any(root.path.glob("pwned*")) and not any(Path.cwd().glob("pwned*"))
+
+
+# --- 4. Stops answered from CI ------------------------------------------------------------------
+
+
+class PagedGitLab:
+    """GitLab's jobs API as it pages: `per_page` at most 100, `page` from 1 (GitLab's own
+    limits); the answer job's earlier run sits past the first page in a big pipeline."""
+
+    def __init__(self, store: Path) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from urllib.parse import parse_qs, urlsplit
+
+        from tests.routines.test_export_answer_gitlab import PIPELINE
+
+        self.store = store
+        self.jobs: list[dict[str, Any]] = [
+            {"id": n, "name": f"build-{n}", "status": "success"} for n in range(10, 160)
+        ]
+        self.seen_tokens: list[str] = []
+        gitlab = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                gitlab.seen_tokens.append(self.headers.get("PRIVATE-TOKEN", ""))
+                parts = urlsplit(self.path)
+                query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+                body: bytes | None = None
+                if parts.path == f"/api/v4/projects/1/pipelines/{PIPELINE}/jobs":
+                    per = min(100, int(query.get("per_page", "20")))
+                    page = int(query.get("page", "1"))
+                    listed = sorted(gitlab.jobs, key=lambda j: j["id"])
+                    body = json.dumps(listed[(page - 1) * per : page * per]).encode()
+                elif parts.path.startswith("/api/v4/projects/1/jobs/"):
+                    rest = parts.path.removeprefix("/api/v4/projects/1/jobs/")
+                    job, _, name = rest.partition("/")
+                    file = gitlab.store / job / name.removeprefix("artifacts/")
+                    body = file.read_bytes() if file.is_file() else None
+                self.send_response(200 if body is not None else 404)
+                self.end_headers()
+                self.wfile.write(body or b'{"message": "404 Not Found"}')
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/api/v4"
+
+
+@pytest.fixture
+def paged_gitlab(tmp_path: Path) -> Any:
+    import threading
+
+    api = PagedGitLab(tmp_path / "gitlab-artifacts")
+    thread = threading.Thread(target=api.server.serve_forever, daemon=True)
+    thread.start()
+    yield api
+    api.server.shutdown()
+
+
+def test_a_retried_gitlab_answer_in_a_pipeline_of_many_jobs_acts_on_nothing(
+    root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, paged_gitlab: PagedGitLab
+) -> None:
+    # 150 jobs before the first answer: it is on the jobs API's second page, and a check that
+    # reads one page answers the stop a second time (deny, then allow: the action runs).
+    from tests.routines.test_export_answer_gitlab import _answer, _stopped
+
+    p = _stopped(root, tmp_path, monkeypatch)
+    first = _answer(p, paged_gitlab, tmp_path, "300", p["stop"], "deny")  # type: ignore[arg-type]
+    assert first.returncode == 0, first.stderr
+    again = _answer(p, paged_gitlab, tmp_path, "301", p["stop"], "allow")  # type: ignore[arg-type]
+    assert again.returncode == 1
+    assert "already answered in job 300" in again.stderr
+    assert not (tmp_path / "project-301" / "fix.py").exists()
