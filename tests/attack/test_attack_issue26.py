@@ -485,3 +485,156 @@ def test_a_retried_gitlab_answer_in_a_pipeline_of_many_jobs_acts_on_nothing(
     assert again.returncode == 1
     assert "already answered in job 300" in again.stderr
     assert not (tmp_path / "project-301" / "fix.py").exists()
+
+
+@pytest.fixture
+def kept(root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, str, str]:
+    from sdd_git.routines.ci.carry import pack
+    from sdd_git.runner.run import RunRequest, start
+    from tests.runner.scripted import write_call
+
+    accepted_change(root)
+    add_role(root, "builder")
+    script(tmp_path, monkeypatch, [{"tool_calls": [write_call("a.py")]}, {"say": "Done."}])
+    outcome = start(root, RunRequest("builder", "write a.py", origin="routine"))
+    assert outcome.stop is not None
+    folder = tmp_path / "kept"
+    assert pack(root, folder) == [outcome.stop.id]
+    return folder, outcome.stop.id, outcome.run_id
+
+
+def test_extra_files_in_a_forged_artifact_never_land_in_the_checkout(
+    kept: tuple[Path, str, str], tmp_path: Path
+) -> None:
+    from sdd_git.root import init_root
+    from sdd_git.routines.ci.carry import unpack
+
+    folder, stop, run = kept
+    planted = {
+        "roles/builder/ROLE.md": "---\nrole: builder\n---\n",
+        "config.yaml": "approvals:\n  notify: [[touch, pwned]]\n",
+        "local/trust.json": "{}",
+        "hooks/pre-commit": "#!/bin/sh\ntouch pwned\n",
+        "stops/../../../.git/hooks/post-checkout": "#!/bin/sh\ntouch pwned\n",
+        f"role-runs/{run}.jsonl.d/x": "x",
+        "role-runs/../config.yaml": "x: 1\n",
+    }
+    for name, text in planted.items():
+        where = folder / name
+        where.parent.mkdir(parents=True, exist_ok=True)
+        where.write_text(text)
+    fresh = init_root(tmp_path / "fresh", product="Expenses").root
+    before = {p.relative_to(fresh.path) for p in fresh.path.rglob("*") if ".git" not in p.parts}
+    assert unpack(fresh, folder, stop) == run
+    after = {p.relative_to(fresh.path) for p in fresh.path.rglob("*") if ".git" not in p.parts}
+    landed = {
+        p.as_posix() for p in after - before if (fresh.path / p).is_file() and p.name != ".gitignore"
+    }
+    assert {Path(n).name for n in landed} == {f"{run}.jsonl", f"{stop}.json"}, landed
+    assert not (fresh.path / ".git" / "hooks" / "post-checkout").exists()
+
+
+@pytest.mark.parametrize(
+    "stop", ["stop-../../x", "stop-ABCDEF", "stop-abcd/../../x", "stop-abcd\n", "../stop-abcd"]
+)
+def test_a_stop_id_that_walks_out_of_the_artifact_is_refused(
+    kept: tuple[Path, str, str], tmp_path: Path, stop: str
+) -> None:
+    from sdd_git.errors import UsageError
+    from sdd_git.root import init_root
+    from sdd_git.routines.ci.carry import unpack
+
+    folder, _, _ = kept
+    fresh = init_root(tmp_path / "fresh", product="Expenses").root
+    with pytest.raises(UsageError):
+        unpack(fresh, folder, stop)
+
+
+def _fire_github(root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    from tests.routines.test_export_answer import _fire
+
+    p = _github_product(root, tmp_path, monkeypatch)
+    _, stop = _fire(p)
+    p["stop"] = stop
+    return p
+
+
+def _github_product(root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    from sdd_git.routines.export import export_definition
+    from tests.conftest import commit_all
+    from tests.routines.cilocal import Engine
+    from tests.routines.test_export import _load, _routine, pin
+    from tests.runner.scripted import write_call
+
+    pin(root)
+    add_role(root, "builder")
+    found = _routine(root, "merged", "on: pr-merged")
+    accepted_change(root)
+    commit_all(root.path, "the product, with its routine")
+    script(
+        tmp_path,
+        monkeypatch,
+        [{"tool_calls": [write_call("fix.py")]}, {"say": "Wrote fix.py, or was told not to."}],
+    )
+    workflow = _load(export_definition(root, found, "github-actions"))
+    engine = Engine(tmp_path / "ci", root.path)
+    return {"root": root, "jobs": workflow["jobs"], "engine": engine, "tmp": tmp_path}
+
+
+@pytest.mark.parametrize(
+    "choice",
+    ["always", "always allow", "allow for this run", "allow_for_run", "Allow", "allow ",
+     "allow\n", "allow\ndeny", "--always", "allow --always", "$(touch pwned)", "allow;touch pwned",
+     "${{ secrets.OPENAI_API_KEY }}", "", "ALLOW", "allow\u200b"],
+)  # fmt: skip
+def test_a_github_choice_that_is_not_allow_or_deny_is_refused_before_anything(
+    root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, choice: str
+) -> None:
+    from tests.routines.test_export_answer import _answer
+
+    p = _fire_github(root, tmp_path, monkeypatch)
+    refused = _answer(p, p["stop"], choice)
+    assert refused.failed is not None and refused.ran == ["Check the answer"]
+    assert not list(tmp_path.rglob("pwned")) and not (p["engine"].store / "202").exists()
+
+
+@pytest.mark.parametrize("event", ["push", "pull_request", "workflow_dispatch"])
+def test_an_artifact_from_a_run_of_another_branch_of_this_repository_is_refused(
+    root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, event: str
+) -> None:
+    from tests.routines.test_export_answer import _answer
+
+    p = _fire_github(root, tmp_path, monkeypatch)
+    engine = p["engine"]
+    # The branch's own copy of the workflow uploaded an artifact of the same name in run 150.
+    forged = engine.store / "150" / "sdd-stopped"
+    forged.parent.mkdir()
+    (engine.store / "101" / "sdd-stopped").rename(forged)
+    sha = "ab" * 20
+    engine.record_run(
+        "150", head_branch="mallory-branch", event=event, head_sha=sha,
+        pull_requests=[{"number": 8}] if event == "pull_request" else [],
+    )  # fmt: skip
+    # Merged later, after a last commit that took the forging copy out: not the run's commit.
+    engine.record_pull("8", merged=True, head={"sha": "cd" * 20})
+    refused = _answer(p, p["stop"], "allow", source="150")
+    assert refused.failed is not None and refused.ran == ["Check the answer"]
+    assert "another branch's copy of this workflow" in refused.failed.stdout
+    assert not (tmp_path / "ws-202" / "fix.py").exists()
+
+
+def test_an_artifact_from_a_merged_pull_request_s_last_commit_is_answered(
+    root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.routines.test_export_answer import _answer
+
+    p = _fire_github(root, tmp_path, monkeypatch)
+    engine = p["engine"]
+    sha = "ab" * 20
+    engine.record_run(
+        "101", head_branch="feature", event="pull_request", head_sha=sha,
+        pull_requests=[{"number": 7}],
+    )  # fmt: skip
+    engine.record_pull("7", merged=True, head={"sha": sha})
+    done = _answer(p, p["stop"], "allow")
+    assert done.failed is None, done.failed and done.failed.stdout + done.failed.stderr
