@@ -137,9 +137,8 @@ def _disjoint(words: tuple[str, ...], pattern: str) -> bool:
                 break
         if head == theirs == word:
             continue
-        if theirs.startswith("-") or word.startswith("-") or word.startswith(head):
-            return False  # an option may stand before her word; `publish*` may be `publish`
-        return True
+        # An option may stand before her word; `publish*` may begin `publish`: not disjoint.
+        return not (theirs.startswith("-") or word.startswith("-") or word.startswith(head))
     return False
 
 

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from sdd_git.roles.profile import Boundary, Rule
 from sdd_git.root import Root
@@ -66,7 +65,7 @@ NEVER_MATCH: list[tuple[str, list[str]]] = [
     ("ls\u00a0-la", ["ls"]),
     ("ls\u3000-la", ["ls"]),
     ("l\u0455", ["ls"]),  # Cyrillic dze
-    ("ｌｓ", ["ls"]),
+    ("\uff4c\uff53", ["ls"]),  # fullwidth
     ("ls\u200b", ["ls"]),
     # Quoting, escapes, expansions in the rule's words.
     ("'ls'", ["ls"]),
@@ -174,7 +173,8 @@ NEVER_A_PREFIX = [
     ["sdd"], ["./sdd"], ["/usr/bin/sdd"], ["bash"], ["sh"], ["env"], ["exec"], ["command"],
     ["builtin"], ["eval"], ["xargs"], ["sudo"], ["find"], ["git", "$(x)"], ["ls", "*"],
     ["ls", "~"], ["ls", "a b"], ["ls", "'x'"], ["ls", "{a,b}"], ["l*"], ["ls;"], ["ls\x0c"],
-    ["ls", "x\x0b"], [""], [], ["ｌｓ"], ["ls", ";"], ["ls", "&"], ["ls", "|"], ["ls", ">x"],
+    ["ls", "x\x0b"], [""], [], ["\uff4c\uff53"], ["ls", ";"], ["ls", "&"], ["ls", "|"],
+    ["ls", ">x"],
 ]  # fmt: skip
 
 
@@ -528,7 +528,9 @@ def test_extra_files_in_a_forged_artifact_never_land_in_the_checkout(
     assert unpack(fresh, folder, stop) == run
     after = {p.relative_to(fresh.path) for p in fresh.path.rglob("*") if ".git" not in p.parts}
     landed = {
-        p.as_posix() for p in after - before if (fresh.path / p).is_file() and p.name != ".gitignore"
+        p.as_posix()
+        for p in after - before
+        if (fresh.path / p).is_file() and p.name != ".gitignore"
     }
     assert {Path(n).name for n in landed} == {f"{run}.jsonl", f"{stop}.json"}, landed
     assert not (fresh.path / ".git" / "hooks" / "post-checkout").exists()
@@ -638,3 +640,108 @@ def test_an_artifact_from_a_merged_pull_request_s_last_commit_is_answered(
     engine.record_pull("7", merged=True, head={"sha": sha})
     done = _answer(p, p["stop"], "allow")
     assert done.failed is None, done.failed and done.failed.stdout + done.failed.stderr
+
+
+# --- 2. Allow for this run ----------------------------------------------------------------------
+
+
+def test_allow_for_run_never_carries_a_command_past_a_sandbox_that_stopped_working(
+    sdd: SddRunner, root: Root, sandboxed: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add_role(root, "builder")
+    script(
+        tmp_path,
+        monkeypatch,
+        [
+            {"tool_calls": [_command("ls -la")]},
+            {"tool_calls": [_command("ls -la")]},  # the same inputs, after SDD_SANDBOX=none
+            {"say": "Done."},
+        ],
+    )
+    first = json.loads(sdd("role", "run", "builder", "--task", "L", "--json").stdout)
+    assert "allow for this run" in first["stop"]["choices"]
+    from tests.conftest import run_cli
+
+    answered = run_cli(
+        "allow", first["stop"]["id"], "--for-run", "--json", cwd=root.path,
+        env={"SDD_SANDBOX": "none"},
+    )  # fmt: skip
+    assert answered.returncode == 3, answered.stdout + answered.stderr
+    again = json.loads(answered.stdout)["stop"]
+    assert again["args"]["command"] == "ls -la"
+    logged = events(root, first["run"])
+    assert [e["because"] for e in logged if e["event"] == "stop"][-1] == "no sandbox"
+    assert "allow for this run" not in again["choices"]
+
+
+def test_allow_for_run_never_allows_the_same_command_with_another_input(
+    sdd: SddRunner, root: Root, sandboxed: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add_role(root, "builder")
+    script(
+        tmp_path,
+        monkeypatch,
+        [
+            {"tool_calls": [_command("ls -la")]},
+            {"tool_calls": [_command("ls -la", network=True)]},
+            {"say": "Done."},
+        ],
+    )
+    first = json.loads(sdd("role", "run", "builder", "--task", "L", "--json").stdout)
+    answered = sdd("allow", first["stop"]["id"], "--for-run", "--json")
+    assert answered.code == 3
+    assert json.loads(answered.stdout)["stop"]["args"].get("network") is True
+
+
+# --- 3. sdd role rules --revoke -------------------------------------------------------------------
+
+HER_RULE = (
+    "boundary:\n  always_allow:\n    - {tool: run_command, prefix: [ls], match: ['ls -la']}\n"
+)
+THEIR_RULES = (
+    "    - {tool: run_command, prefix: [git, status], match: ['git status']}\n"
+    "    - {tool: run_command, prefix: [make], match: ['make']}\n"
+)
+
+
+def test_revoking_one_rule_of_a_file_a_merge_changed_confirms_none_of_the_strangers_rules(
+    sdd: SddRunner, root: Root, sandboxed: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.conftest import git
+
+    path = add_role(root, "builder", extra=HER_RULE)
+    git(root.path, "add", "-A")
+    git(root.path, "commit", "-qm", "builder")
+    git(root.path, "checkout", "-qb", "theirs")
+    path.write_text(
+        path.read_text().replace("match: ['ls -la']}\n", "match: ['ls -la']}\n" + THEIR_RULES)
+    )
+    git(root.path, "commit", "-qam", "a stranger's pull request adds prefix rules")
+    git(root.path, "checkout", "-q", "-")
+    git(root.path, "merge", "-q", "--no-ff", "-m", "merge", "theirs")
+    listed = json.loads(sdd("role", "rules", "builder", "--json").stdout)
+    rules = listed["rules"] if isinstance(listed, dict) else listed
+    assert [r["counts"] for r in rules] == [False, False, False]
+    # She revokes the stranger's `make` rule, thinking the rest is hers.
+    assert sdd("role", "rules", "builder", "--revoke", "3").code == 0
+    listed = json.loads(sdd("role", "rules", "builder", "--json").stdout)
+    rules = listed["rules"] if isinstance(listed, dict) else listed
+    assert len(rules) == 2 and not any(r["counts"] for r in rules)
+    script(tmp_path, monkeypatch, [{"tool_calls": [_command("git status")]}, {"say": "Done."}])
+    ran = sdd("role", "run", "builder", "--task", "Look", "--json")
+    assert ran.code != 0 and "sdd trust" in ran.stdout + ran.stderr
+
+
+def test_revoke_from_inside_a_run_is_refused_and_the_file_is_unchanged(
+    root: Root, sandboxed: Root
+) -> None:
+    from tests.conftest import run_cli
+
+    path = add_role(root, "builder", extra=HER_RULE)
+    before = path.read_bytes()
+    ran = run_cli(
+        "role", "rules", "builder", "--revoke", "1", cwd=root.path,
+        env={"SDD_RUN_ID": "run-20261207-000000-abcdef"},
+    )  # fmt: skip
+    assert ran.returncode != 0 and "inside a role run" in ran.stderr
+    assert path.read_bytes() == before
