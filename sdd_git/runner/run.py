@@ -463,7 +463,8 @@ def answer(
             )
         if choice == "allow_for_run" and "allow for this run" not in stop.choices:
             raise UsageError(
-                f"this stop cannot be allowed for the whole run: {_why_not_always(stop, state.in_ci)}",
+                "this stop cannot be allowed for the whole run: "
+                + _why_not_always(stop, state.in_ci),
                 hint=f"sdd allow {stop.id} (once) or sdd deny {stop.id}",
             )
         if prefix is not None:
