@@ -119,6 +119,10 @@ class RunLog:
         # rather than a crash or a log no reader can open.
         statefolders.append(self.path, line.encode("utf-8", "replace"))
         self.ended = isinstance(event, RunEnded)
+        if self.ended:
+            from sdd_git.runner.runindex import note
+
+            note(self.path)  # `sdd role runs` then finds it indexed
         if self.listener is not None:
             with contextlib.suppress(OSError):
                 self.listener(json.loads(line))  # masked, as it landed
