@@ -7,7 +7,6 @@ from typing import Any
 
 from sdd_git.recordjson import record_json
 from sdd_git.root import Root
-from sdd_git.runner.runlog import first
 
 
 @dataclass(frozen=True)
@@ -145,6 +144,8 @@ def status_of(root: Root, events: list[dict[str, Any]]) -> tuple[str, str | None
     status, waiting, process = log_end(events)
     if status is not None:
         return status, waiting
+    from sdd_git.runner.runlog import first
+
     roles = (first(events, "run_started") or {}).get("roles") or [""]
     return open_status(root, process, str(roles[0])), None
 

@@ -17,7 +17,6 @@ do not (they are masked as they are written).
 
 from __future__ import annotations
 
-import calendar
 import contextlib
 import json
 import os
@@ -42,7 +41,6 @@ from sdd_git.runner.history import (
     open_status,
     reply_usage,
 )
-from sdd_git.runner.runlog import first, read_events, runs_folder
 
 SCHEMA = 1  # PRAGMA user_version of the layout below; any other is built again
 NAME = "runs.sqlite3"
@@ -120,6 +118,8 @@ def since_stamp(text: str, now: float | None = None) -> str:
     if age:
         moment = (time.time() if now is None else now) - int(age[1]) * _UNIT[age[2]]
         return _stamp(moment)
+    import calendar
+
     for form in _DATES:
         with contextlib.suppress(ValueError):
             return _stamp(calendar.timegm(time.strptime(given.upper(), form)))
@@ -170,7 +170,7 @@ def reindex(root: Root) -> int:
 
     def rebuild(db: sqlite3.Connection) -> int:
         disk = _on_disk(root, None)
-        read = {run: _facts(runs_folder(root) / f"{run}.jsonl") for run in disk}
+        read = {run: _facts(_logs(root) / f"{run}.jsonl") for run in disk}
         with _writing(db):
             _create(db)
             for run, facts in read.items():
@@ -195,8 +195,9 @@ def _read(root: Root, work: Callable[[sqlite3.Connection], _T], sync: bool = Tru
     """`work` on the index, brought up to date first; a database that fails is thrown away
     and built again, and if that fails too, the read is answered from one built in memory."""
     for attempt in range(3):
-        db = _connect(root) if attempt < 2 else _memory()
+        db = None
         try:
+            db = _connect(root) if attempt < 2 else _memory()
             if sync:
                 _sync(db, root)
             return work(db)
@@ -207,7 +208,8 @@ def _read(root: Root, work: Callable[[sqlite3.Connection], _T], sync: bool = Tru
                 with contextlib.suppress(SddError):  # held too long: the next try says
                     _discard(root)
         finally:
-            db.close()
+            if db is not None:
+                db.close()
     raise AssertionError("unreachable")
 
 
@@ -240,16 +242,19 @@ def _select(db: sqlite3.Connection, root: Root, filters: Filters) -> list[RunSum
         args.append(filters.limit)
     rows = db.execute(sql, args).fetchall()
     waiting_ids: set[str] | None = None
+    stops = root.local / "stops"
     found: list[RunSummary] = []
     for name, roles, first_role, status, waiting, process, started, task, *tokens in rows:
         if status is None:
             status = open_status(root, json.loads(process or "null"), first_role or "")
         elif waiting:
-            if waiting_ids is None:
+            # No stop file: answered. One there: pending() says (a reading she accepted, a
+            # stop git tracks), as it always has.
+            if waiting_ids is None and os.path.lexists(stops / f"{waiting}.json"):
                 from sdd_git.runner.stops import pending
 
                 waiting_ids = {stop.id for stop in pending(root)}
-            if waiting not in waiting_ids:
+            if waiting not in (waiting_ids or ()):
                 status, waiting = "answered", None  # e.g. a reading she has accepted
         if wanted is not None and status != wanted:
             continue
@@ -328,6 +333,10 @@ def _sum_usage(db: sqlite3.Connection, by: str, since: str | None) -> list[Usage
 
 
 # --- the database -----------------------------------------------------------------------------
+
+
+def _logs(root: Root) -> Path:
+    return root.sdd / "role-runs"  # runlog.runs_folder, without importing the writer
 
 
 def index_path(root: Root) -> Path:
@@ -453,9 +462,51 @@ def _healthy(path: Path) -> bool:
 
 
 def _tracked(root: Root) -> list[str]:
-    from sdd_git.trust.state import tracked_state
+    """What git tracks of sdd's state (trust/state.py), noted for later processes while git's
+    index is unchanged: a `git ls-files` on every query would cost more than the query. A
+    note counts only when it names the index's own stamp (its mtime in ns, size and inode),
+    which a note that came with the repository cannot know."""
+    try:
+        info = os.stat(root.path / ".git" / "index")
+    except FileNotFoundError:
+        if os.path.isdir(root.path / ".git"):
+            return []  # a repository with no index yet tracks nothing
+        return _ask_git(root)  # a worktree (its .git is a file), or a root below the top
+    except OSError:
+        return _ask_git(root)
+    stamp = [info.st_mtime_ns, info.st_size, info.st_ino]
+    note = root.local / "cache" / "tracked-state.json"
+    with contextlib.suppress(OSError, ValueError):
+        data = json.loads(_read_note(note))
+        files = data.get("files") if isinstance(data, dict) else None
+        if data.get("index") == stamp and isinstance(files, list):
+            return [str(f) for f in files]
+    files = _ask_git(root)
+    with contextlib.suppress(OSError, SddError):
+        from sdd_git.atomicfile import write_bytes_atomic
+
+        write_bytes_atomic(note, json.dumps({"index": stamp, "files": files}).encode())
+    return files
+
+
+def _ask_git(root: Root) -> list[str]:
+    from sdd_git.trust.state import tracked_state  # imports subprocess: only when asked
 
     return tracked_state(root)
+
+
+def _read_note(note: Path) -> bytes:
+    """The note, read with no link followed, from `.sdd/local/cache` (the caller checked
+    `.sdd/local`): beneath's readers cost this hot path more than the query."""
+    if stat.S_ISLNK(os.lstat(note.parent).st_mode):
+        raise OSError("the cache folder is a link")
+    fd = os.open(note, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError("not a regular file")
+        return os.read(fd, 1 << 20)
+    finally:
+        os.close(fd)
 
 
 def _tracked_index(root: Root) -> bool:
@@ -472,7 +523,7 @@ Stamp = tuple[int, int, int]  # size, mtime in ns, inode
 def _on_disk(root: Root, only: str | None) -> dict[str, Stamp]:
     """Each run log's stamp, by run id: regular files only, and none that git tracks (a log
     that came with the repository is nobody's run here)."""
-    folder = runs_folder(root)
+    folder = _logs(root)
     if not os.path.isdir(folder):
         return {}
     statefolders.check(folder)
@@ -482,35 +533,35 @@ def _on_disk(root: Root, only: str | None) -> dict[str, Stamp]:
         if p.startswith(f"{statefolders.STATE_FOLDERS[1]}/") and p.endswith(".jsonl")
     }
     found: dict[str, Stamp] = {}
-    names: Iterator[str]
     if only is not None:
-        names = iter((f"{only}.jsonl",))
-    else:
-        with os.scandir(folder) as entries:
-            names = iter([e.name for e in entries])
-    for name in names:
-        if not (name.startswith("run-") and name.endswith(".jsonl")):
-            continue
-        run = name[: -len(".jsonl")]
-        if run in tracked:
-            continue
-        try:
-            info = os.lstat(folder / name)
-        except FileNotFoundError:
-            continue
-        if stat.S_ISREG(info.st_mode):
-            found[run] = (info.st_size, info.st_mtime_ns, info.st_ino)
+        with contextlib.suppress(FileNotFoundError):
+            info = os.lstat(folder / f"{only}.jsonl")
+            if stat.S_ISREG(info.st_mode) and only not in tracked:
+                found[only] = (info.st_size, info.st_mtime_ns, info.st_ino)
+        return found
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            name = entry.name
+            if not (name.startswith("run-") and name.endswith(".jsonl")):
+                continue
+            run = name[: -len(".jsonl")]
+            if run in tracked or not entry.is_file(follow_symlinks=False):
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                info = entry.stat(follow_symlinks=False)
+                found[run] = (info.st_size, info.st_mtime_ns, info.st_ino)
     return found
 
 
 def _sync(db: sqlite3.Connection, root: Root, only: str | None = None) -> None:
     disk = _on_disk(root, only)
+    signature = _signature(disk) if only is None else None
+    if signature is not None and _meta(db, "logs") == signature:
+        return  # no log added, removed or changed since the last read
     known = _known(db, only)
     changed = [run for run, stamp in disk.items() if known.get(run) != stamp]
     gone = [] if only is not None else [run for run in known if run not in disk]
-    if not changed and not gone:
-        return
-    read = {run: _facts(runs_folder(root) / f"{run}.jsonl") for run in changed}  # outside the lock
+    read = {run: _facts(_logs(root) / f"{run}.jsonl") for run in changed}  # outside the lock
     with _writing(db):
         known = _known(db, only)  # another process may have done it meanwhile
         for run in gone:
@@ -520,6 +571,21 @@ def _sync(db: sqlite3.Connection, root: Root, only: str | None = None) -> None:
             if known.get(run) != disk[run]:
                 _forget(db, run)
                 _store(db, run, disk[run], facts)
+        if signature is not None:
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('logs', ?)", (signature,))
+
+
+def _signature(disk: dict[str, Stamp]) -> str:
+    """The stamps of every log, in a few bytes: equal, and no log needs reading again."""
+    import zlib
+
+    data = "\n".join(f"{run} {s[0]} {s[1]} {s[2]}" for run, s in sorted(disk.items())).encode()
+    return f"{len(disk)}:{len(data)}:{zlib.crc32(data)}:{zlib.adler32(data)}"
+
+
+def _meta(db: sqlite3.Connection, key: str) -> str | None:
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
 
 
 def _known(db: sqlite3.Connection, only: str | None) -> dict[str, Stamp]:
@@ -539,8 +605,7 @@ def _forget(db: sqlite3.Connection, run: str) -> None:
 
 
 def _search_key(db: sqlite3.Connection) -> str:
-    kind = db.execute("SELECT value FROM meta WHERE key = 'search'").fetchone()
-    return "rowid" if kind is not None and kind[0] == "fts5" else "id"
+    return "rowid" if _meta(db, "search") == "fts5" else "id"
 
 
 @dataclass(frozen=True)
@@ -562,6 +627,8 @@ class _Facts:
 def _facts(path: Path) -> _Facts | None:
     """A log read as `sdd role runs` reads it; None when it holds no run (no `run_started`, or a
     garbled line before its last: as history has always left such a log out)."""
+    from sdd_git.runner.runlog import first, read_events
+
     try:
         events = read_events(path)
     except (RecordError, OSError):
