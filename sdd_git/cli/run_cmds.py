@@ -335,22 +335,22 @@ def role_runs(
 
     --search reads the task, what was said, each tool call's arguments, stops and rejections;
     case does not matter, and a word finds the words it starts."""
-    from sdd_git.runner import runindex
+    from sdd_git.runner import runfilters, runindex
     from sdd_git.runner.history import STATUS_WORDS
 
-    filters = runindex.Filters(
+    filters = runfilters.Filters(
         role=name,
         limit=limit,
-        since=runindex.since_stamp(since) if since is not None else None,
+        since=runfilters.since_stamp(since) if since is not None else None,
         status=status,
-        search=runindex.check_search(search) if search is not None else None,
-        change=runindex.check_change(change) if change is not None else None,
+        search=runfilters.check_search(search) if search is not None else None,
+        change=runfilters.check_change(change) if change is not None else None,
     )
     root = current_root()
     if reindex:
         say(f"indexed {runindex.reindex(root)} run(s) from .sdd/role-runs/")
     found = runindex.query(root, filters)
-    narrowed = filters != runindex.Filters(role=name, limit=limit)
+    narrowed = filters != runfilters.Filters(role=name, limit=limit)
     if shown_in_full(found, as_json, lambda r: r.as_json(), _no_runs(narrowed)):
         return
     table(

@@ -24,8 +24,9 @@ def usage(by: str, since: str | None, as_json: bool) -> None:
     say how many of them were read from it and written to it."""
     from sdd_git.runner import runindex
     from sdd_git.runner.history import Usage
+    from sdd_git.runner.runfilters import since_stamp
 
-    cutoff = runindex.since_stamp(since) if since is not None else None
+    cutoff = since_stamp(since) if since is not None else None
     totals = runindex.usage(current_root(), by, cutoff)
     if as_json:
         emit_json([t.as_json() for t in totals])

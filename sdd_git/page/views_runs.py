@@ -244,7 +244,8 @@ async def stop_answer(request: Request) -> Response:
 async def runs_page(request: Request) -> Response:
     """Her runs, newest first; `q=` keeps those whose words hold every word she typed
     (`sdd role runs --search`, through the same index)."""
-    from sdd_git.runner.runindex import Filters, query
+    from sdd_git.runner.runfilters import Filters
+    from sdd_git.runner.runindex import query
 
     site = site_of(request)
     root = root_of(request)

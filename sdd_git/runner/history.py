@@ -108,7 +108,8 @@ class RunSummary:
 def runs(root: Root, role: str | None = None) -> list[RunSummary]:
     """Every run of the product (of `role`, when named), newest first: read from the runs
     index, which brings itself up to date with the logs first (runner/runindex.py)."""
-    from sdd_git.runner.runindex import Filters, query
+    from sdd_git.runner.runfilters import Filters
+    from sdd_git.runner.runindex import query
 
     return query(root, Filters(role=role))
 

@@ -23,7 +23,6 @@ import os
 import re
 import sqlite3
 import stat
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,10 +36,10 @@ from sdd_git.runner.history import (
     STATUSES,
     RunSummary,
     Usage,
-    log_end,
     open_status,
-    reply_usage,
 )
+from sdd_git.runner.runfacts import LogFacts, read_facts
+from sdd_git.runner.runfilters import Filters
 
 SCHEMA = 1  # PRAGMA user_version of the layout below; any other is built again
 NAME = "runs.sqlite3"
@@ -76,18 +75,6 @@ _PLAIN = "CREATE TABLE search (id INTEGER PRIMARY KEY, text TEXT NOT NULL)"  # t
 
 
 @dataclass(frozen=True)
-class Filters:
-    """What `sdd role runs` narrows the list to; None is no narrowing."""
-
-    role: str | None = None
-    limit: int | None = None
-    since: str | None = None  # a `2026-01-02T03:04:05Z` time: runs started then or later
-    status: str | None = None
-    search: str | None = None
-    change: str | None = None
-
-
-@dataclass(frozen=True)
 class UsageTotal:
     """The tokens of one role, day or change: `key` None is a run with no change."""
 
@@ -103,58 +90,12 @@ class UsageTotal:
 USAGE_BY = ("role", "day", "change")
 
 
-# --- what she types ---------------------------------------------------------------------------
-
-_AGE = re.compile(r"(\d{1,7})([smhdw])")
-_UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-_DATES = ("%Y-%m-%d", "%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M:%SZ")
-
-
-def since_stamp(text: str, now: float | None = None) -> str:
-    """`--since`: an age (`30m`, `12h`, `7d`, `2w`) or a UTC date (`2026-12-01`, with
-    `T10:30` if she likes), as the log's own time form."""
-    given = text.strip()
-    age = _AGE.fullmatch(given.lower())
-    if age:
-        moment = (time.time() if now is None else now) - int(age[1]) * _UNIT[age[2]]
-        return _stamp(moment)
-    import calendar
-
-    for form in _DATES:
-        with contextlib.suppress(ValueError):
-            return _stamp(calendar.timegm(time.strptime(given.upper(), form)))
-    raise UsageError(
-        f"--since takes an age such as 30m, 12h or 7d, or a date such as 2026-12-01; "
-        f"'{text}' is neither",
-        hint="sdd role runs --since 7d",
-    )
-
-
-def check_change(text: str) -> str:
-    if re.fullmatch(r"CH-\d{1,9}", text.strip().upper()) is None:
-        raise UsageError(
-            f"--change takes a change id such as CH-0001; '{text}' is not one",
-            hint="sdd change list shows the changes",
-        )
-    return text.strip().upper()
-
-
-def check_search(text: str) -> str:
-    if not text.strip():
-        raise UsageError("--search needs words to look for", hint='sdd role runs --search "hotel"')
-    return text
-
-
-def _stamp(moment: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))
-
-
 # --- reading ----------------------------------------------------------------------------------
 
 
-def query(root: Root, filters: Filters = Filters()) -> list[RunSummary]:
+def query(root: Root, filters: Filters | None = None) -> list[RunSummary]:
     """The runs that pass `filters`, newest first, as `sdd role runs` lists them."""
-    return _read(root, lambda db: _select(db, root, filters))
+    return _read(root, lambda db: _select(db, root, filters or Filters()))
 
 
 def usage(root: Root, by: str, since: str | None = None) -> list[UsageTotal]:
@@ -170,7 +111,7 @@ def reindex(root: Root) -> int:
 
     def rebuild(db: sqlite3.Connection) -> int:
         disk = _on_disk(root, None)
-        read = {run: _facts(_logs(root) / f"{run}.jsonl") for run in disk}
+        read = {run: read_facts(_logs(root) / f"{run}.jsonl") for run in disk}
         with _writing(db):
             _create(db)
             for run, facts in read.items():
@@ -181,9 +122,12 @@ def reindex(root: Root) -> int:
 
 
 def note(log: Path) -> None:
-    """Index the log of a run that just ended. Never fails the run: a read catches up anyway."""
+    """Index the log of a run that just ended. Never fails the run: a read catches up anyway.
+    Where no index is yet, none is made: the first read builds it from every log."""
     with contextlib.suppress(sqlite3.Error, OSError, ValueError, SddError):
         root = Root(log.parents[2])
+        if not os.path.lexists(index_path(root)):
+            return
         db = _connect(root)
         try:
             _sync(db, root, only=log.stem)
@@ -214,7 +158,8 @@ def _read(root: Root, work: Callable[[sqlite3.Connection], _T], sync: bool = Tru
 
 
 def _select(db: sqlite3.Connection, root: Root, filters: Filters) -> list[RunSummary]:
-    where, args = ["r.listed = 1"], []
+    where: list[str] = ["r.listed = 1"]
+    args: list[str | int] = []
     if filters.role is not None:
         where.append("r.id IN (SELECT id FROM run_roles WHERE role = ?)")
         args.append(filters.role)
@@ -561,7 +506,7 @@ def _sync(db: sqlite3.Connection, root: Root, only: str | None = None) -> None:
     known = _known(db, only)
     changed = [run for run, stamp in disk.items() if known.get(run) != stamp]
     gone = [] if only is not None else [run for run in known if run not in disk]
-    read = {run: _facts(_logs(root) / f"{run}.jsonl") for run in changed}  # outside the lock
+    read = {run: read_facts(_logs(root) / f"{run}.jsonl") for run in changed}  # outside the lock
     with _writing(db):
         known = _known(db, only)  # another process may have done it meanwhile
         for run in gone:
@@ -608,106 +553,7 @@ def _search_key(db: sqlite3.Connection) -> str:
     return "rowid" if _meta(db, "search") == "fts5" else "id"
 
 
-@dataclass(frozen=True)
-class _Facts:
-    """What the index keeps of one log."""
-
-    started: str
-    roles: tuple[str, ...]
-    task: str
-    change: str | None
-    status: str | None
-    waiting: str | None
-    process: Any
-    usage: Usage
-    by_role_day: dict[tuple[str, str], Usage]
-    text: str
-
-
-def _facts(path: Path) -> _Facts | None:
-    """A log read as `sdd role runs` reads it; None when it holds no run (no `run_started`, or a
-    garbled line before its last: as history has always left such a log out)."""
-    from sdd_git.runner.runlog import first, read_events
-
-    try:
-        events = read_events(path)
-    except (RecordError, OSError):
-        return None
-    started = first(events, "run_started")
-    if started is None:
-        return None
-    roles = tuple(str(r) for r in started.get("roles") or ())
-    status, waiting, process = log_end(events)
-    total, by_role_day = Usage(), {}
-    pieces: list[str] = [str(started.get("task") or "")]
-    for event in events:
-        kind = event.get("event")
-        if kind == "reply":
-            spent = reply_usage(event.get("usage"))
-            if spent.calls:
-                key = (str(event.get("role") or (roles[0] if roles else "")), _day(event))
-                by_role_day[key] = by_role_day.get(key, Usage()) + spent
-                total += spent
-        pieces.extend(_searchable(event))
-    change = started.get("change")
-    return _Facts(
-        str(started.get("ts")),
-        roles,
-        str(started.get("task")),
-        change if isinstance(change, str) else None,
-        status,
-        waiting,
-        process,
-        total,
-        by_role_day,
-        "\n".join(p for p in pieces if p),
-    )
-
-
-def _day(event: dict[str, Any]) -> str:
-    stamp = str(event.get("ts") or "")
-    return stamp[:10] if re.fullmatch(r"\d{4}-\d\d-\d\d", stamp[:10]) else "unknown"
-
-
-def _searchable(event: dict[str, Any]) -> list[str]:
-    """The words of an event that `--search` reads: what she and the roles said (not the
-    role's standing prompt), each tool call's arguments, stops, rejections and errors."""
-    kind = event.get("event")
-    if kind == "message":
-        return _strings(event.get("content")) if event.get("role") != "system" else []
-    if kind == "reply":
-        message = event.get("message")
-        return _strings(message.get("content")) if isinstance(message, dict) else []
-    fields = _SEARCHED.get(str(kind), ())
-    return [text for name in fields for text in _strings(event.get(name))]
-
-
-_SEARCHED = {
-    "say": ("text",),
-    "tool_call": ("tool", "args"),
-    "stop": ("action",),
-    "rejected": ("tool", "reason", "message"),
-    "draft": ("text",),
-    "revision": ("text",),
-    "critique": ("gaps",),
-    "error": ("message",),
-    "warning": ("message",),
-    "handoff": ("to", "message"),
-    "artifact": ("ref", "summary"),
-}
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
-
-
-def _store(db: sqlite3.Connection, run: str, stamp: Stamp, facts: _Facts | None) -> None:
+def _store(db: sqlite3.Connection, run: str, stamp: Stamp, facts: LogFacts | None) -> None:
     if facts is None:
         db.execute(
             "INSERT INTO runs (name, size, mtime, ino, listed) VALUES (?, ?, ?, ?, 0)",

@@ -57,9 +57,7 @@ def history(
     return {"first": first, "second": second}
 
 
-def test_each_filter_narrows_the_list_newest_first(
-    sdd: SddRunner, history: dict[str, str]
-) -> None:
+def test_each_filter_narrows_the_list_newest_first(sdd: SddRunner, history: dict[str, str]) -> None:
     assert tasks(sdd) == ["Audit the fence", "Fix the gate", "Paint the fence", "Mow the old lawn"]
     assert tasks(sdd, "-n", "2") == ["Audit the fence", "Fix the gate"]
     assert tasks(sdd, "auditor") == ["Audit the fence"]

@@ -85,14 +85,28 @@ def test_usage_sums_what_the_logs_say_by_role_day_and_change(
         expected = _from_logs(root, by)
         assert {k: Usage(**{f: v for f, v in row.items() if f not in (by, "runs")})
                 for k, row in got.items()} == expected, by  # fmt: skip
-    by_change = {row["change"]: row for row in json.loads(sdd("usage", "--by", "change", "--json").stdout)}
-    assert by_change[first]["input_tokens"] == 1200 and by_change[first]["cached_input_tokens"] == 1024
+    by_change = {
+        row["change"]: row for row in json.loads(sdd("usage", "--by", "change", "--json").stdout)
+    }
+    assert (
+        by_change[first]["input_tokens"] == 1200 and by_change[first]["cached_input_tokens"] == 1024
+    )
     assert by_change[second] == {
         "change": second, "runs": 2, "calls": 2, "input_tokens": 2840 + 7,
         "cached_input_tokens": 2500, "cache_write_input_tokens": 300, "output_tokens": 15,
     }  # fmt: skip
     table = sdd("usage").stdout.splitlines()
-    assert table[0].split() == ["ROLE", "RUNS", "CALLS", "INPUT", "CACHE", "READ", "CACHE", "WRITE", "OUTPUT"]
+    assert table[0].split() == [
+        "ROLE",
+        "RUNS",
+        "CALLS",
+        "INPUT",
+        "CACHE",
+        "READ",
+        "CACHE",
+        "WRITE",
+        "OUTPUT",
+    ]
     assert table[1].split()[:4] == ["auditor", "1", "1", "7"]
     assert table[2].split()[:4] == ["builder", "2", "2", "4,040"]
     assert table[-1].split() == ["total", "3", "4,047", "3,524", "300", "45"]

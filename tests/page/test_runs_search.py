@@ -52,6 +52,8 @@ def test_the_runs_view_finds_runs_by_their_words_and_says_when_none_match(
 
     none = shown(page, cookie, "/runs?q=" + quote("<b>zeppelin</b>"))
     assert "No run has the words “<b>zeppelin</b>”" in none
-    raw = ask(page.served.port, "GET", "/runs?q=%3Cb%3Ezeppelin", {"Host": page.host, "Cookie": cookie})
+    raw = ask(
+        page.served.port, "GET", "/runs?q=%3Cb%3Ezeppelin", {"Host": page.host, "Cookie": cookie}
+    )
     assert b"<b>zeppelin" not in raw.body  # escaped, never markup
     assert "Map the harbour" not in none
