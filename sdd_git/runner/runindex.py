@@ -294,13 +294,16 @@ def _connect(root: Root) -> sqlite3.Connection:
     statefolders.make_folder(path.parent)  # hers alone, or refused in words
     if _tracked_index(root):
         return _memory()
-    _clear_odd(path)
-    if not os.path.lexists(path):
-        # Hers alone like the logs it is read from (0600); SQLite gives its -wal and -shm the
-        # same mode.
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        with contextlib.suppress(FileExistsError):
-            os.close(os.open(path, flags, 0o600))
+    try:
+        _clear_odd(path)
+        if not os.path.lexists(path):
+            # Hers alone like the logs it is read from (0600); SQLite gives its -wal and -shm
+            # the same mode.
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            with contextlib.suppress(FileExistsError):
+                os.close(os.open(path, flags, 0o600))
+    except OSError:
+        return _memory()  # a folder she cannot write today: the logs are read all the same
     db = sqlite3.connect(str(path), timeout=_BUSY_SECONDS, isolation_level=None)
     try:
         db.execute("PRAGMA journal_mode = WAL")

@@ -264,6 +264,31 @@ def test_an_index_git_tracks_is_never_read_nor_written(
     assert path.read_bytes() == planted
 
 
+def test_a_wal_file_git_tracks_is_never_replayed_into_her_index(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite replays a `-wal` beside a database as it opens it: one that came with the
+    repository would write its rows into her index."""
+    outcome = stopped_run(root, tmp_path, monkeypatch)
+    wal = Path(f"{runindex.index_path(root)}-wal")
+    wal.write_bytes(b"\x37\x7f\x06\x82" + b"\x00" * 60)
+    git(root.path, "add", "-f", "--", ".sdd/local/runs.sqlite3-wal")
+    git(root.path, "commit", "-q", "-m", "a helpful contribution")
+    planted, index = wal.read_bytes(), runindex.index_path(root).read_bytes()
+    assert by_run(sdd) == {outcome["run"]: "stopped"}
+    assert wal.read_bytes() == planted and runindex.index_path(root).read_bytes() == index
+
+
+def test_a_run_ending_adds_itself_to_an_index_but_makes_none(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    accepted_change(root)
+    script(tmp_path, monkeypatch, [{"say": "Done."}])
+    assert sdd("role", "run", "builder", "--task", "Wave").code == 0
+    assert not os.path.lexists(runindex.index_path(root))  # the first listing builds it
+    assert [r["task"] for r in listed(sdd)] == ["Wave"]
+
+
 def test_a_run_log_git_tracks_is_left_out(
     sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
