@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +31,8 @@ def runs_folder(root: Root) -> Path:
 
 
 def new_run_id(now: float) -> str:
+    import secrets  # lazily: a reader of logs (the runs index) never makes a run id
+
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
     return f"run-{stamp}-{secrets.token_hex(3)}"
 
