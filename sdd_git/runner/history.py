@@ -117,7 +117,7 @@ def runs(root: Root, role: str | None = None) -> list[RunSummary]:
 def log_end(events: list[dict[str, Any]]) -> tuple[str | None, str | None, Any]:
     """What a log alone says of how its run ended: the status and stop of its last
     `run_ended` (None, None when it is still open), and, when open, the `process` its last
-    start or resumption named (what `live_status` asks about)."""
+    start or resumption named (what `open_status` asks about)."""
     ended = [e for e in events if e.get("event") in ("run_ended", "run_resumed", "run_started")]
     last = ended[-1] if ended else {}
     if last.get("event") == "run_ended":
