@@ -51,6 +51,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "sdd_git.cli.run_cmds:deny_command",
         "Deny a stop's action; the run goes on without it.",
     ),
+    "usage": (
+        "sdd_git.cli.usage_cmds:usage",
+        "Tokens the models used, from the run logs, by role, day or change.",
+    ),
     "routine": (
         "sdd_git.cli.routine_cmds:routine",
         "Routines: a role's work fired by a merge, a failed build or a schedule.",

@@ -615,12 +615,26 @@ def routine_pack_stops(folder: Path) -> None:
         say(f"kept {stop_id} for its answer")
 
 
+@routine.command("show-stop", hidden=True)
+@click.argument("folder", type=click.Path(path_type=Path))
+@click.argument("stop_id", metavar="STOP")
+@click.option("--digest", "digest_only", is_flag=True, help="Print only the kept files' digest.")
+def routine_show_stop(folder: Path, stop_id: str, digest_only: bool) -> None:
+    """The kept stop STOP of FOLDER in words (Markdown), as a reviewer reads it before she
+    approves its answer; with --digest, what the answering job checks it still holds."""
+    from sdd_git.routines.ci.carry import read_kept
+
+    kept = read_kept(folder, stop_id)
+    click.echo(kept.digest if digest_only else kept.words())
+
+
 @routine.command("unpack-stops", hidden=True)
 @click.argument("folder", type=click.Path(path_type=Path))
 @click.argument("stop_id", metavar="STOP")
-def routine_unpack_stops(folder: Path, stop_id: str) -> None:
+@click.option("--digest", default=None, help="Refuse unless the kept files have this digest.")
+def routine_unpack_stops(folder: Path, stop_id: str, digest: str | None) -> None:
     """Put the stop STOP and its run's log from FOLDER back, for `sdd allow|deny STOP`."""
     from sdd_git.routines.ci.carry import unpack
 
-    run = unpack(current_root(), folder, stop_id)
+    run = unpack(current_root(), folder, stop_id, digest)
     say(f"{stop_id} of run {run} waits for its answer")

@@ -326,13 +326,44 @@ def role_run(
 
 @role.command("runs")
 @click.argument("name", required=False, shell_complete=role_names)
+@click.option("-n", "limit", type=click.IntRange(min=1), metavar="N", help="At most N runs.")
+@click.option("--since", metavar="AGE|DATE", help="Runs started since: 30m, 12h, 7d, 2026-12-01.")
+@click.option("--status", metavar="S", help="Only runs in this state: done, stopped, failed, ...")
+@click.option("--search", metavar="TEXT", help="Runs whose words hold every word of TEXT.")
+@click.option("--change", metavar="CH", shell_complete=change_ids, help="Runs on this change.")
+@click.option("--reindex", is_flag=True, help="Build the runs index again from the logs.")
 @json_option
-def role_runs(name: str | None, as_json: bool) -> None:
-    """Past runs (newest first), from .sdd/role-runs/."""
-    from sdd_git.runner.history import STATUS_WORDS, runs
+def role_runs(
+    name: str | None,
+    limit: int | None,
+    since: str | None,
+    status: str | None,
+    search: str | None,
+    change: str | None,
+    reindex: bool,
+    as_json: bool,
+) -> None:
+    """Past runs (newest first), from .sdd/role-runs/ through the runs index.
 
-    found = runs(current_root(), name)
-    if shown_in_full(found, as_json, lambda r: r.as_json(), "no runs yet"):
+    --search reads the task, what was said, each tool call's arguments, stops and rejections;
+    case does not matter, and a word finds the words it starts."""
+    from sdd_git.runner import runfilters, runindex
+    from sdd_git.runner.history import STATUS_WORDS
+
+    filters = runfilters.Filters(
+        role=name,
+        limit=limit,
+        since=runfilters.since_stamp(since) if since is not None else None,
+        status=status,
+        search=runfilters.check_search(search) if search is not None else None,
+        change=runfilters.check_change(change) if change is not None else None,
+    )
+    root = current_root()
+    if reindex:
+        say(f"indexed {runindex.reindex(root)} run(s) from .sdd/role-runs/")
+    found = runindex.query(root, filters)
+    narrowed = filters != runfilters.Filters(role=name, limit=limit)
+    if shown_in_full(found, as_json, lambda r: r.as_json(), _no_runs(narrowed)):
         return
     table(
         [
@@ -347,6 +378,10 @@ def role_runs(name: str | None, as_json: bool) -> None:
         ],
         ("RUN", "ROLES", "STATUS", "STARTED", "TASK"),
     )
+
+
+def _no_runs(narrowed: bool) -> str:
+    return "no run matches" if narrowed else "no runs yet"
 
 
 @role.command("log")

@@ -247,13 +247,16 @@ async def stop_answer(request: Request) -> Response:
 
 
 async def runs_page(request: Request) -> Response:
-    from sdd_git.runner.history import runs
+    """Her runs, newest first; `q=` keeps those whose words hold every word she typed
+    (`sdd role runs --search`, through the same index)."""
+    from sdd_git.runner.runfilters import Filters
+    from sdd_git.runner.runindex import query
 
     site = site_of(request)
     root = root_of(request)
-    found = await run_in_threadpool(runs, root)
-    found.sort(key=lambda r: r.started, reverse=True)
-    return site.render(request, "runs.html", runs=found)
+    words = " ".join(request.query_params.get("q", "").split())[:200]
+    found = await run_in_threadpool(query, root, Filters(search=words or None))
+    return site.render(request, "runs.html", runs=found, q=words)
 
 
 async def run_log_page(request: Request) -> Response:

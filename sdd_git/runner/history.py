@@ -5,10 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sdd_git.errors import RecordError
 from sdd_git.recordjson import record_json
 from sdd_git.root import Root
-from sdd_git.runner.runlog import first, read_events, runs_folder
 
 
 @dataclass(frozen=True)
@@ -108,44 +106,35 @@ class RunSummary:
 
 
 def runs(root: Root, role: str | None = None) -> list[RunSummary]:
-    folder = runs_folder(root)
-    if not folder.is_dir():
-        return []
-    from sdd_git.runner.stops import pending
+    """Every run of the product (of `role`, when named), newest first: read from the runs
+    index, which brings itself up to date with the logs first (runner/runindex.py)."""
+    from sdd_git.runner.runfilters import Filters
+    from sdd_git.runner.runindex import query
 
-    waiting_ids = {stop.id for stop in pending(root)}
-    found = []
-    for path in folder.glob("run-*.jsonl"):
-        try:
-            events = read_events(path)
-        except RecordError:
-            continue
-        started = first(events, "run_started")
-        if started is None:
-            continue
-        roles = tuple(started.get("roles") or ())
-        if role is not None and role not in roles:
-            continue
-        status, waiting = status_of(root, events)
-        if waiting and waiting not in waiting_ids:
-            status, waiting = "answered", None  # e.g. a reading the person has accepted
-        found.append(
-            RunSummary(
-                path.stem,
-                roles,
-                status,
-                str(started.get("ts")),
-                str(started.get("task")),
-                waiting,
-                run_usage(events),
-            )
-        )
-    return sorted(found, key=lambda s: s.run, reverse=True)
+    return query(root, Filters(role=role))
+
+
+def log_end(events: list[dict[str, Any]]) -> tuple[str | None, str | None, Any]:
+    """What a log alone says of how its run ended: the status and stop of its last
+    `run_ended` (None, None when it is still open), and, when open, the `process` its last
+    start or resumption named (what `open_status` asks about)."""
+    ended = [e for e in events if e.get("event") in ("run_ended", "run_resumed", "run_started")]
+    last = ended[-1] if ended else {}
+    if last.get("event") == "run_ended":
+        waiting = last.get("waiting_for")
+        return str(last.get("status")), str(waiting) if waiting else None, None
+    return None, None, last.get("process")
 
 
 ENDED_UNEXPECTEDLY = "ended-unexpectedly"
 # As a table shows them: a routine's run that could not start (routines/notrun.py) too.
 STATUS_WORDS = {ENDED_UNEXPECTEDLY: "ended unexpectedly", "could-not-run": "could not run"}
+# Every status a run can show: those its log's `run_ended` says (runner, routines), and those
+# read at the time of asking (`running`, `ended-unexpectedly`, `answered`).
+STATUSES = (
+    "done", "stopped", "answered", "running", ENDED_UNEXPECTEDLY, "stopped-now", "failed",
+    "interrupted", "expired", "no-spec", "no-draft", "could-not-run", "missing",
+)  # fmt: skip
 
 
 def status_of(root: Root, events: list[dict[str, Any]]) -> tuple[str, str | None]:
@@ -153,26 +142,31 @@ def status_of(root: Root, events: list[dict[str, Any]]) -> tuple[str, str | None
     `running` only while the process that wrote it last is alive: one killed (SIGKILL, a
     crash, a closed laptop's lost session) never wrote `run_ended`, and would otherwise show
     `running` forever."""
-    ended = [e for e in events if e.get("event") in ("run_ended", "run_resumed", "run_started")]
-    last = ended[-1] if ended else {}
-    if last.get("event") == "run_ended":
-        waiting = last.get("waiting_for")
-        return str(last.get("status")), str(waiting) if waiting else None
-    return (ENDED_UNEXPECTEDLY if _died(root, events, last) else "running"), None
+    status, waiting, process = log_end(events)
+    if status is not None:
+        return status, waiting
+    from sdd_git.runner.runlog import first
+
+    roles = (first(events, "run_started") or {}).get("roles") or [""]
+    return open_status(root, process, str(roles[0])), None
 
 
-def _died(root: Root, events: list[dict[str, Any]], last: dict[str, Any]) -> bool:
+def open_status(root: Root, process: Any, first_role: str) -> str:
+    """`running` or `ended-unexpectedly`: whether the process that last wrote an open log is
+    still alive."""
+    return ENDED_UNEXPECTEDLY if _died(root, process, first_role) else "running"
+
+
+def _died(root: Root, process: Any, first_role: str) -> bool:
     from sdd_git import lockfile
 
-    process = last.get("process")
     if isinstance(process, dict):
         return lockfile.gone(process)
     # A log from before sdd named the process: the role's lock (taken before the log is
     # opened, released after it ends) is gone, or its holder is.
     from sdd_git.runner.state import role_lock
 
-    roles = (first(events, "run_started") or {}).get("roles") or [""]
-    lock = role_lock(root, str(roles[0]))
+    lock = role_lock(root, first_role)
     if not lock.exists():
         return True
     return lockfile.describe_holder(lock)[1]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +31,8 @@ def runs_folder(root: Root) -> Path:
 
 
 def new_run_id(now: float) -> str:
+    import secrets  # lazily: a reader of logs (the runs index) never makes a run id
+
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
     return f"run-{stamp}-{secrets.token_hex(3)}"
 
@@ -119,6 +120,10 @@ class RunLog:
         # rather than a crash or a log no reader can open.
         statefolders.append(self.path, line.encode("utf-8", "replace"))
         self.ended = isinstance(event, RunEnded)
+        if self.ended:
+            from sdd_git.runner.runindex import note
+
+            note(self.path)  # `sdd role runs` then finds it indexed
         if self.listener is not None:
             with contextlib.suppress(OSError):
                 self.listener(json.loads(line))  # masked, as it landed

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import secrets
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -49,6 +48,8 @@ class Stop:
 
 
 def new_stop_id() -> str:
+    import secrets  # lazily: `sdd role runs` reads stops, and never makes one
+
     return f"stop-{secrets.token_hex(3)}"
 
 

@@ -66,26 +66,45 @@ def _fire(p: dict[str, Any]) -> tuple[JobRun, str]:
 def _answer(
     p: dict[str, Any], stop: str, choice: str, run_id: str = "202", source: str = "101"
 ) -> JobRun:
+    """A dispatch of the answer path: the `show` job, then (once its reviewers approve, which
+    GitHub enforces) the `answer` job with the digest `show` passed on. The first job that
+    fails is what the test reads, as on the run's page."""
     engine: Engine = p["engine"]
     engine.record_run(run_id, status="in_progress")
-    workspace = p["tmp"] / f"ws-{run_id}"
-    n = 1
-    while workspace.exists():  # a re-run: the same run, a fresh runner
-        n += 1
-        workspace = p["tmp"] / f"ws-{run_id}-attempt{n}"
+    context = {
+        "inputs.stop": stop,
+        "inputs.choice": choice,
+        "inputs.run": source,
+        "secrets.GITHUB_TOKEN": "ghs-token-of-the-job",
+        "secrets.OPENAI_API_KEY": KEY,
+    }
+    shown = run_github_job(
+        engine,
+        p["jobs"]["show"],
+        run_id=run_id,
+        workspace=_fresh(p["tmp"] / f"ws-{run_id}-show"),
+        context=context,
+    )
+    if shown.failed is not None:
+        return shown
+    p["shown"] = shown
+    digest = shown.outputs["show"]["digest"]
     return run_github_job(
         engine,
         p["jobs"]["answer"],
         run_id=run_id,
-        workspace=workspace,
-        context={
-            "inputs.stop": stop,
-            "inputs.choice": choice,
-            "inputs.run": source,
-            "secrets.GITHUB_TOKEN": "ghs-token-of-the-job",
-            "secrets.OPENAI_API_KEY": KEY,
-        },
+        workspace=_fresh(p["tmp"] / f"ws-{run_id}"),
+        context={**context, "needs.show.outputs.digest": p.pop("digest", digest)},
     )
+
+
+def _fresh(workspace: Path) -> Path:
+    """A job's workspace; a re-run gets the same run, on a fresh runner."""
+    base, n = workspace, 1
+    while workspace.exists():
+        n += 1
+        workspace = base.with_name(f"{base.name}-attempt{n}")
+    return workspace
 
 
 def _log(workspace: Path) -> list[dict[str, Any]]:
@@ -197,6 +216,56 @@ def test_an_artifact_from_a_run_that_is_not_this_workflow_s_own_is_refused(
     assert not (engine.store / "202").exists()  # not even claimed
 
 
+def test_the_reviewer_reads_the_action_before_she_approves_and_only_that_action_runs(
+    product: dict[str, Any],
+) -> None:
+    """GitHub asks a job's reviewers before the job runs: the `show` job, with no secret and no
+    approval, reads the kept stop with the main branch's sdd and puts its action in the run's
+    summary; what `answer` then downloads must have the digest `show` saw."""
+    _, stop = _fire(product)
+    engine: Engine = product["engine"]
+    engine.record_run("202", status="in_progress")
+    context = {
+        "inputs.stop": stop,
+        "inputs.choice": "allow",
+        "inputs.run": "101",
+        "secrets.GITHUB_TOKEN": "ghs-token-of-the-job",
+        "secrets.OPENAI_API_KEY": KEY,
+    }
+    shown = run_github_job(
+        engine, product["jobs"]["show"], run_id="202",
+        workspace=product["tmp"] / "ws-show", context=context,
+    )  # fmt: skip
+    assert shown.failed is None, shown.failed and shown.failed.stderr
+    (summary,) = engine.tmp.glob("runner-202-*/summary.md")
+    words = summary.read_text()
+    assert f"### Stop {stop} of run run-" in words
+    assert "Create the file fix.py (1 line, 2 bytes)" in words
+    # Between her approval and the answer, the kept files are not the ones she read (a forger
+    # who can write the artifact store): the answer refuses, claims nothing and runs nothing.
+    (log,) = (engine.store / "101" / "sdd-stopped" / "role-runs").glob("run-*.jsonl")
+    log.write_text(log.read_text().replace("fix.py", "evil.py"))
+    calls = len(transcript(product["tmp"]))
+    answered = run_github_job(
+        engine, product["jobs"]["answer"], run_id="202", workspace=product["tmp"] / "ws-202",
+        context={**context, "needs.show.outputs.digest": shown.outputs["show"]["digest"]},
+    )  # fmt: skip
+    assert answered.failed is not None
+    assert "is not the one the reviewer was shown" in answered.failed.stderr
+    assert "Claim the stop (a second answer sees it)" not in answered.ran
+    assert not (product["tmp"] / "ws-202" / "evil.py").exists()
+    assert len(transcript(product["tmp"])) == calls
+
+
+def test_an_empty_digest_is_no_digest_at_all(product: dict[str, Any]) -> None:
+    _, stop = _fire(product)
+    product["digest"] = ""  # `show` passed nothing on: the answer never runs unchecked
+    refused = _answer(product, stop, "allow")
+    assert refused.failed is not None
+    assert "is not the one the reviewer was shown" in refused.failed.stderr
+    assert not (product["tmp"] / "ws-202" / "fix.py").exists()
+
+
 def test_a_stop_of_another_run_is_refused_and_nothing_runs(product: dict[str, Any]) -> None:
     _fire(product)
     calls = len(transcript(product["tmp"]))
@@ -248,8 +317,11 @@ def test_a_source_run_that_is_not_a_run_number_is_refused(product: dict[str, Any
 def test_the_answer_job_waits_behind_the_environment_and_runs_only_from_main(
     product: dict[str, Any],
 ) -> None:
-    answer = product["jobs"]["answer"]
+    answer, show = product["jobs"]["answer"], product["jobs"]["show"]
     assert answer["environment"] == "sdd-approvals"
+    assert answer["needs"] == "show" and "environment" not in show
+    assert "secrets.OPENAI_API_KEY" not in yaml.safe_dump(show)  # it reads; it never acts
+    assert show["if"] == answer["if"]
     assert (
         answer["if"]
         == "github.event_name == 'workflow_dispatch' && github.ref == 'refs/heads/main'"

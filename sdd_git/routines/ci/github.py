@@ -210,14 +210,14 @@ _DISPATCH = [
     "        type: string",
 ]
 
-
 # The checks before anything is downloaded: the inputs' shapes; the run that stopped is a run
 # of this workflow in this repository, of this repository's own code (a fork's pull request
 # runs in this repository too, and could upload an artifact of the same name), and of the copy
-# of this file on main (a push or a pull request from another branch of this repository runs
-# that branch's copy, whose author need not be a reviewer) or in a merged pull request's last
-# commit; and no earlier answer claimed the stop (a re-run of this job, or a second dispatch,
-# acts on nothing).
+# of this file on main or in a merged pull request's last commit (a push or a pull request from
+# another branch of this repository runs that branch's copy, whose author need not be a
+# reviewer, and could forge the kept run: its log's earlier answers stand in the resumed run);
+# and no earlier answer claimed the stop (a re-run of this job, or a second dispatch, acts on
+# nothing).
 def _check(main: str) -> list[str]:
     import shlex
 
@@ -236,7 +236,7 @@ def _check(main: str) -> list[str]:
         'this=$(gh api "repos/$GH_REPO/actions/runs/$GITHUB_RUN_ID" --jq ".workflow_id")',
         'source=$(gh api "repos/$GH_REPO/actions/runs/$SOURCE_RUN" '
         "--jq '[.workflow_id, .head_repository.full_name, .status, .event, .head_branch, "
-        '.head_sha, (.pull_requests[0].number // 0)] | map(tostring) | join(" ")\')',
+        ".head_sha, (.pull_requests[0].number // 0)] | map(tostring) | join(\" \")')",
         "read -r src_workflow src_repo src_status src_event src_branch src_sha src_pr "
         '<<< "$source"',
         'if [ "$src_workflow $src_repo $src_status" != "$this $GH_REPO completed" ]; then',
@@ -251,7 +251,7 @@ def _check(main: str) -> list[str]:
         "--jq '[.merged, .head.sha] | map(tostring) | join(\" \")') ;;",
         "  esac",
         '  if [ "$merged" != "true $src_sha" ]; then',
-        "    echo \"::error::run $SOURCE_RUN ran another branch's copy of this workflow, not "
+        '    echo "::error::run $SOURCE_RUN ran another branch\'s copy of this workflow, not '
         "main's or a merged pull request's; nothing was answered\"",
         "    exit 1",
         "  fi",
@@ -262,10 +262,15 @@ def _check(main: str) -> list[str]:
         '  echo "::error::$SDD_STOP was already answered; nothing was done again"',
         "  exit 1",
         "fi",
-        'mkdir -p "$RUNNER_TEMP/sdd-answer"',
-        'printf "%s %s by %s\\n" "$SDD_STOP" "$SDD_CHOICE" "$GITHUB_ACTOR" '
-        '> "$RUNNER_TEMP/sdd-answer/answer.txt"',
     ]
+
+
+# What the claim artifact holds: who answered what.
+_CLAIM_FILE = [
+    'mkdir -p "$RUNNER_TEMP/sdd-answer"',
+    'printf "%s %s by %s\\n" "$SDD_STOP" "$SDD_CHOICE" "$GITHUB_ACTOR" '
+    '> "$RUNNER_TEMP/sdd-answer/answer.txt"',
+]
 
 
 # Packs the pending stops where the next step uploads them from, and says so to that step.
@@ -296,19 +301,27 @@ def _days(plan: Plan) -> int:
 
 
 def _answer_job(plan: Plan, secrets: list[str]) -> list[str]:
+    """Two jobs: `show` (no secret, no approval) reads the kept stop with the main branch's sdd
+    and shows its action in the run's summary; `answer` waits behind the environment, where
+    the reviewer approves what `show` showed, and acts only on files with the digest it saw."""
     routine = plan.routine
-    main = plan.main
-    kept = f"${{{{ runner.temp }}}}/{STOPPED_ARTIFACT}-in"
     on_stop = (
         f'echo "::warning title=sdd routine {routine.name}::stopped again: answer the new stop '
         "the same way, with this run's id\"; "
         f"{_PACK}; status=0"
     )
-    lines = answer_lines("sdd", f"$RUNNER_TEMP/{STOPPED_ARTIFACT}-in")
+    folder = f"$RUNNER_TEMP/{STOPPED_ARTIFACT}-in"
+    lines = answer_lines("sdd", folder)
     at = next(n for n, line in enumerate(lines) if "routine unpack-stops" in line)
-    # The stop is put back (and refused when the artifact does not hold it) before it is
-    # claimed: a mistyped run number claims nothing.
-    put_back = lines[: at + 1]
+    # The stop is put back (and refused when the artifact does not hold it, or holds other
+    # files than the reviewer was shown) before it is claimed: a mistyped run claims nothing.
+    put_back = [*lines[:at], lines[at] + ' --digest "$SHOWN_DIGEST"']
+    shown = [
+        *(line for line in lines[:at] if "SDD_CHOICE" not in line),  # the stop id's checks
+        f'sdd routine show-stop "{folder}" "$SDD_STOP" >> "$GITHUB_STEP_SUMMARY"',
+        f'digest=$(sdd routine show-stop --digest "{folder}" "$SDD_STOP")',
+        'echo "digest=$digest" >> "$GITHUB_OUTPUT"',
+    ]
     answer = [
         *lines[:at],
         *lines[at + 1 :],
@@ -317,14 +330,48 @@ def _answer_job(plan: Plan, secrets: list[str]) -> list[str]:
         "fi",
         'exit "$status"',
     ]
+    # Run by hand from the main branch only: a dispatch from another branch runs that branch's
+    # copy of this file, which need not hold these checks.
+    condition = "github.event_name == 'workflow_dispatch' && github.ref == " + _gh_string(
+        "refs/heads/" + plan.main
+    )
+    check = [
+        "      - name: Check the answer",
+        "        env:",
+        "          GH_TOKEN: ${{ secrets.GITHUB_TOKEN }}",
+        "          GH_REPO: ${{ github.repository }}",
+        "          SDD_STOP: ${{ inputs.stop }}",
+        "          SDD_CHOICE: ${{ inputs.choice }}",
+        "          SOURCE_RUN: ${{ inputs.run }}",
+        "        run: |",
+    ]
     return [
+        "  show:",
+        f"    name: {yaml_text('the stop to answer, in words')}",
+        f"    if: {condition}",
+        "    runs-on: ubuntu-latest",
+        "    timeout-minutes: 30",
+        "    permissions:",
+        "      contents: read",
+        "      actions: read  # the stopped run's artifact, and earlier answers",
+        "    outputs:",
+        "      digest: ${{ steps.show.outputs.digest }}",
+        "    steps:",
+        *check,
+        *(f"          {line}" for line in _check(plan.main)),
+        *_set_up(plan),
+        "      - name: Show the stop to its reviewers",
+        "        id: show",
+        *_working_directory(plan),
+        "        env:",
+        "          SDD_STOP: ${{ inputs.stop }}",
+        "        run: |",
+        *(f"          {line}" for line in shown),
         "  answer:",
         f"    name: {yaml_text('answer a stop of ' + routine.name)}",
-        # Run by hand from the main branch only: a dispatch from another branch runs that
-        # branch's copy of this file, which need not hold these checks.
-        f"    if: github.event_name == 'workflow_dispatch' && github.ref == "
-        f"{_gh_string('refs/heads/' + main)}",
-        f"    environment: {APPROVALS}  # its required reviewers approve the answer",
+        "    needs: show",
+        f"    if: {condition}",
+        f"    environment: {APPROVALS}  # its required reviewers approve what `show` showed",
         "    runs-on: ubuntu-latest",
         "    timeout-minutes: 30",
         "    permissions:",
@@ -334,39 +381,16 @@ def _answer_job(plan: Plan, secrets: list[str]) -> list[str]:
         "      group: sdd-answer-${{ github.workflow }}",
         "      cancel-in-progress: false",
         "    steps:",
-        "      - name: Check the answer",
-        "        env:",
-        "          GH_TOKEN: ${{ secrets.GITHUB_TOKEN }}",
-        "          GH_REPO: ${{ github.repository }}",
-        "          SDD_STOP: ${{ inputs.stop }}",
-        "          SDD_CHOICE: ${{ inputs.choice }}",
-        "          SOURCE_RUN: ${{ inputs.run }}",
-        "        run: |",
-        *(f"          {line}" for line in _check(main)),
-        "      - name: Check out the product",
-        f"        uses: {CHECKOUT} # {CHECKOUT_TAG}",
-        "        with:",
-        "          persist-credentials: false",
-        "      - name: Set up Python",
-        f"        uses: {SETUP_PYTHON} # {SETUP_PYTHON_TAG}",
-        "        with:",
-        f"          python-version: {yaml_text(PYTHON)}",
-        "      - name: Install sdd",
-        *_working_directory(plan),
-        "        run: |",
-        *(f"          {line}" for line in plan.install.shell("python")),
-        "      - name: Download the stopped run",
-        f"        uses: {DOWNLOAD_ARTIFACT} # {DOWNLOAD_ARTIFACT_TAG}",
-        "        with:",
-        f"          name: {STOPPED_ARTIFACT}",
-        f"          path: {kept}",
-        "          run-id: ${{ inputs.run }}",
-        "          github-token: ${{ secrets.GITHUB_TOKEN }}",
+        # Checked again: a re-run of this job alone does not run `show` again.
+        *check,
+        *(f"          {line}" for line in [*_check(plan.main), *_CLAIM_FILE]),
+        *_set_up(plan),
         "      - name: Put back the stop",
         *_working_directory(plan),
         "        env:",
         "          SDD_STOP: ${{ inputs.stop }}",
         "          SDD_CHOICE: ${{ inputs.choice }}",
+        "          SHOWN_DIGEST: ${{ needs.show.outputs.digest }}",
         "        run: |",
         *(f"          {line}" for line in put_back),
         "      - name: Claim the stop (a second answer sees it)",
@@ -386,6 +410,31 @@ def _answer_job(plan: Plan, secrets: list[str]) -> list[str]:
         "        run: |",
         *(f"          {line}" for line in answer),
         *_keep_stopped(plan, "answer"),
+    ]
+
+
+def _set_up(plan: Plan) -> list[str]:
+    """Check out, Python, the pinned sdd, and the stopped run's artifact."""
+    return [
+        "      - name: Check out the product",
+        f"        uses: {CHECKOUT} # {CHECKOUT_TAG}",
+        "        with:",
+        "          persist-credentials: false",
+        "      - name: Set up Python",
+        f"        uses: {SETUP_PYTHON} # {SETUP_PYTHON_TAG}",
+        "        with:",
+        f"          python-version: {yaml_text(PYTHON)}",
+        "      - name: Install sdd",
+        *_working_directory(plan),
+        "        run: |",
+        *(f"          {line}" for line in plan.install.shell("python")),
+        "      - name: Download the stopped run",
+        f"        uses: {DOWNLOAD_ARTIFACT} # {DOWNLOAD_ARTIFACT_TAG}",
+        "        with:",
+        f"          name: {STOPPED_ARTIFACT}",
+        f"          path: ${{{{ runner.temp }}}}/{STOPPED_ARTIFACT}-in",
+        "          run-id: ${{ inputs.run }}",
+        "          github-token: ${{ secrets.GITHUB_TOKEN }}",
     ]
 
 
