@@ -745,3 +745,98 @@ def test_revoke_from_inside_a_run_is_refused_and_the_file_is_unchanged(
     )  # fmt: skip
     assert ran.returncode != 0 and "inside a role run" in ran.stderr
     assert path.read_bytes() == before
+
+
+# --- The runs index (issue 26, item 1) ------------------------------------------------------------
+
+
+@pytest.fixture
+def two_runs(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, str]:
+    accepted_change(root)
+    add_role(root, "builder")
+    made = {}
+    for name, task in [("a", "alpha report"), ("b", "beta 100% done_now")]:
+        script(tmp_path, monkeypatch, [{"say": "Done."}], name=name)
+        out = json.loads(sdd("role", "run", "builder", "--task", task, "--json").stdout)
+        made[name] = out["run"]
+    return made
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("%", {"b"}),
+        ("_", {"b"}),
+        ("' OR 1=1 --", set()),
+        ("x') OR 1=1 --", set()),
+        ('"alpha" OR "beta"', set()),
+        ("alpha OR beta", set()),
+        ("NEAR(alpha beta)", set()),
+        ("alpha*", {"a"}),
+        ("*", set()),
+        ("^alpha", {"a"}),
+        ("-alpha", {"a"}),
+        ("alpha NOT beta", set()),
+        ("\\", set()),
+        ("%%", set()),
+        ("a%r", {"a"}),  # the words a and r, each the start of a word: never a LIKE pattern
+        ("'; DROP TABLE runs; --", set()),
+    ],
+)
+def test_a_search_is_words_never_sql_like_or_fts_syntax(
+    sdd: SddRunner, two_runs: dict[str, str], text: str, expected: set[str]
+) -> None:
+    shown = sdd("role", "runs", "--search", text, "--json")
+    assert shown.code in (0, 2), shown.stderr
+    if shown.code == 2:  # refused in words, never a traceback
+        assert "Traceback" not in shown.stderr and expected == set()
+        return
+    found = {r["run"] for r in json.loads(shown.stdout)}
+    assert found == {two_runs[k] for k in expected}
+    assert len(json.loads(sdd("role", "runs", "--json").stdout)) == 2  # nothing dropped
+
+
+def test_a_symlinked_index_is_never_written_through(
+    sdd: SddRunner, root: Root, two_runs: dict[str, str], tmp_path: Path
+) -> None:
+    from sdd_git.runner import runindex
+
+    path = runindex.index_path(root)
+    victim = tmp_path / "hers.db"
+    victim.write_bytes(b"her own file\n")
+    for suffix in ("", "-wal", "-shm"):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
+    path.symlink_to(victim)
+    found = {r["run"] for r in json.loads(sdd("role", "runs", "--json").stdout)}
+    assert found == set(two_runs.values())
+    assert victim.read_bytes() == b"her own file\n"
+    assert not path.is_symlink()
+
+
+def test_an_index_a_merge_brings_lists_no_run_of_its_own(
+    sdd: SddRunner, root: Root, two_runs: dict[str, str]
+) -> None:
+    import shutil
+    import sqlite3
+
+    from sdd_git.runner import runindex
+    from tests.conftest import git
+
+    path = runindex.index_path(root)
+    assert sdd("role", "runs", "--json").code == 0
+    forged = root.path / "forged.sqlite3"
+    shutil.copyfile(path, forged)
+    db = sqlite3.connect(forged)
+    db.execute("UPDATE runs SET task = 'forged run, allowed by the person'")
+    db.commit()
+    db.close()
+    for suffix in ("", "-wal", "-shm"):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
+    shutil.move(forged, path)
+    git(root.path, "add", "-f", str(path.relative_to(root.path)))
+    git(root.path, "commit", "-qm", "a stranger's pull request brings an index")
+    shown = sdd("role", "runs", "--search", "forged", "--json")
+    assert shown.code == 0, shown.stderr
+    assert json.loads(shown.stdout) == []

@@ -210,6 +210,7 @@ _DISPATCH = [
     "        type: string",
 ]
 
+
 # The checks before anything is downloaded: the inputs' shapes; the run that stopped is a run
 # of this workflow in this repository, of this repository's own code (a fork's pull request
 # runs in this repository too, and could upload an artifact of the same name), and of the copy
@@ -236,7 +237,7 @@ def _check(main: str) -> list[str]:
         'this=$(gh api "repos/$GH_REPO/actions/runs/$GITHUB_RUN_ID" --jq ".workflow_id")',
         'source=$(gh api "repos/$GH_REPO/actions/runs/$SOURCE_RUN" '
         "--jq '[.workflow_id, .head_repository.full_name, .status, .event, .head_branch, "
-        ".head_sha, (.pull_requests[0].number // 0)] | map(tostring) | join(\" \")')",
+        '.head_sha, (.pull_requests[0].number // 0)] | map(tostring) | join(" ")\')',
         "read -r src_workflow src_repo src_status src_event src_branch src_sha src_pr "
         '<<< "$source"',
         'if [ "$src_workflow $src_repo $src_status" != "$this $GH_REPO completed" ]; then',
@@ -251,7 +252,7 @@ def _check(main: str) -> list[str]:
         "--jq '[.merged, .head.sha] | map(tostring) | join(\" \")') ;;",
         "  esac",
         '  if [ "$merged" != "true $src_sha" ]; then',
-        '    echo "::error::run $SOURCE_RUN ran another branch\'s copy of this workflow, not '
+        "    echo \"::error::run $SOURCE_RUN ran another branch's copy of this workflow, not "
         "main's or a merged pull request's; nothing was answered\"",
         "    exit 1",
         "  fi",
