@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from sdd_git.roles.profile import Boundary, Rule
 from sdd_git.root import Root
@@ -840,3 +841,46 @@ def test_an_index_a_merge_brings_lists_no_run_of_its_own(
     shown = sdd("role", "runs", "--search", "forged", "--json")
     assert shown.code == 0, shown.stderr
     assert json.loads(shown.stdout) == []
+
+
+def test_her_page_never_revokes_another_rule_than_the_one_she_was_shown(root: Root) -> None:
+    # Her page lists always allow A (1), B (2) and ask first Q (3). In another tab (or the
+    # terminal) A is revoked: B is now 1 and Q is 2. Her click on B's stale "Revoke" (number 2)
+    # must not take out her ask-first rule Q, leaving B.
+    pytest.importorskip("starlette")
+    import re
+
+    from starlette.testclient import TestClient
+
+    from sdd_git.page.app import build_app
+    from sdd_git.roles import rules as saved_rules
+
+    path = add_role(
+        root,
+        "helper",
+        extra="boundary:\n  always_allow:\n"
+        "    - {tool: read_file, inputs: {path: a.txt}}\n"
+        "    - {tool: run_command, prefix: [make], match: ['make']}\n"
+        "  ask_first:\n    - {tool: run_command, inputs: {command: 'make deploy*'}}\n",
+    )
+    page = TestClient(build_app(root))
+    shown = page.get("/roles/helper").text
+    forms = dict(
+        re.findall(r'name="number" value="(\d+)">\s*<input type="hidden" name="rule" value="(\w+)"',
+                   shown)
+    )  # fmt: skip
+    assert set(forms) == {"1", "2", "3"}
+    saved_rules.revoke(root, "helper", 1)  # another tab
+    stale = page.post("/roles/helper/revoke", data={"number": "2", "rule": forms["2"]})
+    assert stale.status_code == 400 and "no longer the rule you were shown" in stale.text
+    boundary = yaml.safe_load(path.read_text().split("---\n")[1])["boundary"]
+    assert boundary["ask_first"] == [{"tool": "run_command", "inputs": {"command": "make deploy*"}}]
+    assert [r.get("prefix") for r in boundary["always_allow"]] == [["make"]]
+    # Reloaded, the same rule is revoked as she meant.
+    fresh = re.search(r'value="1">\s*<input type="hidden" name="rule" value="(\w+)"',
+                      page.get("/roles/helper").text)  # fmt: skip
+    assert fresh is not None
+    done = page.post("/roles/helper/revoke", data={"number": "1", "rule": fresh.group(1)})
+    assert done.status_code == 200, done.text
+    boundary = yaml.safe_load(path.read_text().split("---\n")[1])["boundary"]
+    assert not boundary.get("always_allow") and boundary["ask_first"]
