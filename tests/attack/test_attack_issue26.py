@@ -884,3 +884,22 @@ def test_her_page_never_revokes_another_rule_than_the_one_she_was_shown(root: Ro
     assert done.status_code == 200, done.text
     boundary = yaml.safe_load(path.read_text().split("---\n")[1])["boundary"]
     assert not boundary.get("always_allow") and boundary["ask_first"]
+
+
+@pytest.mark.parametrize("choice", ["none", "nonesuch"])
+def test_with_no_sandbox_a_prefix_rule_runs_nothing_and_offers_no_reach(
+    root: Root, sandboxed: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, choice: str
+) -> None:
+    from tests.conftest import run_cli
+
+    add_role(root, "builder", extra=LS_RULE)
+    script(tmp_path, monkeypatch, [{"tool_calls": [_command("ls -la")]}, {"say": "Done."}])
+    ran = run_cli(
+        "role", "run", "builder", "--task", "Look", "--json", cwd=root.path,
+        env={"SDD_SANDBOX": choice},
+    )  # fmt: skip
+    assert ran.returncode == 3, ran.stdout + ran.stderr
+    stop = json.loads(ran.stdout)["stop"]
+    assert "always allow" not in stop["choices"] and "allow for this run" not in stop["choices"]
+    (logged,) = [e for e in events(root, stop["run"]) if e["event"] == "stop"]
+    assert logged["because"] == "no sandbox"
