@@ -614,12 +614,9 @@ def test_an_artifact_from_a_run_of_another_branch_of_this_repository_is_refused(
     forged.parent.mkdir()
     (engine.store / "101" / "sdd-stopped").rename(forged)
     sha = "ab" * 20
-    engine.record_run(
-        "150", head_branch="mallory-branch", event=event, head_sha=sha,
-        pull_requests=[{"number": 8}] if event == "pull_request" else [],
-    )  # fmt: skip
+    engine.record_run("150", head_branch="mallory-branch", event=event, head_sha=sha)
     # Merged later, after a last commit that took the forging copy out: not the run's commit.
-    engine.record_pull("8", merged=True, head={"sha": "cd" * 20})
+    engine.record_pull("8", head="cd" * 20, commits=[sha, "cd" * 20], merged=True)
     refused = _answer(p, p["stop"], "allow", source="150")
     assert refused.failed is not None and refused.ran == ["Check the answer"]
     assert "another branch's copy of this workflow" in refused.failed.stdout
@@ -634,13 +631,14 @@ def test_an_artifact_from_a_merged_pull_request_s_last_commit_is_answered(
     p = _fire_github(root, tmp_path, monkeypatch)
     engine = p["engine"]
     sha = "ab" * 20
-    engine.record_run(
-        "101", head_branch="feature", event="pull_request", head_sha=sha,
-        pull_requests=[{"number": 7}],
-    )  # fmt: skip
-    engine.record_pull("7", merged=True, head={"sha": sha})
+    engine.record_run("101", head_branch="feature", event="pull_request", head_sha=sha)
+    engine.record_pull("7", head=sha, commits=[sha], merged=False)  # closed, not merged
+    refused = _answer(p, p["stop"], "allow", run_id="201")
+    assert refused.failed is not None and "another branch's copy" in refused.failed.stdout
+    engine.record_pull("7", head=sha, commits=[sha], merged=True)
     done = _answer(p, p["stop"], "allow")
     assert done.failed is None, done.failed and done.failed.stdout + done.failed.stderr
+    assert (tmp_path / "ws-202" / "fix.py").exists()
 
 
 # --- 2. Allow for this run ----------------------------------------------------------------------

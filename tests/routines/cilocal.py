@@ -35,11 +35,11 @@ wire = json.loads(pathlib.Path(os.environ["FAKE_GH_WIRE"]).read_text())
 store = pathlib.Path(wire["store"])
 run = re.fullmatch(r"repos/([^/]+/[^/]+)/actions/runs/([0-9]+)", path)
 named = re.fullmatch(r"repos/([^/]+/[^/]+)/actions/artifacts\\?name=(.+)", path)
-pull = re.fullmatch(r"repos/([^/]+/[^/]+)/pulls/([0-9]+)", path)
+pulls = re.fullmatch(r"repos/([^/]+/[^/]+)/commits/([0-9a-f]+)/pulls", path)
 if run and run.group(2) in wire["runs"] and run.group(1) == wire["repo"]:
     body = wire["runs"][run.group(2)]
-elif pull and pull.group(2) in wire["pulls"] and pull.group(1) == wire["repo"]:
-    body = wire["pulls"][pull.group(2)]
+elif pulls and pulls.group(1) == wire["repo"]:
+    body = [p for p in wire["pulls"].values() if pulls.group(2) in p["commits"]]
 elif named and named.group(1) == wire["repo"]:
     body = {"total_count": len(list(store.glob("*/" + named.group(2))))}
 else:
@@ -91,9 +91,15 @@ class Engine:
         }
         self._save()
 
-    def record_pull(self, number: str, **fields: Any) -> None:
-        """A pull request as `GET /repos/R/pulls/N` reports it."""
-        self.pulls[number] = {"merged": False, "head": {"sha": "0" * 40}, **fields}
+    def record_pull(self, number: str, head: str, commits: list[str], merged: bool) -> None:
+        """A pull request as `GET /repos/R/commits/SHA/pulls` lists it for each of its
+        `commits`: its last commit `head`, merged or not."""
+        self.pulls[number] = {
+            "number": int(number),
+            "head": {"sha": head},
+            "merged_at": "2026-12-07T12:00:00Z" if merged else None,
+            "commits": commits,
+        }
         self._save()
 
     def checkout(self, where: Path) -> Path:

@@ -237,21 +237,22 @@ def _check(main: str) -> list[str]:
         'this=$(gh api "repos/$GH_REPO/actions/runs/$GITHUB_RUN_ID" --jq ".workflow_id")',
         'source=$(gh api "repos/$GH_REPO/actions/runs/$SOURCE_RUN" '
         "--jq '[.workflow_id, .head_repository.full_name, .status, .event, .head_branch, "
-        '.head_sha, (.pull_requests[0].number // 0)] | map(tostring) | join(" ")\')',
-        "read -r src_workflow src_repo src_status src_event src_branch src_sha src_pr "
-        '<<< "$source"',
+        '.head_sha] | map(tostring) | join(" ")\')',
+        'read -r src_workflow src_repo src_status src_event src_branch src_sha <<< "$source"',
         'if [ "$src_workflow $src_repo $src_status" != "$this $GH_REPO completed" ]; then',
         '  echo "::error::run $SOURCE_RUN is not a finished run of this workflow on this '
         "repository's own code; nothing was answered\"",
         "  exit 1",
         "fi",
+        # Another branch's run counts only as a merged pull request's last commit: asked by the
+        # commit, which still names its pull request once the branch is deleted.
         f'if [ "$src_branch" != {shlex.quote(main)} ]; then',
-        '  merged=""',
-        '  case "$src_event $src_pr" in "pull_request "*[!0-9]*|"pull_request 0") ;;',
-        '    "pull_request "*) merged=$(gh api "repos/$GH_REPO/pulls/$src_pr" '
-        "--jq '[.merged, .head.sha] | map(tostring) | join(\" \")') ;;",
+        "  merged=0",
+        '  case "$src_event:$src_sha" in pull_request:*[!0-9a-f]*|pull_request:) ;;',
+        '    pull_request:*) merged=$(gh api "repos/$GH_REPO/commits/$src_sha/pulls" '
+        '--jq "[.[] | select(.merged_at != null and .head.sha == \\"$src_sha\\")] | length") ;;',
         "  esac",
-        '  if [ "$merged" != "true $src_sha" ]; then',
+        '  if [ "$merged" = "0" ] || [ -z "$merged" ]; then',
         "    echo \"::error::run $SOURCE_RUN ran another branch's copy of this workflow, not "
         "main's or a merged pull request's; nothing was answered\"",
         "    exit 1",
