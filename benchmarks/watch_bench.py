@@ -109,7 +109,7 @@ class Marks:
 
     def install(self) -> None:
         from sdd_git.events import watcher
-        from sdd_git.runner.runlog import RunLog
+        from sdd_git.runner.logwriter import RunLog
 
         original_write = getattr(watcher, "write_event")  # noqa: B009 - patched below
         original_append = RunLog.append

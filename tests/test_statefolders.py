@@ -24,7 +24,7 @@ from sdd_git.root import Root
 from sdd_git.runner import stops
 from sdd_git.runner.clock import system_clock
 from sdd_git.runner.logevents import Unknown
-from sdd_git.runner.runlog import RunLog
+from sdd_git.runner.logwriter import RunLog
 from sdd_git.statefolders import StateFolderError
 from tests.conftest import SddRunner, git
 

@@ -210,7 +210,7 @@ def _need_open(need: str, views: dict[str, NodeView]) -> bool:
 def _alive(root: Root, role: str | None) -> bool:
     """Whether a run of `role` is under way: its role lock is held by a live process."""
     from sdd_git.lockfile import describe_holder
-    from sdd_git.runner.state import role_lock
+    from sdd_git.runner.runlog import role_lock
 
     path = role_lock(root, role or "")
     if not path.exists():

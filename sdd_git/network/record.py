@@ -62,7 +62,7 @@ def record_results(
         return
     from sdd_git.connectors.tokens import masker_for
     from sdd_git.runner.clock import system_clock
-    from sdd_git.runner.runlog import RunLog
+    from sdd_git.runner.logwriter import RunLog
 
     mask = masker_for(root.path)
     log = RunLog.open(root, run, mask, system_clock) if run is not None else None

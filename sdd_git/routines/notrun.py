@@ -33,7 +33,7 @@ from sdd_git.runner import logevents
 from sdd_git.runner.clock import Clock
 
 if TYPE_CHECKING:
-    from sdd_git.runner.runlog import RunLog
+    from sdd_git.runner.logwriter import RunLog
 
 STATUS = "could-not-run"
 KIND = "could-not-run"  # its `kind` in `sdd stops`
@@ -135,7 +135,8 @@ def start_log(
     start), opened with the same `run_started` a real routine run has."""
     from sdd_git.connectors.tokens import masker_for
     from sdd_git.runner.asked import asked_from
-    from sdd_git.runner.runlog import RunLog, new_run_id
+    from sdd_git.runner.logwriter import RunLog
+    from sdd_git.runner.runlog import new_run_id
 
     run_id = new_run_id(clock())
     run_log = RunLog.open(root, run_id, masker_for(root.path), clock)
@@ -192,7 +193,8 @@ def resolved(root: Root, role: str, routine: str, event_id: str) -> None:
 def dismiss(root: Root, note_id: str) -> NotRun:
     """Her "dismiss": the note leaves `sdd stops`; its run log says she dismissed it."""
     from sdd_git.connectors.tokens import masker_for
-    from sdd_git.runner.runlog import RunLog, log_path
+    from sdd_git.runner.logwriter import RunLog
+    from sdd_git.runner.runlog import log_path
     from sdd_git.sink import refuse_inside_run
 
     refuse_inside_run()

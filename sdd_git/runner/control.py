@@ -11,8 +11,9 @@ from sdd_git.errors import LockError, SddError, UsageError
 from sdd_git.root import Root
 from sdd_git.runner import logevents, stops
 from sdd_git.runner.clock import system_clock
+from sdd_git.runner.logwriter import RunLog
 from sdd_git.runner.run import control_folder, role_lock
-from sdd_git.runner.runlog import Event, RunLog, first, log_path, read_events
+from sdd_git.runner.runlog import Event, first, log_path, read_events
 
 
 def stop_now(root: Root, target: str) -> str:
@@ -67,7 +68,8 @@ def say(root: Root, role: str, text: str) -> str:
 
 
 def _latest_run(root: Root, role: str) -> str:
-    from sdd_git.runner.history import ENDED_UNEXPECTEDLY, runs
+    from sdd_git.runner.history import ENDED_UNEXPECTEDLY
+    from sdd_git.runner.runindex import runs
 
     for summary in runs(root, role):
         if summary.status in ("running", "stopped", ENDED_UNEXPECTEDLY):

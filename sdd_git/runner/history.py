@@ -105,15 +105,6 @@ class RunSummary:
         return record_json(self)
 
 
-def runs(root: Root, role: str | None = None) -> list[RunSummary]:
-    """Every run of the product (of `role`, when named), newest first: read from the runs
-    index, which brings itself up to date with the logs first (runner/runindex.py)."""
-    from sdd_git.runner.runfilters import Filters
-    from sdd_git.runner.runindex import query
-
-    return query(root, Filters(role=role))
-
-
 def log_end(events: list[dict[str, Any]]) -> tuple[str | None, str | None, Any]:
     """What a log alone says of how its run ended: the status and stop of its last
     `run_ended` (None, None when it is still open), and, when open, the `process` its last
@@ -164,7 +155,7 @@ def _died(root: Root, process: Any, first_role: str) -> bool:
         return lockfile.gone(process)
     # A log from before sdd named the process: the role's lock (taken before the log is
     # opened, released after it ends) is gone, or its holder is.
-    from sdd_git.runner.state import role_lock
+    from sdd_git.runner.runlog import role_lock
 
     lock = role_lock(root, first_role)
     if not lock.exists():

@@ -12,7 +12,8 @@ from sdd_git.roles.profile import RoleProfile
 from sdd_git.root import Root
 from sdd_git.runner import logevents, prompt, runstart, stops, trusted
 from sdd_git.runner.clock import Clock
-from sdd_git.runner.runlog import Event, OnEvent, RunLog, first, log_path, read_events
+from sdd_git.runner.logwriter import RunLog
+from sdd_git.runner.runlog import Event, OnEvent, first, log_path, read_events
 from sdd_git.runner.state import (
     RunState,
     count_repeat,

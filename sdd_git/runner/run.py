@@ -29,7 +29,8 @@ from sdd_git.runner import (
 from sdd_git.runner.asked import asked_from
 from sdd_git.runner.clock import Clock, system_clock
 from sdd_git.runner.dispatch import dispatch
-from sdd_git.runner.runlog import OnEvent, RunLog, new_run_id
+from sdd_git.runner.logwriter import RunLog
+from sdd_git.runner.runlog import OnEvent, new_run_id, role_lock
 from sdd_git.runner.state import (
     EXIT_DONE,
     EXIT_ERROR,
@@ -50,7 +51,6 @@ from sdd_git.runner.state import (
     offered_tools,
     provider_settings,
     read_only,
-    role_lock,
     stop_requested,
     tool_result,
 )

@@ -98,6 +98,11 @@ def query(root: Root, filters: Filters | None = None) -> list[RunSummary]:
     return _read(root, lambda db: _select(db, root, filters or Filters()))
 
 
+def runs(root: Root, role: str | None = None) -> list[RunSummary]:
+    """Every run of the product (of `role`, when named), newest first."""
+    return query(root, Filters(role=role))
+
+
 def usage(root: Root, by: str, since: str | None = None) -> list[UsageTotal]:
     """The tokens the logs' replies report, summed by role, by UTC day or by change."""
     if by not in USAGE_BY:

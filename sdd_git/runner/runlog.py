@@ -1,4 +1,5 @@
 """The run log, `.sdd/role-runs/<run-id>.jsonl`: one JSON event a line, and the run's checkpoint.
+This module reads logs and says where a run's files are; `runner/logwriter.py` appends.
 
 Every line has `ts`, `run`, `seq` and `event`, then the fields of its event: only the typed
 events of `runner.logevents` are appended, and `logevents.parse` reads a line back into one.
@@ -8,19 +9,15 @@ reader drops a torn last line (a crash mid-append), and the next append starts o
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sdd_git import beneath, statefolders
 from sdd_git.errors import RecordError
 from sdd_git.root import Root
-from sdd_git.runner.logevents import LogEvent, RunEnded
 
 Event = dict[str, Any]
 OnEvent = Callable[[Event], None]  # told each event as it lands: how the CLI shows a run live
@@ -35,6 +32,11 @@ def new_run_id(now: float) -> str:
 
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
     return f"run-{stamp}-{secrets.token_hex(3)}"
+
+
+def role_lock(root: Root, role: str) -> Path:
+    """The lock a role's run holds from before its log opens until after it ends."""
+    return root.local / "locks" / f"role-{role}.lock"
 
 
 def log_path(root: Root, run_id: str) -> Path:
@@ -75,75 +77,3 @@ def read_events(path: Path) -> list[Event]:
 def first(events: list[Event], kind: str) -> Event | None:
     """The first event of this kind in a log (its `run_started`, its `route`), if any."""
     return next((e for e in events if e.get("event") == kind), None)
-
-
-@dataclass
-class RunLog:
-    """An open run log that appends events; `mask` hides secrets in every line before it lands."""
-
-    path: Path
-    run_id: str
-    mask: Callable[[str], str]
-    clock: Callable[[], float]
-    seq: int = 0
-    # Called with each event once it is on disk: how the CLI shows a run as it happens (core
-    # code never prints). A screen that went away (a closed pipe) must not end the run.
-    listener: OnEvent | None = None
-    ended: bool = False  # the last event appended is `run_ended`
-
-    @classmethod
-    def open(
-        cls, root: Root, run_id: str, mask: Callable[[str], str], clock: Callable[[], float]
-    ) -> RunLog:
-        path = log_path(root, run_id)
-        statefolders.make_folder(path.parent)
-        seq = 0
-        if os.path.lexists(path):
-            events = read_events(path)
-            seq = max((int(e.get("seq", 0)) for e in events), default=0)  # checked on read
-            _drop_torn_tail(path)
-            ended = bool(events) and events[-1].get("event") == "run_ended"
-            return cls(path, run_id, mask, clock, seq, ended=ended)
-        return cls(path, run_id, mask, clock, seq)
-
-    def append(self, event: LogEvent) -> Event:
-        self.seq += 1
-        record: Event = {
-            "ts": _iso(self.clock()),
-            "run": self.run_id,
-            "seq": self.seq,
-            "event": event.kind,
-            **event.fields(),
-        }
-        line = self.mask(json.dumps(record, ensure_ascii=False, default=str)) + "\n"
-        # A model may send a lone surrogate (valid JSON, not valid UTF-8): it becomes U+FFFD
-        # rather than a crash or a log no reader can open.
-        statefolders.append(self.path, line.encode("utf-8", "replace"))
-        self.ended = isinstance(event, RunEnded)
-        if self.ended:
-            from sdd_git.runner.runindex import note
-
-            note(self.path)  # `sdd role runs` then finds it indexed
-        if self.listener is not None:
-            with contextlib.suppress(OSError):
-                self.listener(json.loads(line))  # masked, as it landed
-        return record
-
-    def events(self) -> list[Event]:
-        return read_events(self.path)
-
-
-def _drop_torn_tail(path: Path) -> None:
-    """After a crash mid-append, cut the half-written last line, so the next event starts on a
-    line of its own and every line of the log stays whole JSON."""
-    with open(os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC), "rb+") as handle:
-        data = handle.read()
-        if not data or data.endswith(b"\n"):
-            return
-        handle.truncate(data.rfind(b"\n") + 1)
-        handle.flush()
-        os.fsync(handle.fileno())
-
-
-def _iso(moment: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))

@@ -30,7 +30,7 @@ from sdd_git.root import Root
 from sdd_git.runner import logevents, stops
 from sdd_git.runner.boundary import BoundaryIndex
 from sdd_git.runner.clock import Clock, parse_duration
-from sdd_git.runner.runlog import RunLog
+from sdd_git.runner.logwriter import RunLog
 from sdd_git.tools.base import ToolContext
 from sdd_git.tools.catalog import CONNECTOR_TOOLS, LOOP_TOOLS, TOOL_CLASSES, offered_by_produces
 
@@ -145,10 +145,6 @@ class RunState:
 
 def control_folder(root: Root, run_id: str) -> Path:
     return root.local / "runs" / run_id
-
-
-def role_lock(root: Root, role: str) -> Path:
-    return root.local / "locks" / f"role-{role}.lock"
 
 
 def provider_settings(

@@ -351,7 +351,7 @@ def test_bom_crlf_and_trailing_spaces_split_the_same_way(text: str) -> None:
 def test_the_run_log_takes_only_typed_events(tmp_path: Path) -> None:
     """A plain dict (a forged `stop` or `action_done` a caller builds) is not a log event."""
     from sdd_git.runner import logevents
-    from sdd_git.runner.runlog import RunLog
+    from sdd_git.runner.logwriter import RunLog
 
     assert not isinstance({"event": "stop"}, logevents.LogEvent)
     assert RunLog is not None

@@ -1126,7 +1126,7 @@ def test_route_a_crash_after_the_claim_never_runs_the_event_again(
     before its first provider call): firing the event again runs nothing."""
     from sdd_git.connectors.tokens import masker_for
     from sdd_git.runner.logevents import RunStarted
-    from sdd_git.runner.runlog import RunLog
+    from sdd_git.runner.logwriter import RunLog
 
     log = RunLog.open(root, "run-20261130-090000-aaaaaa", masker_for(root.path), time.time)
     log.append(

@@ -35,7 +35,7 @@ from sdd_git.page.app import create_app
 from sdd_git.page.security import cookie_name, new_token
 from sdd_git.records import changes
 from sdd_git.root import Root, init_root
-from sdd_git.runner.state import role_lock
+from sdd_git.runner.runlog import role_lock
 from tests.page.test_attack_page import (
     ESCAPED,
     HOSTILE,

@@ -283,7 +283,7 @@ def test_an_answer_that_fails_before_its_decision_says_why_and_claims_nothing(
     page: TestClient, root: Root, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from sdd_git import lockfile
-    from sdd_git.runner.state import role_lock
+    from sdd_git.runner.runlog import role_lock
 
     stop = builder_stopped(page, root, monkeypatch)
     with lockfile.hold(role_lock(root, "builder")):  # another answer holds the role
@@ -492,7 +492,7 @@ def test_a_roles_conversation_shows_her_message_and_its_reply(
 def test_her_reply_to_one_message_runs_the_role_with_reply_to(
     page: TestClient, root: Root, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from sdd_git.runner.history import runs
+    from sdd_git.runner.runindex import runs
 
     script = root.path.parent / "reply.yaml"
     script.write_text("calls:\n  - say: 'Noted.'\n")

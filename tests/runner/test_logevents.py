@@ -11,7 +11,8 @@ import pytest
 
 from sdd_git.root import Root
 from sdd_git.runner import logevents
-from sdd_git.runner.runlog import RunLog, read_events
+from sdd_git.runner.logwriter import RunLog
+from sdd_git.runner.runlog import read_events
 
 LINES: list[dict[str, Any]] = [
     {"roles": ["builder"], "task": "t", "change": "CH-0001", "origin": "person",

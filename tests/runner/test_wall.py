@@ -20,7 +20,8 @@ import pytest
 from sdd_git.root import Root
 from sdd_git.runner import stops
 from sdd_git.runner.logevents import RunEnded, RunStarted
-from sdd_git.runner.runlog import RunLog, read_events
+from sdd_git.runner.logwriter import RunLog
+from sdd_git.runner.runlog import read_events
 from sdd_git.sandbox.choose import current
 from tests.conftest import SddRunner, run_cli
 from tests.runner.scripted import accepted_change, add_role, events, script, transcript
