@@ -214,11 +214,17 @@ async def role_revoke(request: Request) -> Response:
     """`sdd role rules NAME --revoke N`: one saved rule taken out of the role's file."""
     from sdd_git.roles import rules
 
+    form = await form_of(request)
+
     def revoke(root: Root, name: str, number: int) -> tuple[dict[str, Any], str]:
-        gone = rules.revoke(root, name, number, how="sdd role rules --revoke (her page)")
+        # The rule she was shown as that number: a file that changed since (a pull, a revoke
+        # in another tab) never loses another rule, such as an ask-first one, in its place.
+        gone = rules.revoke(
+            root, name, number, how="sdd role rules --revoke (her page)", shown=form.get("rule")
+        )
         return {"rule": gone.rule.as_dict()}, f"Revoked rule {number} of {name}: {gone.words()}."
 
-    return await _memory_action(request, await form_of(request), "role rules revoke", revoke)
+    return await _memory_action(request, form, "role rules revoke", revoke)
 
 
 async def _memory_action(

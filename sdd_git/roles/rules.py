@@ -28,6 +28,15 @@ class SavedRule:
         kind = "always allow" if self.section == "always_allow" else "ask first"
         return f"{kind}: {rule_words(self.rule)}"
 
+    def fingerprint(self) -> str:
+        """This rule as it stands, in short: her page sends it with a revoke, so a file that
+        changed since she read it (a pull, another revoke) never loses another rule instead."""
+        import hashlib
+        import json
+
+        said = json.dumps([self.section, self.rule.as_dict()], sort_keys=True, default=str)
+        return hashlib.sha256(said.encode("utf-8")).hexdigest()[:16]
+
     def origin(self) -> str:
         saved = self.rule.saved or {}
         if not saved:
@@ -71,8 +80,16 @@ def list_rules(root: Root, name: str) -> tuple[RoleProfile, list[SavedRule]]:
     return profile, saved_rules(profile)
 
 
-def revoke(root: Root, name: str, number: int, how: str = "sdd role rules --revoke") -> SavedRule:
-    """Take rule `number` out of the role's file, atomically, as her own write."""
+def revoke(
+    root: Root,
+    name: str,
+    number: int,
+    how: str = "sdd role rules --revoke",
+    shown: str | None = None,
+) -> SavedRule:
+    """Take rule `number` out of the role's file, atomically, as her own write. `shown`: the
+    fingerprint of the rule she was shown as that number (her page); another rule there now is
+    never taken out."""
     from sdd_git.roles.registry import find_role, repo_role_path
     from sdd_git.roles.roleedit import remove_rule_text
     from sdd_git.roles.trust import confirming
@@ -94,6 +111,12 @@ def revoke(root: Root, name: str, number: int, how: str = "sdd role rules --revo
                 f"{name} has no rule {number}"
                 + (f": its rules are numbered 1 to {len(listed)}" if listed else ": it has none"),
                 hint=f"sdd role rules {name} lists them",
+            )
+        if shown is not None and chosen.fingerprint() != shown:
+            raise UsageError(
+                f"rule {number} of {name} is no longer the rule you were shown: the file "
+                "changed since; nothing was revoked",
+                hint="reload the page and revoke the rule again",
             )
         text = beneath.read_text(root.path, path)  # the product's own, no link followed
         new_text = remove_rule_text(text, path, chosen.section, chosen.index)

@@ -95,7 +95,51 @@ class BoundaryIndex:
             return False
         from sdd_git.shellpolicy.prefix import matches_prefix
 
-        return any(matches_prefix(command, words) for words in self.prefixes)
+        return any(
+            matches_prefix(command, words) and not self._may_reach_ask_first(words)
+            for words in self.prefixes
+        )
+
+    def _may_reach_ask_first(self, words: tuple[str, ...]) -> bool:
+        """Whether a command this prefix allows could be one her ask-first rules name. Her
+        ask-first pattern is text (`npm publish*`), and a prefix rule allows any spelling of the
+        words after its own: `npm  publish`, `npm 'publish'`, `npm pub` (npm's abbreviation) or
+        `npm -q publish` would slip past the pattern. So a prefix rule holds only where, at one
+        of its words, the pattern names another plain word for certain (`npm test` against
+        `npm publish*`); else the call stops as before (ask first wins)."""
+        for pattern in self.ask_first.get("run_command", ()):
+            command = (pattern or {}).get("command")
+            if isinstance(command, str) and not _disjoint(words, command):
+                return True
+        return False
+
+
+_GLOB = frozenset("*?[]\\")
+
+
+def _disjoint(words: tuple[str, ...], pattern: str) -> bool:
+    """Whether no command beginning with the literal `words` can match the ask-first text
+    `pattern`: at one word, before any glob of the pattern (a glob may span words), the
+    pattern's text cannot begin the rule's word, and neither is an option (an option may stand
+    before the word her pattern names)."""
+    said = pattern.split()
+    for at, word in enumerate(words):
+        if at >= len(said):
+            # A pattern with no glob matches its own text only, which has fewer words.
+            return not any(char in _GLOB for char in pattern)
+        theirs = said[at]
+        if at == 0:
+            theirs = theirs.rsplit("/", 1)[-1]  # `/usr/bin/npm publish*` names npm too
+        head = theirs
+        for at_glob, char in enumerate(theirs):
+            if char in _GLOB:
+                head = theirs[:at_glob]
+                break
+        if head == theirs == word:
+            continue
+        # An option may stand before her word; `publish*` may begin `publish`: not disjoint.
+        return not (theirs.startswith("-") or word.startswith("-") or word.startswith(head))
+    return False
 
 
 def _inputs_match(pattern: dict[str, Any] | None, args: dict[str, Any]) -> bool:

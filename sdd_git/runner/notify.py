@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 from sdd_git.root import Root
 from sdd_git.runner.stops import Stop
@@ -55,7 +57,12 @@ def announce(root: Root, stop: Stop) -> None:
     if not commands:
         return
     env = stop_environment(root, stop)
-    for words in commands:
+    for said in commands:
+        try:
+            words = _outside_product(said, root, env)
+        except _NotRun as why:
+            _say(str(why))
+            continue
         try:
             child = subprocess.Popen(
                 list(words),
@@ -68,7 +75,7 @@ def announce(root: Root, stop: Stop) -> None:
             )
         except OSError as exc:
             _say(
-                f"your notify command `{shlex.join(words)}` could not start: "
+                f"your notify command `{shlex.join(said)}` could not start: "
                 f"{exc.strerror or exc}; check approvals.notify in your settings"
             )
             continue
@@ -133,6 +140,35 @@ def _commands(root: Root) -> list[tuple[str, ...]]:
             )
         commands.append(words)
     return commands
+
+
+def _outside_product(words: tuple[str, ...], root: Root, env: dict[str, str]) -> tuple[str, ...]:
+    """Her command with its program found outside the product folder. It runs outside every
+    sandbox, and a role can write any file of the product (`node_modules/.bin`, an activated
+    `.venv/bin`, a `bin/` a relative PATH entry names): a program found there would be the
+    model's code run as her. The child's own PATH leaves those folders out too."""
+    from sdd_git.connectors.mcp_command import inside, path_outside
+
+    product = root.path.resolve()
+    env["PATH"] = path_outside(env.get("PATH", os.defpath), product)
+    program = words[0]
+    if os.sep in program or (os.altsep is not None and os.altsep in program):
+        where = Path(program) if os.path.isabs(program) else root.path / program
+        if inside(where, product):
+            raise _NotRun(
+                f"your notify command `{program}` is a file inside the product, which a role "
+                "can change, so it was not run; install it outside the product and name its "
+                "full path in approvals.notify"
+            )
+        return words
+    found = shutil.which(program, path=env["PATH"])
+    if found is None:
+        raise _NotRun(
+            f"your notify command `{shlex.join(words)}` could not start: `{program}` is not on "
+            "your PATH outside the product folder (a role can write files inside it); install "
+            "it there, or name its full path in approvals.notify"
+        )
+    return (found, *words[1:])
 
 
 def _words(each: object) -> tuple[str, ...] | None:

@@ -22,6 +22,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 # A program's name: no path, no `=` (that would be an assignment), nothing the shell reads.
 PROGRAM_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*\Z")
 # A later word of the prefix: plain letters, digits and the punctuation options use.
@@ -79,8 +80,11 @@ def plain_command(command: str) -> list[tuple[str, str]] | None:
     text = command.strip(" \t")
     if text.endswith("\n"):
         text = text.rstrip("\n")
-    if not text or "\n" in text or "\r" in text or "\x00" in text:
-        return None  # a newline separates commands (a continuation too is refused)
+    if not text or _CONTROL.search(text):
+        # A newline separates commands (a continuation too is refused). A form feed or a
+        # vertical tab is a blank to the parser and a plain character to bash, which runs the
+        # program `ls\vx` where the parser reads `ls x`: any control character but a tab stops.
+        return None
     from sdd_git.shellpolicy.parse import parser
 
     raw = text.encode("utf-8")
@@ -98,9 +102,13 @@ def plain_command(command: str) -> list[tuple[str, str]] | None:
             return None
         if not all(_copies_descriptor(r) for r in redirects):
             return None
+        if any(raw[r.start_byte - 1 : r.start_byte] not in (b" ", b"\t") for r in redirects):
+            return None  # `{fd}>&1`: bash reads the word before as the redirect's variable
         node = body
     if node.type != "command":
         return None
+    if any(not child.is_named for child in node.children):
+        return None  # `ls $"x"`: a bare `$` before a string, which bash translates
     words: list[tuple[str, str]] = []
     for child in node.named_children:
         if child.type == "command_name":
@@ -123,8 +131,13 @@ def _static(node: Any) -> str | None:
 
     if node.type == "word" and written_has_expansion(node.text.decode("utf-8", "replace")):
         return None
+    if node.type == "string" and node.text.startswith(b"$"):
+        return None  # `$"x"`: bash translates it through the locale's message catalog
+    if node.type == "concatenation" and any(not c.is_named for c in node.children):
+        return None
     if node.type == "concatenation" and any(
-        c.type == "word" and written_has_expansion(c.text.decode("utf-8", "replace"))
+        (c.type == "word" and written_has_expansion(c.text.decode("utf-8", "replace")))
+        or (c.type == "string" and c.text.startswith(b"$"))
         for c in node.named_children
     ):
         return None

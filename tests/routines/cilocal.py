@@ -35,8 +35,11 @@ wire = json.loads(pathlib.Path(os.environ["FAKE_GH_WIRE"]).read_text())
 store = pathlib.Path(wire["store"])
 run = re.fullmatch(r"repos/([^/]+/[^/]+)/actions/runs/([0-9]+)", path)
 named = re.fullmatch(r"repos/([^/]+/[^/]+)/actions/artifacts\\?name=(.+)", path)
+pulls = re.fullmatch(r"repos/([^/]+/[^/]+)/commits/([0-9a-f]+)/pulls", path)
 if run and run.group(2) in wire["runs"] and run.group(1) == wire["repo"]:
     body = wire["runs"][run.group(2)]
+elif pulls and pulls.group(1) == wire["repo"]:
+    body = [p for p in wire["pulls"].values() if pulls.group(2) in p["commits"]]
 elif named and named.group(1) == wire["repo"]:
     body = {"total_count": len(list(store.glob("*/" + named.group(2))))}
 else:
@@ -56,6 +59,7 @@ class Engine:
     product: Path  # the repository the checkouts clone
     repo: str = "acme/app"
     runs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    pulls: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.store = self.tmp / "artifacts"
@@ -70,6 +74,7 @@ class Engine:
 
     def _save(self) -> None:
         wire = {"store": str(self.store), "repo": self.repo, "runs": self.runs}
+        wire["pulls"] = self.pulls
         self.wire.write_text(json.dumps(wire))
 
     def record_run(self, run_id: str, **fields: Any) -> None:
@@ -78,7 +83,22 @@ class Engine:
             "workflow_id": 77,
             "head_repository": {"full_name": self.repo},
             "status": "completed",
+            "event": "push",
+            "head_branch": "main",
+            "head_sha": "0" * 40,
+            "pull_requests": [],
             **fields,
+        }
+        self._save()
+
+    def record_pull(self, number: str, head: str, commits: list[str], merged: bool) -> None:
+        """A pull request as `GET /repos/R/commits/SHA/pulls` lists it for each of its
+        `commits`: its last commit `head`, merged or not."""
+        self.pulls[number] = {
+            "number": int(number),
+            "head": {"sha": head},
+            "merged_at": "2026-12-07T12:00:00Z" if merged else None,
+            "commits": commits,
         }
         self._save()
 

@@ -210,37 +210,63 @@ _DISPATCH = [
     "        type: string",
 ]
 
+
 # The checks before anything is downloaded: the inputs' shapes; the run that stopped is a run
 # of this workflow in this repository, of this repository's own code (a fork's pull request
-# runs in this repository too, and could upload an artifact of the same name); and no earlier
-# answer claimed the stop (a re-run of this job, or a second dispatch, acts on nothing).
-_CHECK = [
-    'case "$SDD_CHOICE" in allow|deny) ;; *) echo "::error::the choice must be allow or deny"; '
-    "exit 2 ;; esac",
-    # `case`, not grep: grep matches line by line, and an input may hold a line break.
-    'case "$SDD_STOP" in stop-????*) ;; *) SDD_STOP="" ;; esac',
-    'case "${SDD_STOP#stop-}" in *[!0-9a-f]*) SDD_STOP="" ;; esac',
-    'if [ -z "$SDD_STOP" ] || [ "${#SDD_STOP}" -gt 37 ]; then',
-    '  echo "::error::the stop id must look like stop-1a2b3c"; exit 2',
-    "fi",
-    'case "$SOURCE_RUN" in ""|*[!0-9]*)',
-    '  echo "::error::the run must be the number a workflow run\'s URL ends with"; exit 2 ;;',
-    "esac",
-    'this=$(gh api "repos/$GH_REPO/actions/runs/$GITHUB_RUN_ID" --jq ".workflow_id")',
-    'source=$(gh api "repos/$GH_REPO/actions/runs/$SOURCE_RUN" '
-    "--jq '[.workflow_id, .head_repository.full_name, .status] | map(tostring) | join(\" \")')",
-    'if [ "$source" != "$this $GH_REPO completed" ]; then',
-    '  echo "::error::run $SOURCE_RUN is not a finished run of this workflow on this '
-    "repository's own code; nothing was answered\"",
-    "  exit 1",
-    "fi",
-    'claimed=$(gh api "repos/$GH_REPO/actions/artifacts?name=sdd-answered-$SDD_STOP" '
-    "--jq '.total_count')",
-    'if [ "$claimed" != "0" ]; then',
-    '  echo "::error::$SDD_STOP was already answered; nothing was done again"',
-    "  exit 1",
-    "fi",
-]
+# runs in this repository too, and could upload an artifact of the same name), and of the copy
+# of this file on main or in a merged pull request's last commit (a push or a pull request from
+# another branch of this repository runs that branch's copy, whose author need not be a
+# reviewer, and could forge the kept run: its log's earlier answers stand in the resumed run);
+# and no earlier answer claimed the stop (a re-run of this job, or a second dispatch, acts on
+# nothing).
+def _check(main: str) -> list[str]:
+    import shlex
+
+    return [
+        'case "$SDD_CHOICE" in allow|deny) ;; *) echo "::error::the choice must be allow or deny"; '
+        "exit 2 ;; esac",
+        # `case`, not grep: grep matches line by line, and an input may hold a line break.
+        'case "$SDD_STOP" in stop-????*) ;; *) SDD_STOP="" ;; esac',
+        'case "${SDD_STOP#stop-}" in *[!0-9a-f]*) SDD_STOP="" ;; esac',
+        'if [ -z "$SDD_STOP" ] || [ "${#SDD_STOP}" -gt 37 ]; then',
+        '  echo "::error::the stop id must look like stop-1a2b3c"; exit 2',
+        "fi",
+        'case "$SOURCE_RUN" in ""|*[!0-9]*)',
+        '  echo "::error::the run must be the number a workflow run\'s URL ends with"; exit 2 ;;',
+        "esac",
+        'this=$(gh api "repos/$GH_REPO/actions/runs/$GITHUB_RUN_ID" --jq ".workflow_id")',
+        'source=$(gh api "repos/$GH_REPO/actions/runs/$SOURCE_RUN" '
+        "--jq '[.workflow_id, .head_repository.full_name, .status, .event, .head_branch, "
+        '.head_sha] | map(tostring) | join(" ")\')',
+        'read -r src_workflow src_repo src_status src_event src_branch src_sha <<< "$source"',
+        'if [ "$src_workflow $src_repo $src_status" != "$this $GH_REPO completed" ]; then',
+        '  echo "::error::run $SOURCE_RUN is not a finished run of this workflow on this '
+        "repository's own code; nothing was answered\"",
+        "  exit 1",
+        "fi",
+        # Another branch's run counts only as a merged pull request's last commit: asked by the
+        # commit, which still names its pull request once the branch is deleted.
+        f'if [ "$src_branch" != {shlex.quote(main)} ]; then',
+        "  merged=0",
+        '  case "$src_event:$src_sha" in pull_request:*[!0-9a-f]*|pull_request:) ;;',
+        '    pull_request:*) merged=$(gh api "repos/$GH_REPO/commits/$src_sha/pulls" '
+        '--jq "[.[] | select(.merged_at != null and .head.sha == \\"$src_sha\\")] | length") ;;',
+        "  esac",
+        '  if [ "$merged" = "0" ] || [ -z "$merged" ]; then',
+        "    echo \"::error::run $SOURCE_RUN ran another branch's copy of this workflow, not "
+        "main's or a merged pull request's; nothing was answered\"",
+        "    exit 1",
+        "  fi",
+        "fi",
+        'claimed=$(gh api "repos/$GH_REPO/actions/artifacts?name=sdd-answered-$SDD_STOP" '
+        "--jq '.total_count')",
+        'if [ "$claimed" != "0" ]; then',
+        '  echo "::error::$SDD_STOP was already answered; nothing was done again"',
+        "  exit 1",
+        "fi",
+    ]
+
+
 # What the claim artifact holds: who answered what.
 _CLAIM_FILE = [
     'mkdir -p "$RUNNER_TEMP/sdd-answer"',
@@ -334,7 +360,7 @@ def _answer_job(plan: Plan, secrets: list[str]) -> list[str]:
         "      digest: ${{ steps.show.outputs.digest }}",
         "    steps:",
         *check,
-        *(f"          {line}" for line in _CHECK),
+        *(f"          {line}" for line in _check(plan.main)),
         *_set_up(plan),
         "      - name: Show the stop to its reviewers",
         "        id: show",
@@ -359,7 +385,7 @@ def _answer_job(plan: Plan, secrets: list[str]) -> list[str]:
         "    steps:",
         # Checked again: a re-run of this job alone does not run `show` again.
         *check,
-        *(f"          {line}" for line in [*_CHECK, *_CLAIM_FILE]),
+        *(f"          {line}" for line in [*_check(plan.main), *_CLAIM_FILE]),
         *_set_up(plan),
         "      - name: Put back the stop",
         *_working_directory(plan),

@@ -174,7 +174,14 @@ def get(path):
     request = urllib.request.Request(api + path, headers=headers)
     return urllib.request.urlopen(request, timeout=60).read()
 pipeline = os.environ["CI_PIPELINE_ID"]
-jobs = json.loads(get("/pipelines/" + pipeline + "/jobs?include_retried=true&per_page=100"))
+jobs, page = [], 1
+while True:  # every page: in a big pipeline the earlier answer is past the first hundred
+    batch = json.loads(get("/pipelines/" + pipeline + "/jobs?include_retried=true"
+                           "&per_page=100&page=" + str(page)))
+    jobs += batch
+    if len(batch) < 100:
+        break
+    page += 1
 for job in jobs:
     if job["name"] != os.environ["CI_JOB_NAME"] or str(job["id"]) == os.environ["CI_JOB_ID"]:
         continue
