@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import stat
 import sys
 import time
@@ -182,7 +181,7 @@ def this_process() -> dict[str, object]:
     """What names this process to a later reader (a run log's `process`): pid, host and when
     it started, so that a reused pid is told apart (`started`, or `started_at` without /proc)."""
     key, value = _started(os.getpid())
-    return {"pid": os.getpid(), "host": socket.gethostname(), "started": None, key: value}
+    return {"pid": os.getpid(), "host": _host(), "started": None, key: value}
 
 
 def gone(holder: dict[str, object]) -> bool:
@@ -190,7 +189,7 @@ def gone(holder: dict[str, object]) -> bool:
     provably gone: on this host, and its pid dead or now another process's. A holder on another
     host, or one that names no pid, is never called gone."""
     pid = holder.get("pid")
-    if not isinstance(pid, int) or holder.get("host") != socket.gethostname():
+    if not isinstance(pid, int) or holder.get("host") != _host():
         return False
     if not pid_alive(pid):
         return True
@@ -289,3 +288,9 @@ def _what(path: Path) -> str:
     if name.startswith("role-") and name.endswith(".lock"):
         return f"the role {name[5:-5]}"
     return "the record"
+
+
+def _host() -> str:
+    # What socket.gethostname() returns on every POSIX system (it asks uname), without
+    # importing socket on the paths that only read a holder (`sdd role runs`).
+    return os.uname().nodename

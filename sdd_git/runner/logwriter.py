@@ -60,6 +60,10 @@ class RunLog:
         # A model may send a lone surrogate (valid JSON, not valid UTF-8): it becomes U+FFFD
         # rather than a crash or a log no reader can open.
         statefolders.append(self.path, line.encode("utf-8", "replace"))
+        # An append changes the file, not its folder: the folder's time is what tells the runs
+        # index, in one stat, that some log changed since it last looked (runner/runindex.py).
+        with contextlib.suppress(OSError):
+            os.utime(self.path.parent)
         self.ended = isinstance(event, RunEnded)
         if self.ended:
             from sdd_git.runner.runindex import note

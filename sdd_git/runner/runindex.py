@@ -510,10 +510,21 @@ def _on_disk(root: Root, only: str | None) -> dict[str, Stamp]:
     return found
 
 
+# A folder's time is kept in steps (a few ms on Linux, 2 s on FAT): a time this much older
+# than now can no longer be the time of a change still to come in the same step.
+_SETTLED_NS = 2_000_000_000
+
+
 def _sync(db: sqlite3.Connection, root: Root, only: str | None = None) -> None:
+    folder = _folder_stamp(root) if only is None else None
+    if folder is not None and _meta(db, "folder") == folder:
+        # Nothing was added, removed or appended to since the last full look: sdd's writer
+        # touches the folder after each append, and adding or removing a file changes it.
+        return
     disk = _on_disk(root, only)
     signature = _signature(disk) if only is None else None
     if signature is not None and _meta(db, "logs") == signature:
+        _settled(db, folder)
         return  # no log added, removed or changed since the last read
     known = _known(db, only)
     changed = [run for run, stamp in disk.items() if known.get(run) != stamp]
@@ -530,6 +541,29 @@ def _sync(db: sqlite3.Connection, root: Root, only: str | None = None) -> None:
                 _store(db, run, disk[run], facts)
         if signature is not None:
             db.execute("INSERT OR REPLACE INTO meta VALUES ('logs', ?)", (signature,))
+    _settled(db, folder)
+
+
+def _folder_stamp(root: Root) -> str | None:
+    """The log folder's time and inode, read before its logs are: kept only once settled."""
+    try:
+        info = os.lstat(_logs(root))
+    except OSError:
+        return None
+    return f"{info.st_ino}:{info.st_mtime_ns}"
+
+
+def _settled(db: sqlite3.Connection, folder: str | None) -> None:
+    """Keep the folder's stamp for the next read's one-stat look, once it is settled: a stamp
+    taken in the step a writer is still writing in could hide that writer's next append (a
+    stamp not kept matches nothing later, as the folder's time only moves on)."""
+    if folder is None or _meta(db, "folder") == folder:
+        return
+    import time
+
+    if time.time_ns() - int(folder.split(":")[1]) >= _SETTLED_NS:
+        with _writing(db):
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('folder', ?)", (folder,))
 
 
 def _signature(disk: dict[str, Stamp]) -> str:

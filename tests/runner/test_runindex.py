@@ -340,3 +340,63 @@ def test_without_fts5_search_finds_the_same_runs(
     for words in ("LANTERN", "amber colour", "src/lantern.py"):
         assert [r["run"] for r in listed(sdd, "--search", words)] == [outcome["run"]], words
     assert listed(sdd, "--search", "kettle") == []
+
+
+def _settle(root: Root) -> None:
+    """The log folder as it is long after its last change: an hour old."""
+    folder = root.sdd / "role-runs"
+    old = time.time() - 3600
+    os.utime(folder, (old, old))
+
+
+def _kept_stamp(root: Root) -> str | None:
+    db = sqlite3.connect(f"file:{runindex.index_path(root)}?mode=ro", uri=True)
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'folder'").fetchone()
+    finally:
+        db.close()
+    return None if row is None else str(row[0])
+
+
+def test_a_settled_folder_is_looked_at_in_one_stat_and_every_later_append_is_still_seen(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outcome = stopped_run(root, tmp_path, monkeypatch)
+    run, stop = outcome["run"], outcome["stop"]["id"]
+    assert by_run(sdd) == {run: "stopped"}
+    assert _kept_stamp(root) is None  # the run just wrote: its folder's time is not settled
+    _settle(root)
+    assert by_run(sdd) == {run: "stopped"}
+    assert _kept_stamp(root) is not None  # the next read looks at the folder alone
+    # The run goes on in another process, and ends there (noted in the index as it ends).
+    allowed = run_cli("allow", stop, cwd=root.path)
+    assert allowed.returncode == 0, allowed.stderr
+    assert by_run(sdd) == {run: "done"}
+
+
+def test_with_a_stamp_kept_an_appended_event_a_removed_log_and_an_added_one_are_seen(
+    sdd: SddRunner, root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outcome = stopped_run(root, tmp_path, monkeypatch)
+    run = outcome["run"]
+    log = root.sdd / "role-runs" / f"{run}.jsonl"
+    _settle(root)
+    assert by_run(sdd) == {run: "stopped"} and _kept_stamp(root) is not None
+    from sdd_git import lockfile
+    from sdd_git.runner.logevents import RunResumed
+    from sdd_git.runner.logwriter import RunLog
+
+    # An event that ends nothing (so nothing notes it in the index): a resumption, by a
+    # process alive now. Only the folder's time, touched by the writer, says the log changed.
+    resumed = RunResumed(outcome["stop"]["id"], lockfile.this_process())
+    RunLog.open(root, run, lambda s: s, time.time).append(resumed)
+    assert by_run(sdd) == {run: "running"}
+    _settle(root)
+    by_run(sdd)
+    copy = log.with_name("run-20991231-000000-abcdef.jsonl")
+    copy.write_text(log.read_text().replace(run, copy.stem))
+    assert set(by_run(sdd)) == {run, copy.stem}
+    _settle(root)
+    by_run(sdd)
+    log.unlink()
+    assert set(by_run(sdd)) == {copy.stem}
