@@ -26,7 +26,7 @@ import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sdd_git import statefolders
 from sdd_git.errors import RecordError, SddError, UsageError
@@ -38,8 +38,10 @@ from sdd_git.runner.history import (
     Usage,
     open_status,
 )
-from sdd_git.runner.runfacts import LogFacts, read_facts
 from sdd_git.runner.runfilters import Filters
+
+if TYPE_CHECKING:
+    from sdd_git.runner.runfacts import LogFacts
 
 SCHEMA = 1  # PRAGMA user_version of the layout below; any other is built again
 NAME = "runs.sqlite3"
@@ -116,6 +118,8 @@ def reindex(root: Root) -> int:
 
     def rebuild(db: sqlite3.Connection) -> int:
         disk = _on_disk(root, None)
+        from sdd_git.runner.runfacts import read_facts  # only when a log is read
+
         read = {run: read_facts(_logs(root) / f"{run}.jsonl") for run in disk}
         with _writing(db):
             _create(db)
@@ -529,6 +533,8 @@ def _sync(db: sqlite3.Connection, root: Root, only: str | None = None) -> None:
     known = _known(db, only)
     changed = [run for run, stamp in disk.items() if known.get(run) != stamp]
     gone = [] if only is not None else [run for run in known if run not in disk]
+    from sdd_git.runner.runfacts import read_facts  # only when a log is read again
+
     read = {run: read_facts(_logs(root) / f"{run}.jsonl") for run in changed}  # outside the lock
     with _writing(db):
         known = _known(db, only)  # another process may have done it meanwhile
