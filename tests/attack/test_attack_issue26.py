@@ -563,25 +563,9 @@ def _fire_github(root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 
 
 def _github_product(root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    from sdd_git.routines.export import export_definition
-    from tests.conftest import commit_all
-    from tests.routines.cilocal import Engine
-    from tests.routines.test_export import _load, _routine, pin
-    from tests.runner.scripted import write_call
+    from tests.routines.test_export_answer import github_product
 
-    pin(root)
-    add_role(root, "builder")
-    found = _routine(root, "merged", "on: pr-merged")
-    accepted_change(root)
-    commit_all(root.path, "the product, with its routine")
-    script(
-        tmp_path,
-        monkeypatch,
-        [{"tool_calls": [write_call("fix.py")]}, {"say": "Wrote fix.py, or was told not to."}],
-    )
-    workflow = _load(export_definition(root, found, "github-actions"))
-    engine = Engine(tmp_path / "ci", root.path)
-    return {"root": root, "jobs": workflow["jobs"], "engine": engine, "tmp": tmp_path}
+    return github_product(root, tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,10 @@ KEY = "sk-test-ci-answer-0123456789abcdef"  # the model key the engine's secret 
 
 @pytest.fixture
 def product(root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    return github_product(root, tmp_path, monkeypatch)
+
+
+def github_product(root: Root, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """A product whose merge routine stops once in CI (a write), then says it is done."""
     pin(root)
     add_role(root, "builder")
